@@ -1,0 +1,37 @@
+"""prompthooks: command and prompt hooks for AI coding agents (Claude Code, Cursor, Cline).
+
+The public API is re-exported here lazily, so ``import prompthooks`` stays cheap::
+
+    from prompthooks import dispatch, load_config
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "dispatch": "api", "adispatch": "api", "load_config": "api", "parse_event": "api",
+    "Config": "api", "Outcome": "api", "Decision": "merge", "merge": "merge",
+    "HookResult": "result", "Event": "events", "Hook": "hook", "PromptHooksError": "errors",
+    "InputError": "errors", "ConfigError": "errors",
+}
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from .api import Config, Outcome, adispatch, dispatch, load_config, parse_event
+    from .errors import ConfigError, InputError, PromptHooksError
+    from .events import Event
+    from .hook import Hook
+    from .merge import Decision, merge
+    from .result import HookResult
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'prompthooks' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{module}", __name__), name)

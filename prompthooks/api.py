@@ -1,0 +1,144 @@
+"""The library API, for agents written in Python and for the ``run`` command.
+
+    from prompthooks import dispatch
+    outcome = dispatch(event_json, host="claude")
+    if outcome.decision.blocked: ...
+
+``dispatch`` is synchronous; ``adispatch`` runs it in a worker thread for asyncio callers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from . import hosts
+from .config import discovery
+from .config.loader import Loaded, load_sources
+from .engine import decide
+from .errors import InputError
+from .events import Event
+from .hosts import Host, Reply
+from .merge import Decision
+
+# The run's whole budget per host (seconds): below the time each host gives one hook
+# (Claude Code 600 s by default, Cline 30 s; Cursor documents none, the glue sets 60 s).
+DEFAULT_BUDGET: dict[str, float] = {"claude": 590.0, "cursor": 55.0, "cline": 28.0}
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Loaded config sources: hooks, warnings and sources that failed to load."""
+
+    loaded: Loaded
+
+    @property
+    def hooks(self) -> list[Any]:
+        return self.loaded.hooks
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.loaded.warnings
+
+    @property
+    def errors(self) -> list[str]:
+        return [f.message for f in self.loaded.failures]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One dispatched event: the merged decision and the host reply rendered from it."""
+
+    event: Event
+    decision: Decision
+    reply: Reply
+    config: Config
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def stdout(self) -> str:
+        return self.reply.stdout
+
+    @property
+    def exit_code(self) -> int:
+        return self.reply.exit_code
+
+
+def read_event_bytes(data: bytes) -> tuple[dict[str, Any], bytes]:
+    """Parse stdin bytes into a JSON object; the BOM some Cursor builds send is dropped."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    if not data.strip():
+        raise InputError("no event on stdin: expected one JSON object")
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise InputError(f"the event on stdin is not valid JSON: {detail}") from None
+    if not isinstance(value, dict):
+        raise InputError(f"the event on stdin must be a JSON object, not {type(value).__name__}")
+    return value, data
+
+
+def parse_event(data: bytes | str | Mapping[str, Any], host: str | None = None,
+                event_name: str | None = None,
+                environ: Mapping[str, str] | None = None) -> tuple[Host, Event]:
+    """The host and the canonical event for one input (bytes as read from stdin, or an object)."""
+    env = os.environ if environ is None else environ
+    if isinstance(data, Mapping):
+        raw, raw_bytes = dict(data), json.dumps(data).encode()
+    else:
+        raw, raw_bytes = read_event_bytes(data.encode() if isinstance(data, str) else data)
+    module = hosts.get(host) if host else hosts.detect(raw)
+    event = module.parse(raw, raw_bytes, event_name, env)
+    return module, replace(event, env=module.hook_env(event))
+
+
+def load_config(paths: Sequence[str] | None = None, project_dir: str | None = None,
+                environ: Mapping[str, str] | None = None,
+                managed_dir: Path = discovery.MANAGED_DIR) -> Config:
+    """Load ``paths`` (in priority order), or discover the managed, project and user configs."""
+    env = os.environ if environ is None else environ
+    project = project_dir or os.getcwd()
+    sources = (discovery.explicit(paths) if paths
+               else discovery.discover(project, env, managed_dir))
+    return Config(load_sources(sources, project))
+
+
+def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
+             event_name: str | None = None, config: Config | None = None,
+             config_paths: Sequence[str] | None = None, budget: float | None = None,
+             environ: Mapping[str, str] | None = None,
+             managed_dir: Path = discovery.MANAGED_DIR) -> Outcome:
+    """Run every hook that applies to one event and merge their answers.
+
+    Raises :class:`~prompthooks.errors.InputError` when the event cannot be read.
+    """
+    start = time.monotonic()
+    module, event = parse_event(data, host, event_name, environ)
+    if config is None:
+        config = load_config(config_paths, event.project_dir, environ, managed_dir)
+    deadline = start + (budget if budget is not None else DEFAULT_BUDGET[module.NAME])
+    decision = decide(config.loaded.hooks, config.loaded.failures, event, deadline)
+    reply = module.render(decision, event)
+    if config.errors and reply.exit_code == 0 and _says_nothing(decision):
+        reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report
+    return Outcome(event, decision, reply, config, tuple(decision.errors))
+
+
+def _says_nothing(decision: Decision) -> bool:
+    return not (decision.permission or decision.contexts or decision.halt
+                or decision.system_message or decision.updated_input is not None)
+
+
+async def adispatch(data: bytes | str | Mapping[str, Any], **kwargs: Any) -> Outcome:
+    """:func:`dispatch` for asyncio callers (runs in a worker thread)."""
+    import asyncio
+
+    return await asyncio.to_thread(dispatch, data, **kwargs)

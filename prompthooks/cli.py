@@ -1,0 +1,61 @@
+"""The ``prompthooks`` command: parses arguments, dispatches, and is the one place that turns
+errors into a single line on stderr and a documented exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from . import __version__
+from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PromptHooksError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # argparse would exit 2, which Claude Code and Cursor read as "block".
+        raise PromptHooksError(f"{message} (see: {self.prog} --help)", EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="prompthooks",
+                     description="Run command and prompt hooks for Claude Code, Cursor and Cline.")
+    parser.add_argument("--version", action="version", version=f"prompthooks {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+    run = commands.add_parser("run", help="run the hooks for one event read from stdin")
+    run.add_argument("event", nargs="?", metavar="EVENT",
+                     help="the host's event name (default: the one in the input)")
+    run.add_argument("--host", choices=("claude", "cursor", "cline"),
+                     help="the host that sent the event (default: detected from the input)")
+    run.add_argument("--config", action="append", metavar="PATH", default=[],
+                     help="a config file or folder; repeatable, first is highest priority; "
+                          "replaces discovery")
+    run.add_argument("--budget", type=float, metavar="SECONDS",
+                     help="answer within this many seconds (default: per host, see README)")
+    run.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
+    try:
+        args = build_parser().parse_args(argv)
+        from .commands import run
+
+        return run.main(args)
+    except PromptHooksError as exc:
+        if debug:
+            raise
+        print(f"prompthooks: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"prompthooks: internal error: {exc!r} (set PROMPTHOOKS_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,0 +1,1 @@
+"""One module per subcommand, each with ``main(args) -> exit code``."""

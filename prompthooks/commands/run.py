@@ -1,0 +1,92 @@
+"""``prompthooks run [EVENT]``: one event on stdin, the host's reply on stdout.
+
+When the event cannot be read, the reply is a non-blocking error (exit 1), unless a
+fail-closed hook could have applied to it: then the event is blocked, because a fail-closed
+gate must never fail open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .. import hosts
+from ..api import dispatch, load_config
+from ..config import discovery
+from ..errors import EXIT_ERROR, InputError
+from ..hosts import Host
+
+
+def _write(text: str) -> None:
+    if text:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def _guess(data: bytes, args: argparse.Namespace) -> tuple[Host | None, str | None, bool]:
+    """(host, canonical event, the event is known to be unknown) from unreadable input."""
+    host = hosts.get(args.host) if args.host else None
+    raw = None
+    try:
+        value = json.loads(data.removeprefix(b"\xef\xbb\xbf"))
+        raw = value if isinstance(value, dict) else None
+    except ValueError:
+        pass
+    if host is None and raw is not None:
+        try:
+            host = hosts.detect(raw)
+        except InputError:
+            host = None
+    name = args.event
+    if name is None and raw is not None and host is not None:
+        for key in ("hook_event_name", "hookName"):
+            if isinstance(raw.get(key), str):
+                name = raw[key]
+    if host is None or name is None:
+        return host, None, False
+    canonical = host.HOST_EVENTS.get(name)
+    return host, canonical, canonical is None
+
+
+def _bad_input(exc: InputError, data: bytes, args: argparse.Namespace) -> int:
+    print(f"prompthooks: {exc.message}", file=sys.stderr)
+    host, canonical, unknown = _guess(data, args)
+    if unknown:
+        return EXIT_ERROR  # no hook is configured for an event that does not exist
+    project = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("CURSOR_PROJECT_DIR")
+               or os.getcwd())
+    managed = Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR
+    loaded = load_config(args.config or None, project, managed_dir=managed).loaded
+    guarded = any(h.fail_closed and canonical in (None, h.trigger.event) for h in loaded.hooks)
+    guarded = guarded or any(f.fail_closed and (canonical is None or f.events is None
+                                                or canonical in f.events)
+                             for f in loaded.failures)
+    if not guarded:
+        return EXIT_ERROR
+    message = f"Blocked by prompthooks: a fail-closed hook could not judge this event ({exc})"
+    print(f"prompthooks: {message}", file=sys.stderr)
+    reply = (host or hosts.HOSTS["claude"]).block_reply(message)
+    _write(reply.stdout)
+    return reply.exit_code
+
+
+def main(args: argparse.Namespace) -> int:
+    data = sys.stdin.buffer.read()
+    try:
+        outcome = dispatch(
+            data, host=args.host, event_name=args.event, config_paths=args.config or None,
+            budget=args.budget,
+            managed_dir=Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR,
+        )
+    except InputError as exc:
+        return _bad_input(exc, data, args)
+    if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
+        for warning in outcome.config.warnings:
+            print(f"prompthooks: warning: {warning}", file=sys.stderr)
+    for problem in outcome.problems:
+        print(f"prompthooks: {problem}", file=sys.stderr)
+    _write(outcome.stdout)
+    return outcome.exit_code

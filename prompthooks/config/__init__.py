@@ -1,0 +1,1 @@
+"""Config discovery, the dialect schemas and loading."""

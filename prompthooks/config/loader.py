@@ -1,0 +1,274 @@
+"""Loading config sources into hooks: a JSON file (Claude Code or Cursor style, told apart by
+its shape) or a Cline-style directory of executables named after events.
+
+A source that cannot be loaded does not stop the others: it becomes a :class:`LoadFailure`
+that the engine turns into a failed hook, fail-closed when the source is the managed policy
+or the file marks any of its hooks ``failClosed``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..hook import Dialect, Hook, Source
+from ..hosts import claude, cline, cursor
+from ..matchers import Matcher, claude_matcher, cursor_matcher
+
+# Per-hook timeouts when the handler gives none (seconds), by dialect: Claude Code's command
+# default, and Cline's; Cursor documents none, so it gets Cline's.
+DEFAULT_TIMEOUT: dict[str, float] = {"claude": 600.0, "cursor": 30.0, "cline": 30.0}
+CONFIG_FILE = "hooks.json"
+HOOKS_DIR = "hooks"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadFailure:
+    """A source that could not be loaded; ``events`` limits a fail-closed failure's reach."""
+
+    source: Source
+    message: str
+    fail_closed: bool
+    events: frozenset[str] | None = None  # canonical events; None = every event
+
+
+@dataclass
+class Loaded:
+    hooks: list[Hook] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    failures: list[LoadFailure] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+
+
+def json_path(loc: Iterable[int | str]) -> str:
+    """``('hooks', 'PreToolUse', 0, 'timeout')`` -> ``hooks.PreToolUse[0].timeout``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def detect_dialect(data: Mapping[str, Any]) -> Dialect:
+    """Cursor files have ``version`` or flat handler lists; Claude Code files nest ``hooks``."""
+    if "version" in data:
+        return "cursor"
+    hooks = data.get("hooks")
+    if isinstance(hooks, Mapping):
+        for key, entries in hooks.items():
+            if key in cursor.CONFIG_EVENTS:
+                return "cursor"
+            if isinstance(entries, list) and entries and isinstance(entries[0], Mapping):
+                if "hooks" in entries[0]:
+                    return "claude"
+                if "command" in entries[0] or "prompt" in entries[0]:
+                    return "cursor"
+    return "claude"
+
+
+def _marks_fail_closed(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return value.get("failClosed") is True or any(map(_marks_fail_closed, value.values()))
+    return isinstance(value, list) and any(map(_marks_fail_closed, value))
+
+
+def _fail_closed_events(data: Any, dialect: Dialect) -> frozenset[str]:
+    """Canonical events of the handlers a (broken) file marks failClosed."""
+    events: set[str] = set()
+    hooks = data.get("hooks") if isinstance(data, Mapping) else None
+    if not isinstance(hooks, Mapping):
+        return frozenset()
+    table = claude.CONFIG_EVENTS if dialect == "claude" else cursor.CONFIG_EVENTS
+    for key, entries in hooks.items():
+        if key in table and _marks_fail_closed(entries):
+            events.add(table[key].trigger.event)
+    return frozenset(events)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "is not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(str(path),
+                          f"not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def _extras(model: Any, where: str) -> Iterator[str]:
+    """Warnings for keys the lenient models kept but prompthooks does not use."""
+    for key in sorted((model.model_extra or {})):
+        yield f"{where}: unknown key {key!r} ignored" if where else f"unknown key {key!r} ignored"
+
+
+def _working_dir(dialect: Dialect, path: Path, project_dir: str) -> str | None:
+    """Cursor runs project hooks from the project root and others from their config's folder."""
+    if dialect != "cursor":
+        return None
+    folder = path.parent.resolve()
+    project = Path(project_dir).resolve()
+    return str(project) if folder == project or project in folder.parents else str(folder)
+
+
+def _matcher(make: Any, pattern: str | None, path: Path, where: str) -> Matcher:
+    try:
+        return make(pattern)  # type: ignore[no-any-return]
+    except ValueError as exc:
+        raise ConfigError(str(path), str(exc), where) from None
+
+
+def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
+                  loaded: Loaded) -> list[Hook]:
+    from pydantic import ValidationError
+
+    from .schema import ClaudeFile
+
+    try:
+        model = ClaudeFile.model_validate(data)
+    except ValidationError as exc:
+        raise _validation_error(path, exc) from None
+    out: list[Hook] = []
+    loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
+    for event_key, groups in model.hooks.items():
+        config_event = claude.CONFIG_EVENTS.get(event_key)
+        if config_event is None:
+            loaded.warnings.append(f"{path}: hooks.{event_key}: unknown Claude Code event; "
+                                   "its hooks are ignored")
+            continue
+        for gi, group in enumerate(groups):
+            where = f"hooks.{event_key}[{gi}]"
+            loaded.warnings += [f"{path}: {w}" for w in _extras(group, where)]
+            matcher = _matcher(claude_matcher, group.matcher, path, f"{where}.matcher")
+            for hi, handler in enumerate(group.hooks):
+                label = f"{path}: {where}.hooks[{hi}]"
+                loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
+                if handler.type != "command":
+                    loaded.warnings.append(f"{label}: type {handler.type!r} is not supported "
+                                           "yet; this hook is ignored")
+                    continue
+                out.append(Hook(
+                    source=source, dialect="claude", config_event=event_key, index=len(out),
+                    trigger=config_event.trigger, kind="command",
+                    timeout=handler.timeout or DEFAULT_TIMEOUT["claude"], label=label,
+                    matcher=matcher, match_on=config_event.match_on, command=handler.command,
+                    model=handler.model, fail_closed=handler.failClosed,
+                ))
+    return out
+
+
+def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
+                  project_dir: str) -> list[Hook]:
+    from pydantic import ValidationError
+
+    from .schema import CursorFile
+
+    try:
+        model = CursorFile.model_validate(data)
+    except ValidationError as exc:
+        raise _validation_error(path, exc) from None
+    out: list[Hook] = []
+    loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
+    cwd = _working_dir("cursor", path, project_dir)
+    for event_key, handlers in model.hooks.items():
+        config_event = cursor.CONFIG_EVENTS.get(event_key)
+        if config_event is None:
+            loaded.warnings.append(f"{path}: hooks.{event_key}: unknown Cursor event; "
+                                   "its hooks are ignored")
+            continue
+        whole = config_event.match_on == "cursor_tool"
+        for i, handler in enumerate(handlers):
+            label = f"{path}: hooks.{event_key}[{i}]"
+            loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
+            if handler.type != "command":
+                loaded.warnings.append(f"{label}: type {handler.type!r} is not supported yet; "
+                                       "this hook is ignored")
+                continue
+            matcher = _matcher(lambda p: cursor_matcher(p, whole=whole), handler.matcher, path,
+                               f"hooks.{event_key}[{i}].matcher")
+            out.append(Hook(
+                source=source, dialect="cursor", config_event=event_key, index=len(out),
+                trigger=config_event.trigger, kind="command",
+                timeout=handler.timeout or DEFAULT_TIMEOUT["cursor"], label=label,
+                matcher=matcher, match_on=config_event.match_on, command=handler.command,
+                model=handler.model, fail_closed=handler.failClosed,
+                loop_limit=handler.loop_limit, cwd=cwd,
+            ))
+    return out
+
+
+def _validation_error(path: Path, exc: Any) -> ConfigError:
+    errors = exc.errors()
+    first = errors[0]
+    message = first["msg"].removeprefix("Value error, ")
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return ConfigError(str(path), message, json_path(first["loc"]) or "(top level)")
+
+
+def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:
+    """Add the hooks of one JSON config file to ``loaded`` (or a failure if it is broken)."""
+    data: Any = None
+    try:
+        data = _read_json(path)
+        if not isinstance(data, dict):
+            raise ConfigError(str(path), "the top level must be a JSON object")
+        dialect = detect_dialect(data)
+        hooks = (_claude_hooks(data, path, source, loaded) if dialect == "claude"
+                 else _cursor_hooks(data, path, source, loaded, project_dir))
+    except ConfigError as exc:
+        managed = source.name == "managed"
+        events = None if managed else _fail_closed_events(data, detect_dialect(data)
+                                                          if isinstance(data, dict) else "claude")
+        loaded.failures.append(LoadFailure(source, exc.message, managed or bool(events), events))
+        return
+    loaded.hooks += hooks
+
+
+def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
+    """A Cline-style folder: each file named after a Cline hook is a hook of that event."""
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError as exc:
+        message = f"{path}: cannot read folder: {exc.strerror}"
+        loaded.failures.append(LoadFailure(source, message, source.name == "managed"))
+        return
+    for entry in entries:
+        config_event = cline.CONFIG_EVENTS.get(entry.name)
+        if config_event is None or entry.is_dir():
+            continue
+        loaded.hooks.append(Hook(
+            source=source, dialect="cline", config_event=entry.name, index=len(loaded.hooks),
+            trigger=config_event.trigger, kind="command", timeout=DEFAULT_TIMEOUT["cline"],
+            label=entry.path, executable=os.path.abspath(entry.path),
+        ))
+
+
+def load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:
+    """A file, or a folder holding Cline-style hooks and/or ``hooks.json`` and ``hooks/``."""
+    loaded.sources.append(source)
+    if path.is_dir():
+        if (path / CONFIG_FILE).is_file():
+            load_file(path / CONFIG_FILE, source, project_dir, loaded)
+        if (path / HOOKS_DIR).is_dir():
+            load_dir(path / HOOKS_DIR, source, loaded)
+        load_dir(path, source, loaded)
+    elif path.exists():
+        load_file(path, source, project_dir, loaded)
+    else:
+        loaded.failures.append(LoadFailure(source, f"{path}: no such file or folder",
+                                           source.name == "managed"))
+
+
+def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str) -> Loaded:
+    loaded = Loaded()
+    for source, path in sources:
+        load_path(path, source, project_dir, loaded)
+    return loaded

@@ -1,0 +1,57 @@
+"""The pydantic models of the two JSON config dialects (Claude Code and Cursor style).
+
+Host-native files are read leniently: keys we do not know are kept in ``model_extra`` and
+reported as warnings by the loader, never as errors, so a copy of a real ``settings.json``
+loads. Known keys are checked strictly: a timeout must be a number, a matcher a string.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
+
+Seconds = Annotated[float, Field(gt=0, strict=True)]
+HandlerType = Literal["command", "prompt", "agent", "http"]
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class _Handler(_Lenient):
+    type: HandlerType = "command"
+    command: StrictStr | None = None
+    prompt: StrictStr | None = None
+    model: StrictStr | None = None
+    timeout: Seconds | None = None
+    failClosed: StrictBool = False
+
+    @model_validator(mode="after")
+    def _needs_its_field(self) -> _Handler:
+        if self.type == "command" and not (self.command and self.command.strip()):
+            raise ValueError("a command hook needs a non-empty 'command'")
+        return self
+
+
+class ClaudeHandler(_Handler):
+    statusMessage: StrictStr | None = None
+
+
+class ClaudeMatcherGroup(_Lenient):
+    matcher: StrictStr | None = None
+    hooks: list[ClaudeHandler]
+
+
+class ClaudeFile(_Lenient):
+    hooks: dict[str, list[ClaudeMatcherGroup]] = Field(default_factory=dict)
+
+
+class CursorHandler(_Handler):
+    matcher: StrictStr | None = None
+    loop_limit: Annotated[int, Field(ge=0, strict=True)] | None = 5
+
+
+class CursorFile(_Lenient):
+    version: Annotated[int, Field(strict=True)] = 1
+    hooks: dict[str, list[CursorHandler]] = Field(default_factory=dict)

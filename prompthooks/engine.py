@@ -1,0 +1,93 @@
+"""The engine: pick the hooks an event selects, run them all at once under deadlines, merge.
+
+Every hook gets the deadline ``min(its own timeout, the run's budget)``; all start together,
+so an event takes as long as its slowest hook, not the sum. Identical handlers listed by
+several sources run once (fail-closed if any copy says so).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from .config.loader import LoadFailure
+from .events import Event
+from .executors import executor_for
+from .executors.command import KILL_GRACE
+from .hook import Hook, Trigger
+from .merge import Decision, merge
+from .result import HookResult
+
+_STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+# How long past the run's deadline the engine waits for executors to finish killing.
+_SETTLE = 2 * KILL_GRACE + 0.2
+
+
+def select(hooks: Iterable[Hook], event: Event) -> list[Hook]:
+    """The hooks that apply to ``event``, deduplicated, highest priority first."""
+    chosen: dict[tuple[object, ...], Hook] = {}
+    for hook in sorted(hooks, key=lambda h: (h.source.priority, h.index)):
+        if not hook.applies_to(event):
+            continue
+        if (event.name in _STOP_EVENTS and hook.loop_limit is not None
+                and event.loop_count is not None and event.loop_count >= hook.loop_limit):
+            continue  # Cursor's per-hook loop_limit: this hook has had its follow-ups
+        key = hook.identity()
+        kept = chosen.get(key)
+        if kept is None:
+            chosen[key] = hook
+        elif hook.fail_closed and not kept.fail_closed:
+            chosen[key] = replace(kept, fail_closed=True)
+    return list(chosen.values())
+
+
+def failure_results(failures: Iterable[LoadFailure], event: Event) -> list[HookResult]:
+    """A config source that failed to load counts as one failed hook for this event."""
+    out = []
+    for failure in failures:
+        fail_closed = failure.fail_closed and (failure.events is None
+                                               or event.name in failure.events)
+        stand_in = Hook(source=failure.source, dialect="claude", config_event="*", index=-1,
+                        trigger=Trigger(event.name), kind="command", timeout=0.0,
+                        label=failure.source.path, command=f"<config {failure.source.name}>",
+                        fail_closed=fail_closed)
+        out.append(HookResult(hook=stand_in, status="error", error=failure.message))
+    return out
+
+
+def _run_one(hook: Hook, event: Event, deadline: float) -> HookResult:
+    start = time.monotonic()
+    try:
+        return executor_for(hook)(hook, event, min(start + hook.timeout, deadline))
+    except Exception as exc:  # a bug in an executor must not lose the other hooks' answers
+        return HookResult(hook=hook, status="error", error=f"internal error: {exc!r}",
+                          duration=time.monotonic() - start)
+
+
+def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float) -> list[HookResult]:
+    """Run every hook concurrently; a hook still running past the deadline counts as timed out."""
+    if len(hooks) == 1:
+        return [_run_one(hooks[0], event, deadline)]
+    results: list[HookResult | None] = [None] * len(hooks)
+
+    def work(i: int, hook: Hook) -> None:
+        results[i] = _run_one(hook, event, deadline)
+
+    threads = [threading.Thread(target=work, args=(i, h), daemon=True)
+               for i, h in enumerate(hooks)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline + _SETTLE - time.monotonic()))
+    return [r if r is not None else HookResult(hook=h, status="timeout",
+                                               error="did not finish before the deadline")
+            for r, h in zip(results, hooks)]
+
+
+def decide(hooks: Sequence[Hook], failures: Iterable[LoadFailure], event: Event,
+           deadline: float) -> Decision:
+    """Select, run and merge: the whole engine for one event."""
+    selected = select(hooks, event)
+    return merge([*failure_results(failures, event), *run_hooks(selected, event, deadline)])

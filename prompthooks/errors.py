@@ -1,0 +1,42 @@
+"""The one user-facing error type and the exit codes it maps to.
+
+Exit code 2 means "block" to Claude Code and Cursor, so prompthooks never uses it for its own
+errors: only a fail-closed hook may turn an error into a block.
+"""
+
+from __future__ import annotations
+
+# Documented exit codes of the `prompthooks` command (see README, "Exit codes").
+EXIT_OK = 0
+EXIT_ERROR = 1  # bad input, bad config, unknown event: a non-blocking error for every host
+EXIT_BLOCK = 2  # only ever used to block on behalf of a fail-closed hook
+EXIT_INTERNAL = 3  # a bug in prompthooks; rerun with PROMPTHOOKS_DEBUG=1 for the traceback
+EXIT_USAGE = 64  # bad command-line arguments
+EXIT_INTERRUPTED = 130
+
+
+class PromptHooksError(Exception):
+    """An error meant for the user: one line, and the exit code to leave with."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InputError(PromptHooksError):
+    """The event on stdin cannot be read (not JSON, not an object, unknown event...)."""
+
+
+class ConfigError(PromptHooksError):
+    """A config file cannot be loaded; the message names the file and the JSON path."""
+
+    def __init__(self, path: str, message: str, json_path: str = "") -> None:
+        where = f"{path}: {json_path}: " if json_path else f"{path}: "
+        super().__init__(where + message)
+        self.path = path
+        self.json_path = json_path
+        self.detail = message

@@ -1,0 +1,204 @@
+"""The command executor: one hook process with the raw event on stdin, under a deadline.
+
+The process gets its own process group. At the deadline the whole group gets SIGTERM, then
+SIGKILL after a short grace, so a hook that ignores SIGTERM or left a child holding its
+stdout open cannot keep the event waiting. When the hook itself exits, its pipes are drained
+for a moment and then let go: a background child it started may keep running (a notifier, a
+logger) but is not waited for. stdout and stderr are each capped at 1 MB; what is beyond the
+cap is read and thrown away so the hook never blocks on a full pipe.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from ..events import Event
+from ..hook import Hook
+from ..result import HookResult
+from .replies import result_from_reply
+
+OUTPUT_CAP = 1024 * 1024
+DRAIN_AFTER_EXIT = 0.1  # seconds to keep reading pipes after the hook process exits
+KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+_CHUNK = 65536
+_POLL = 0.05  # exit polling interval where pidfd_open is not available
+
+
+@dataclass
+class _Outcome:
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    stdout_over: bool = False
+    timed_out: bool = False
+
+
+def working_dir(hook: Hook, event: Event) -> str:
+    """The hook's own directory if it has one, else the dialect's rule, else ours."""
+    candidates = [hook.cwd]
+    if hook.dialect == "claude":
+        candidates.append(event.cwd)
+    candidates += [event.project_dir, os.getcwd()]
+    return next(c for c in candidates if c and os.path.isdir(c))
+
+
+def hook_environment(event: Event) -> dict[str, str]:
+    """Ours and the host's variables on top of the caller's environment."""
+    env = dict(os.environ)
+    env.update(event.env)
+    env["PROMPTHOOKS_HOST"] = event.host
+    env["PROMPTHOOKS_EVENT"] = event.name
+    env["PROMPTHOOKS_HOST_EVENT"] = event.host_event
+    env["PROMPTHOOKS_PROJECT_DIR"] = event.project_dir
+    if event.tool_name:
+        env["PROMPTHOOKS_TOOL"] = event.tool_name
+    else:
+        env.pop("PROMPTHOOKS_TOOL", None)
+    return env
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the group, a grace period, then SIGKILL to whatever is left of it."""
+    _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(KILL_GRACE)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _communicate(proc: subprocess.Popen[bytes], data: bytes, deadline: float) -> _Outcome:
+    assert proc.stdin and proc.stdout and proc.stderr
+    out = _Outcome()
+    sel = selectors.DefaultSelector()
+    sinks = {proc.stdout.fileno(): out.stdout, proc.stderr.fileno(): out.stderr}
+    for fd in sinks:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    stdin_fd = proc.stdin.fileno()
+    view = memoryview(data)
+    if data:
+        os.set_blocking(stdin_fd, False)
+        sel.register(stdin_fd, selectors.EVENT_WRITE)
+    else:
+        proc.stdin.close()
+    pidfd = _pidfd(proc.pid)
+    if pidfd is not None:
+        sel.register(pidfd, selectors.EVENT_READ)
+    exited_at: float | None = None
+    try:
+        while True:
+            now = time.monotonic()
+            if exited_at is None and (pidfd is None and proc.poll() is not None):
+                exited_at = now
+            open_pipes = any(fd in sinks for fd in sel.get_map())
+            if exited_at is not None and (not open_pipes or now >= exited_at + DRAIN_AFTER_EXIT):
+                break
+            if now >= deadline:
+                out.timed_out = True
+                break
+            wait = deadline - now
+            if exited_at is not None:
+                wait = min(wait, exited_at + DRAIN_AFTER_EXIT - now)
+            elif pidfd is None:
+                wait = min(wait, _POLL)
+            for key, _ in sel.select(max(wait, 0)):
+                fd = key.fd
+                if fd == pidfd:
+                    exited_at = time.monotonic()
+                    sel.unregister(fd)
+                elif fd == stdin_fd:
+                    try:
+                        written = os.write(fd, view[:_CHUNK])
+                        view = view[written:]
+                    except BlockingIOError:
+                        continue
+                    except OSError as exc:  # the hook does not read its stdin: fine
+                        if exc.errno not in (errno.EPIPE, errno.EINVAL):
+                            raise
+                        view = view[:0]
+                    if not view:
+                        sel.unregister(fd)
+                        proc.stdin.close()
+                else:
+                    _read(fd, sinks, sel, out)
+    finally:
+        sel.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+    if out.timed_out:
+        _kill_group(proc)
+    else:
+        proc.wait()
+    return out
+
+
+def _read(fd: int, sinks: dict[int, bytearray], sel: selectors.BaseSelector,
+          out: _Outcome) -> None:
+    try:
+        chunk = os.read(fd, _CHUNK)
+    except BlockingIOError:
+        return
+    if not chunk:
+        sel.unregister(fd)
+        del sinks[fd]
+        return
+    sink = sinks[fd]
+    room = OUTPUT_CAP - len(sink)
+    if len(chunk) > room:
+        if sink is out.stdout:
+            out.stdout_over = True
+        chunk = chunk[:max(room, 0)]
+    sink += chunk
+
+
+def run(hook: Hook, event: Event, deadline: float) -> HookResult:
+    """Run one command hook and read its reply; never raises for the hook's own faults."""
+    start = time.monotonic()
+    argv = [hook.executable] if hook.executable else ["/bin/sh", "-c", hook.command or ""]
+    try:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=working_dir(hook, event), env=hook_environment(event),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        what = "is not executable" if isinstance(exc, PermissionError) else (
+            "does not exist" if isinstance(exc, FileNotFoundError) else f"cannot run: {exc}")
+        return HookResult(hook=hook, status="error", error=f"{argv[0]} {what}",
+                          duration=time.monotonic() - start)
+    outcome = _communicate(proc, event.raw_bytes, deadline)
+    duration = time.monotonic() - start
+    if outcome.timed_out:
+        return HookResult(hook=hook, status="timeout", duration=duration,
+                          error=f"timed out after {duration:.1f}s and was killed")
+    if outcome.stdout_over:
+        return HookResult(hook=hook, status="error", duration=duration,
+                          error=f"printed more than {OUTPUT_CAP // (1024 * 1024)} MB on stdout")
+    return result_from_reply(hook, event, proc.returncode, bytes(outcome.stdout),
+                             bytes(outcome.stderr), duration)

@@ -1,0 +1,95 @@
+"""A configured hook, as loaded from any dialect: a frozen value the engine runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .events import MCP_PREFIX, Event, tool_to_cursor
+from .matchers import MATCH_ALL, Matcher
+
+Kind = Literal["command", "prompt"]
+Dialect = Literal["claude", "cursor", "cline"]
+# What a hook's matcher is compared with.
+MatchOn = Literal["tool", "cursor_tool", "command", "subject", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where hooks came from. Priority 0 is the highest (managed policy, or the first --config)."""
+
+    name: str
+    path: str
+    priority: int
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """The canonical event a config key stands for, narrowed to some tools or a subject."""
+
+    event: str
+    tools: tuple[str, ...] = ()  # canonical tool names; "mcp__" stands for every MCP tool
+    subject: str | None = None  # e.g. SessionStart source "resume" for Cline's TaskResume
+
+    def fires_on(self, event: Event) -> bool:
+        if event.name != self.event:
+            return False
+        if self.tools:
+            tool = event.tool_name or ""
+            if not any(tool == t or (t == MCP_PREFIX and tool.startswith(MCP_PREFIX))
+                       for t in self.tools):
+                return False
+        return self.subject is None or event.subject == self.subject
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """One handler of one config source, ready to run."""
+
+    source: Source
+    dialect: Dialect
+    config_event: str  # the event key as written in the file
+    index: int  # config order within the source
+    trigger: Trigger
+    kind: Kind
+    timeout: float
+    label: str  # where it was written, for messages: "path: hooks.PreToolUse[0].hooks[0]"
+    matcher: Matcher = MATCH_ALL
+    match_on: MatchOn = "none"
+    command: str | None = None  # a shell command string (Claude Code, Cursor)
+    executable: str | None = None  # a file run through its shebang (Cline)
+    prompt: str | None = None
+    model: str | None = None
+    fail_closed: bool = False
+    loop_limit: int | None = None
+    cwd: str | None = None  # a fixed working directory; None = the dialect's rule per event
+    extra: tuple[tuple[str, str], ...] = field(default=())  # dialect keys kept for executors
+
+    def identity(self) -> tuple[object, ...]:
+        """Handlers equal under this key run once, however many sources list them."""
+        return (self.kind, self.command, self.executable, self.prompt, self.model,
+                self.dialect, self.cwd)
+
+    @property
+    def name(self) -> str:
+        """A short human name: the command, the executable or the start of the prompt."""
+        text = self.command or self.executable or self.prompt or "?"
+        text = " ".join(text.split())
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def applies_to(self, event: Event) -> bool:
+        """True when the hook's event key and matcher both select this event."""
+        if not self.trigger.fires_on(event):
+            return False
+        return self.match_on == "none" or self.matcher.matches(self._subject(event))
+
+    def _subject(self, event: Event) -> str | None:
+        if self.match_on == "tool":
+            return event.tool_name
+        if self.match_on == "cursor_tool":
+            return tool_to_cursor(event.tool_name) if event.tool_name else None
+        if self.match_on == "command":
+            return event.command
+        if self.match_on == "subject":
+            return event.subject
+        return None

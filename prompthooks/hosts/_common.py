@@ -1,0 +1,80 @@
+"""Small helpers shared by the host modules."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..hook import MatchOn, Trigger
+
+if TYPE_CHECKING:
+    from ..events import Event
+    from ..merge import Decision
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What prompthooks prints for the host and the exit code it leaves with."""
+
+    stdout: str
+    exit_code: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEvent:
+    """What an event key of a dialect's config stands for."""
+
+    trigger: Trigger
+    match_on: MatchOn = "none"
+
+
+def text(raw: Mapping[str, Any], key: str) -> str | None:
+    """A string field, or None when missing or of another type."""
+    value = raw.get(key)
+    return value if isinstance(value, str) else None
+
+
+def first_root(raw: Mapping[str, Any], key: str) -> str | None:
+    roots = raw.get(key)
+    if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0]:
+        return roots[0]
+    return None
+
+
+def shell_command(tool_input: Any) -> str | None:
+    if isinstance(tool_input, Mapping):
+        command = tool_input.get("command")
+        return command if isinstance(command, str) else None
+    return None
+
+
+def dumps(obj: Mapping[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def project_dir(*candidates: str | None) -> str:
+    """The first candidate given, else the current directory."""
+    return next((c for c in candidates if c), os.getcwd())
+
+
+class Host(Protocol):
+    """What every host module provides; the modules themselves satisfy it."""
+
+    NAME: str
+    TITLE: str
+    CONFIG_EVENTS: dict[str, ConfigEvent]
+    HOST_EVENTS: dict[str, str]
+
+    def looks_like(self, raw: Mapping[str, Any]) -> bool: ...
+
+    def parse(self, raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
+              environ: Mapping[str, str]) -> Event: ...
+
+    def hook_env(self, event: Event) -> dict[str, str]: ...
+
+    def render(self, decision: Decision, event: Event) -> Reply: ...
+
+    def block_reply(self, message: str) -> Reply: ...

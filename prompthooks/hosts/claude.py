@@ -1,0 +1,131 @@
+"""Claude Code: event names, input parsing, config event keys and output rendering."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import InputError
+from ..events import Event
+from ..hook import Trigger
+from ..merge import Decision
+from ._common import ConfigEvent, Reply, dumps, project_dir, shell_command, text
+
+NAME = "claude"
+TITLE = "Claude Code"
+
+# Event -> the input field its matcher is compared with (None: matchers are ignored).
+_SUBJECT_FIELD: dict[str, str | None] = {
+    "PreToolUse": "tool_name",
+    "PostToolUse": "tool_name",
+    "PostToolUseFailure": "tool_name",
+    "PermissionRequest": "tool_name",
+    "SessionStart": "source",
+    "PreCompact": "trigger",
+    "SessionEnd": "reason",
+    "Notification": "notification_type",
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
+    "UserPromptSubmit": None,
+    "Stop": None,
+}
+HOST_EVENTS: dict[str, str] = {name: name for name in _SUBJECT_FIELD}
+
+CONFIG_EVENTS: dict[str, ConfigEvent] = {
+    name: ConfigEvent(
+        Trigger(name),
+        "tool" if field == "tool_name" else "subject" if field else "none",
+    )
+    for name, field in _SUBJECT_FIELD.items()
+}
+
+_BLOCK_BY_DECISION = frozenset({"UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop",
+                                "PreCompact"})
+_CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
+                             "UserPromptSubmit", "SessionStart"})
+
+
+def looks_like(raw: Mapping[str, Any]) -> bool:
+    return "session_id" in raw and "hook_event_name" in raw
+
+
+def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
+          environ: Mapping[str, str]) -> Event:
+    host_event = event_name or text(raw, "hook_event_name")
+    if not host_event:
+        raise InputError("the Claude Code event has no hook_event_name; "
+                         "name it: prompthooks run EVENT")
+    if host_event not in HOST_EVENTS:
+        raise InputError(f"unknown Claude Code event {host_event!r}")
+    tool_name = text(raw, "tool_name")
+    tool_input = raw.get("tool_input")
+    subject_field = _SUBJECT_FIELD[host_event]
+    return Event(
+        host=NAME,
+        host_event=host_event,
+        name=host_event,
+        raw=raw,
+        raw_bytes=raw_bytes,
+        project_dir=project_dir(environ.get("CLAUDE_PROJECT_DIR"), text(raw, "cwd")),
+        cwd=text(raw, "cwd"),
+        session_id=text(raw, "session_id"),
+        transcript_path=text(raw, "transcript_path"),
+        tool_name=tool_name,
+        host_tool_name=tool_name,
+        tool_input=tool_input,
+        tool_response=raw.get("tool_response", raw.get("tool_output")),
+        command=shell_command(tool_input) if tool_name == "Bash" else None,
+        prompt=text(raw, "prompt"),
+        subject=text(raw, subject_field) if subject_field and subject_field != "tool_name"
+        else None,
+        stop_hook_active=raw.get("stop_hook_active") is True,
+    )
+
+
+def hook_env(event: Event) -> dict[str, str]:
+    return {"CLAUDE_PROJECT_DIR": event.project_dir}
+
+
+def render(decision: Decision, event: Event) -> Reply:
+    """Claude Code JSON on stdout, exit 0 (nothing at all when no hook had anything to say)."""
+    name = event.host_event
+    out: dict[str, Any] = {}
+    specific: dict[str, Any] = {"hookEventName": name}
+    blocked = decision.blocked
+    if name == "PreToolUse":
+        if decision.permission:
+            specific["permissionDecision"] = decision.permission
+            if decision.reason:
+                specific["permissionDecisionReason"] = decision.reason
+        if decision.updated_input is not None and not blocked:
+            specific["updatedInput"] = dict(decision.updated_input)
+    elif name == "PermissionRequest":
+        if decision.permission == "deny":
+            specific["decision"] = {"behavior": "deny",
+                                    "message": decision.reason or "Denied by a prompthooks hook"}
+        elif decision.permission == "allow":
+            verdict: dict[str, Any] = {"behavior": "allow"}
+            if decision.updated_input is not None:
+                verdict["updatedInput"] = dict(decision.updated_input)
+            specific["decision"] = verdict
+    elif name in _BLOCK_BY_DECISION and blocked:
+        out["decision"] = "block"
+        out["reason"] = decision.reason or "Blocked by a prompthooks hook"
+    if decision.contexts and name in _CONTEXT_EVENTS:
+        specific["additionalContext"] = "\n\n".join(decision.contexts)
+    if decision.halt:
+        out["continue"] = False
+        if decision.stop_reason:
+            out["stopReason"] = decision.stop_reason
+    if decision.system_message:
+        out["systemMessage"] = decision.system_message
+    if decision.suppress_output:
+        out["suppressOutput"] = True
+    if len(specific) > 1:
+        out["hookSpecificOutput"] = specific
+    return Reply(dumps(out) if out else "")
+
+
+def block_reply(message: str) -> Reply:
+    """A block when no event could be read: exit 2, the message goes to stderr."""
+    return Reply("", 2)

@@ -1,0 +1,179 @@
+"""Cursor: event names, input parsing, config event keys and output rendering."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import InputError
+from ..events import Event, tool_from_cursor
+from ..hook import Trigger
+from ..merge import Decision
+from ._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_command, text
+
+NAME = "cursor"
+TITLE = "Cursor"
+
+_EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+# Cursor event -> (canonical event, the canonical tools it stands for, the matcher subject).
+CONFIG_EVENTS: dict[str, ConfigEvent] = {
+    "preToolUse": ConfigEvent(Trigger("PreToolUse"), "cursor_tool"),
+    "postToolUse": ConfigEvent(Trigger("PostToolUse"), "cursor_tool"),
+    "postToolUseFailure": ConfigEvent(Trigger("PostToolUseFailure"), "cursor_tool"),
+    "beforeShellExecution": ConfigEvent(Trigger("PreToolUse", ("Bash",)), "command"),
+    "afterShellExecution": ConfigEvent(Trigger("PostToolUse", ("Bash",)), "command"),
+    "beforeMCPExecution": ConfigEvent(Trigger("PreToolUse", ("mcp__",)), "cursor_tool"),
+    "afterMCPExecution": ConfigEvent(Trigger("PostToolUse", ("mcp__",)), "cursor_tool"),
+    "beforeReadFile": ConfigEvent(Trigger("PreToolUse", ("Read",)), "cursor_tool"),
+    "afterFileEdit": ConfigEvent(Trigger("PostToolUse", _EDIT_TOOLS), "cursor_tool"),
+    "beforeSubmitPrompt": ConfigEvent(Trigger("UserPromptSubmit")),
+    "stop": ConfigEvent(Trigger("Stop")),
+    "subagentStart": ConfigEvent(Trigger("SubagentStart"), "subject"),
+    "subagentStop": ConfigEvent(Trigger("SubagentStop"), "subject"),
+    "sessionStart": ConfigEvent(Trigger("SessionStart")),
+    "sessionEnd": ConfigEvent(Trigger("SessionEnd")),
+    "preCompact": ConfigEvent(Trigger("PreCompact")),
+    "afterAgentResponse": ConfigEvent(Trigger("AfterAgentResponse")),
+    "afterAgentThought": ConfigEvent(Trigger("AfterAgentThought")),
+    "beforeTabFileRead": ConfigEvent(Trigger("BeforeTabFileRead")),
+    "afterTabFileEdit": ConfigEvent(Trigger("AfterTabFileEdit")),
+}
+HOST_EVENTS: dict[str, str] = {key: ce.trigger.event for key, ce in CONFIG_EVENTS.items()}
+
+_PERMISSION_EVENTS = frozenset({"preToolUse", "beforeShellExecution", "beforeMCPExecution",
+                                "beforeReadFile", "subagentStart", "beforeTabFileRead"})
+# Events where Cursor knows only allow and deny: "ask" becomes "deny" (the safe reading).
+_NO_ASK = frozenset({"beforeReadFile", "subagentStart", "beforeTabFileRead"})
+_CONTEXT_EVENTS = frozenset({"postToolUse", "afterShellExecution", "afterMCPExecution",
+                             "afterFileEdit", "postToolUseFailure"})
+
+
+def looks_like(raw: Mapping[str, Any]) -> bool:
+    return "cursor_version" in raw or "conversation_id" in raw
+
+
+def _json_or_text(value: Any) -> Any:
+    """Cursor sends MCP tool input as a JSON string; give hooks and policies the object."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _tool(host_event: str, raw: Mapping[str, Any]) -> tuple[str | None, str | None, Any, Any]:
+    """(canonical tool, Cursor's tool name, tool input, tool response) for a Cursor event."""
+    if host_event in ("beforeShellExecution", "afterShellExecution"):
+        return "Bash", "Shell", {"command": raw.get("command")}, raw.get("output")
+    if host_event in ("beforeMCPExecution", "afterMCPExecution"):
+        name = text(raw, "tool_name") or "unknown"
+        return (tool_from_cursor("MCP:" + name), "MCP:" + name,
+                _json_or_text(raw.get("tool_input")), _json_or_text(raw.get("result_json")))
+    if host_event == "beforeReadFile":
+        return "Read", "Read", {"file_path": raw.get("file_path")}, None
+    if host_event == "afterFileEdit":
+        return "Write", "Write", {"file_path": raw.get("file_path"),
+                                  "edits": raw.get("edits")}, None
+    host_tool = text(raw, "tool_name")
+    if host_tool is None:
+        return None, None, None, None
+    return (tool_from_cursor(host_tool), host_tool, raw.get("tool_input"),
+            raw.get("tool_output"))
+
+
+def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
+          environ: Mapping[str, str]) -> Event:
+    host_event = event_name or text(raw, "hook_event_name")
+    if not host_event:
+        raise InputError("the Cursor event has no hook_event_name; name it: prompthooks run EVENT")
+    if host_event not in HOST_EVENTS:
+        raise InputError(f"unknown Cursor event {host_event!r}")
+    tool, host_tool, tool_input, tool_response = _tool(host_event, raw)
+    loop_count = raw.get("loop_count")
+    if not isinstance(loop_count, int) or isinstance(loop_count, bool):
+        loop_count = None
+    subject = text(raw, "subagent_type") or text(raw, "trigger") or text(raw, "reason")
+    return Event(
+        host=NAME,
+        host_event=host_event,
+        name=HOST_EVENTS[host_event],
+        raw=raw,
+        raw_bytes=raw_bytes,
+        project_dir=project_dir(environ.get("CURSOR_PROJECT_DIR"),
+                                first_root(raw, "workspace_roots"), text(raw, "cwd")),
+        cwd=text(raw, "cwd"),
+        session_id=text(raw, "conversation_id") or text(raw, "session_id"),
+        transcript_path=text(raw, "transcript_path"),
+        tool_name=tool,
+        host_tool_name=host_tool,
+        tool_input=tool_input,
+        tool_response=tool_response,
+        command=shell_command(tool_input) if tool == "Bash" else None,
+        prompt=text(raw, "prompt"),
+        subject="startup" if host_event == "sessionStart" else subject,
+        stop_hook_active=bool(loop_count),
+        loop_count=loop_count,
+    )
+
+
+def hook_env(event: Event) -> dict[str, str]:
+    env = {"CURSOR_PROJECT_DIR": event.project_dir, "CLAUDE_PROJECT_DIR": event.project_dir}
+    for var, key in (("CURSOR_VERSION", "cursor_version"), ("CURSOR_USER_EMAIL", "user_email"),
+                     ("CURSOR_TRANSCRIPT_PATH", "transcript_path")):
+        value = text(event.raw, key)
+        if value:
+            env[var] = value
+    return env
+
+
+def render(decision: Decision, event: Event) -> Reply:
+    """Cursor JSON on stdout, exit 0."""
+    name = event.host_event
+    out: dict[str, Any] = {}
+    blocked = decision.blocked or decision.halt
+    agent = decision.reason or decision.stop_reason
+    user = decision.user_message or agent
+    if name in _PERMISSION_EVENTS:
+        permission = "deny" if decision.halt else decision.permission
+        if permission == "ask" and name in _NO_ASK:
+            permission = "deny"
+        if permission:
+            out["permission"] = permission
+            if permission != "allow":
+                if user:
+                    out["user_message"] = user
+                if agent:
+                    out["agent_message"] = agent
+        if (name == "preToolUse" and decision.updated_input is not None
+                and permission != "deny"):
+            out["updated_input"] = dict(decision.updated_input)
+    elif name == "beforeSubmitPrompt":
+        out["continue"] = not blocked
+        if blocked and user:
+            out["user_message"] = user
+    elif name in ("stop", "subagentStop"):
+        if blocked:
+            out["followup_message"] = agent or "A prompthooks hook asked to keep going."
+    elif name in _CONTEXT_EVENTS:
+        contexts = list(decision.contexts)
+        if blocked and agent:
+            contexts.append(agent)
+        if contexts:
+            out["additional_context"] = "\n\n".join(contexts)
+        if decision.updated_tool_output is not None:
+            out["updated_mcp_tool_output"] = decision.updated_tool_output
+    elif name == "sessionStart":
+        if decision.env:
+            out["env"] = dict(decision.env)
+        if decision.contexts:
+            out["additional_context"] = "\n\n".join(decision.contexts)
+    elif name == "preCompact" and decision.user_message:
+        out["user_message"] = decision.user_message
+    return Reply(dumps(out))
+
+
+def block_reply(message: str) -> Reply:
+    """A block when no event could be read: exit 2 (Cursor's deny), message on stderr."""
+    return Reply("", 2)

@@ -1,0 +1,109 @@
+"""The one merge: many hook results in, one decision out. Pure and host-agnostic.
+
+Rules (README, "Merge rules"):
+- permission: deny > ask > allow > no opinion; any block blocks;
+- a failed or timed-out hook counts as a deny if it is fail-closed, and as no opinion
+  otherwise; it never discards what the other hooks said;
+- reasons of the winning permission, user and system messages are joined with newlines and
+  contexts are all kept, in order: higher-priority source first, then config order;
+- ``updated_input``: the first in that order wins (deterministic, whoever finishes first);
+- ``halt`` (stop the agent) if any hook asks for it; ``env`` is merged, higher source winning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .result import HookResult, Permission
+
+_RANK: dict[Permission | None, int] = {None: 0, "allow": 1, "ask": 2, "deny": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The merged answer for one event, before it is rendered for a host."""
+
+    permission: Permission | None = None
+    reason: str | None = None
+    user_message: str | None = None
+    system_message: str | None = None
+    contexts: tuple[str, ...] = ()
+    updated_input: Mapping[str, Any] | None = None
+    halt: bool = False
+    stop_reason: str | None = None
+    env: Mapping[str, str] | None = None
+    suppress_output: bool = False
+    updated_tool_output: Any = None
+    errors: tuple[str, ...] = ()
+    results: tuple[HookResult, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        return self.permission == "deny"
+
+
+def failure_line(result: HookResult) -> str:
+    """One line naming a failed hook, where it was configured, and what went wrong."""
+    if result.hook.config_event == "*":  # a config source that failed to load
+        return f"config {result.error}"
+    return f"hook '{result.hook.name}' ({result.hook.label}): {result.error or result.status}"
+
+
+def apply_failure_policy(result: HookResult) -> HookResult:
+    """A failed hook says nothing, unless it is fail-closed: then it denies."""
+    if not result.failed:
+        return result
+    if result.hook.fail_closed:
+        reason = f"Blocked by prompthooks: a fail-closed {failure_line(result)}"
+        return HookResult(hook=result.hook, status=result.status, permission="deny",
+                          reason=reason, user_message=reason, error=result.error,
+                          duration=result.duration)
+    return HookResult(hook=result.hook, status=result.status, error=result.error,
+                      duration=result.duration)
+
+
+def _join(parts: Iterable[str | None]) -> str | None:
+    kept = [p for p in parts if p]
+    return "\n".join(kept) if kept else None
+
+
+def order(results: Iterable[HookResult]) -> list[HookResult]:
+    """Higher-priority source first, then config order."""
+    return sorted(results, key=lambda r: (r.hook.source.priority, r.hook.index))
+
+
+def merge(results: Iterable[HookResult]) -> Decision:
+    """Merge hook results into one :class:`Decision` (see the module docstring)."""
+    ordered = order(results)
+    effective = [apply_failure_policy(r) for r in ordered]
+    permission = max((r.permission for r in effective), key=_RANK.__getitem__, default=None)
+    env: dict[str, str] = {}
+    for r in reversed(effective):
+        env.update(r.env)
+    updated = None
+    if permission != "deny":
+        updated = next((r.updated_input for r in effective if r.updated_input is not None), None)
+    return Decision(
+        permission=permission,
+        reason=_join(r.reason for r in effective if r.permission == permission),
+        user_message=_join(r.user_message for r in effective
+                           if r.permission in (permission, None)),
+        system_message=_join(r.system_message for r in effective),
+        contexts=tuple(c for r in effective for c in r.contexts if c),
+        updated_input=updated,
+        halt=any(r.halt for r in effective),
+        stop_reason=_join(r.stop_reason for r in effective),
+        env=env,
+        suppress_output=any(r.suppress_output for r in effective),
+        updated_tool_output=next((r.updated_tool_output for r in effective
+                                  if r.updated_tool_output is not None), None),
+        errors=tuple(failure_line(r) for r in ordered if r.failed),
+        results=tuple(ordered),
+    )
+
+
+def with_errors(decision: Decision, errors: Iterable[str]) -> Decision:
+    """The same decision with more error lines (config sources that failed to load)."""
+    return replace(decision, errors=(*errors, *decision.errors))

@@ -1,0 +1,42 @@
+"""What one hook said: the single result type every executor returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .hook import Hook
+
+Permission = Literal["allow", "ask", "deny"]
+Status = Literal["ok", "error", "timeout"]
+
+
+@dataclass(frozen=True, slots=True)
+class HookResult:
+    """One hook's answer in host-agnostic terms.
+
+    ``permission`` "deny" also means "block" for events that are not tool calls (a prompt, a
+    stop, a compaction). ``status`` is "ok" when the hook ran and its reply was read; for
+    "error" and "timeout" the merge applies the hook's failure policy.
+    """
+
+    hook: Hook
+    status: Status = "ok"
+    permission: Permission | None = None
+    reason: str | None = None  # for the agent (deny/ask/block reason)
+    user_message: str | None = None  # for the person
+    system_message: str | None = None
+    contexts: tuple[str, ...] = ()
+    updated_input: Mapping[str, Any] | None = None
+    halt: bool = False  # stop the whole agent (Claude Code "continue": false)
+    stop_reason: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    suppress_output: bool = False
+    updated_tool_output: Any = None  # Cursor updated_mcp_tool_output
+    error: str | None = None
+    duration: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status != "ok"
