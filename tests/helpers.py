@@ -1,0 +1,85 @@
+"""Test helpers: real hook scripts, real config files, real `prompthooks run` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_script(path: Path, body: str, shebang: str = "#!/bin/sh") -> Path:
+    """An executable script; ``body`` is shell unless another shebang is given."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{shebang}\n{body.strip()}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def claude_config(path: Path, event: str, *handlers: Mapping[str, Any],
+                  matcher: str | None = None) -> Path:
+    group: dict[str, Any] = {"hooks": [{"type": "command", **h} for h in handlers]}
+    if matcher is not None:
+        group["matcher"] = matcher
+    return write_json(path, {"hooks": {event: [group]}})
+
+
+def cursor_config(path: Path, event: str, *handlers: Mapping[str, Any]) -> Path:
+    return write_json(path, {"version": 1, "hooks": {event: list(handlers)}})
+
+
+def claude_event(event: str = "PreToolUse", cwd: str = "/tmp", **fields: Any) -> dict[str, Any]:
+    base = {"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
+            "permission_mode": "default", "hook_event_name": event}
+    return {**base, **fields}
+
+
+def claude_bash(command: str, cwd: str = "/tmp") -> dict[str, Any]:
+    return claude_event("PreToolUse", cwd, tool_name="Bash",
+                        tool_input={"command": command, "description": "run it"},
+                        tool_use_id="tu-1")
+
+
+def cursor_event(event: str, root: str = "/tmp", **fields: Any) -> dict[str, Any]:
+    base = {"conversation_id": "conv-1", "generation_id": "gen-1", "model": "some-model",
+            "hook_event_name": event, "cursor_version": "1.7.2", "workspace_roots": [root],
+            "user_email": "dev@example.com", "transcript_path": None}
+    return {**base, **fields}
+
+
+def cline_event(hook: str, root: str = "/tmp", **data: Any) -> dict[str, Any]:
+    key = hook[0].lower() + hook[1:]
+    return {"clineVersion": "3.36.0", "hookName": hook, "timestamp": "1730000000000",
+            "taskId": "task-1", "workspaceRoots": [root], "userId": "user-1", key: data}
+
+
+def run_cli(stdin: bytes | str | Mapping[str, Any], *args: str, cwd: Path | str | None = None,
+            env: Mapping[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`python -m prompthooks run ARGS` with ``stdin``; output decoded as text."""
+    if isinstance(stdin, Mapping):
+        stdin = json.dumps(stdin)
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "run", *args], input=data,
+                          capture_output=True, cwd=cwd, env=full_env, timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode,
+                                       proc.stdout.decode("utf-8", "replace"),
+                                       proc.stderr.decode("utf-8", "replace"))
+
+
+def reply(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """The JSON object prompthooks printed (``{}`` for an empty stdout)."""
+    text = proc.stdout.strip()
+    return json.loads(text) if text else {}

