@@ -13,18 +13,21 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "dispatch": "api", "adispatch": "api", "load_config": "api", "parse_event": "api",
-    "Config": "api", "Outcome": "api", "Decision": "merge", "merge": "merge",
+    "Config": "api", "Outcome": "api", "Decision": "merge",
     "HookResult": "result", "Event": "events", "Hook": "hook", "PromptHooksError": "errors",
     "InputError": "errors", "ConfigError": "errors",
 }
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "Config", "ConfigError", "Decision", "Event", "Hook", "HookResult", "InputError", "Outcome",
+    "PromptHooksError", "__version__", "adispatch", "dispatch", "load_config", "parse_event",
+]
 
 if TYPE_CHECKING:
     from .api import Config, Outcome, adispatch, dispatch, load_config, parse_event
     from .errors import ConfigError, InputError, PromptHooksError
     from .events import Event
     from .hook import Hook
-    from .merge import Decision, merge
+    from .merge import Decision
     from .result import HookResult
 
 

@@ -83,7 +83,7 @@ def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float) -> list[Hook
         thread.join(max(0.0, deadline + _SETTLE - time.monotonic()))
     return [r if r is not None else HookResult(hook=h, status="timeout",
                                                error="did not finish before the deadline")
-            for r, h in zip(results, hooks)]
+            for r, h in zip(results, hooks, strict=True)]
 
 
 def decide(hooks: Sequence[Hook], failures: Iterable[LoadFailure], event: Event,

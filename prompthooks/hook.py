@@ -63,12 +63,15 @@ class Hook:
     fail_closed: bool = False
     loop_limit: int | None = None
     cwd: str | None = None  # a fixed working directory; None = the dialect's rule per event
+    config_dir: str | None = None  # the folder of the file that defines the hook
     extra: tuple[tuple[str, str], ...] = field(default=())  # dialect keys kept for executors
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
+        # A command naming its own config folder is a different script in each folder.
+        folder = self.config_dir if "PROMPTHOOKS_CONFIG_DIR" in (self.command or "") else None
         return (self.kind, self.command, self.executable, self.prompt, self.model,
-                self.dialect, self.cwd)
+                self.dialect, self.cwd, folder)
 
     @property
     def name(self) -> str:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.api import dispatch
+from prompthooks.api import Outcome, dispatch
 
 from .helpers import claude_bash, claude_config, write_script
 
 EVENT = claude_bash("ls")
 
 
-def _run(tmp_path: Path, *handlers: dict[str, object], budget: float = 30):
+def _run(tmp_path: Path, *handlers: dict[str, object], budget: float = 30) -> Outcome:
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", *handlers, matcher="Bash")
     return dispatch(EVENT, config_paths=[str(cfg)], budget=budget)
 

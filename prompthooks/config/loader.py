@@ -8,6 +8,7 @@ or the file marks any of its hooks ``failClosed``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -99,13 +100,13 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(str(path),
-                          f"not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise ConfigError(str(path), f"not valid JSON: {where}: {exc.msg}") from None
 
 
 def _extras(model: Any, where: str) -> Iterator[str]:
     """Warnings for keys the lenient models kept but prompthooks does not use."""
-    for key in sorted((model.model_extra or {})):
+    for key in sorted(model.model_extra or {}):
         yield f"{where}: unknown key {key!r} ignored" if where else f"unknown key {key!r} ignored"
 
 
@@ -160,6 +161,7 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
                     timeout=handler.timeout or DEFAULT_TIMEOUT["claude"], label=label,
                     matcher=matcher, match_on=config_event.match_on, command=handler.command,
                     model=handler.model, fail_closed=handler.failClosed,
+                    config_dir=str(path.parent.resolve()),
                 ))
     return out
 
@@ -191,15 +193,15 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
                 loaded.warnings.append(f"{label}: type {handler.type!r} is not supported yet; "
                                        "this hook is ignored")
                 continue
-            matcher = _matcher(lambda p: cursor_matcher(p, whole=whole), handler.matcher, path,
-                               f"hooks.{event_key}[{i}].matcher")
+            make = functools.partial(cursor_matcher, whole=whole)
+            matcher = _matcher(make, handler.matcher, path, f"hooks.{event_key}[{i}].matcher")
             out.append(Hook(
                 source=source, dialect="cursor", config_event=event_key, index=len(out),
                 trigger=config_event.trigger, kind="command",
                 timeout=handler.timeout or DEFAULT_TIMEOUT["cursor"], label=label,
                 matcher=matcher, match_on=config_event.match_on, command=handler.command,
                 model=handler.model, fail_closed=handler.failClosed,
-                loop_limit=handler.loop_limit, cwd=cwd,
+                loop_limit=handler.loop_limit, cwd=cwd, config_dir=str(path.parent.resolve()),
             ))
     return out
 
@@ -248,6 +250,7 @@ def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
             source=source, dialect="cline", config_event=entry.name, index=len(loaded.hooks),
             trigger=config_event.trigger, kind="command", timeout=DEFAULT_TIMEOUT["cline"],
             label=entry.path, executable=os.path.abspath(entry.path),
+            config_dir=str(path.resolve()),
         ))
 
 

@@ -10,6 +10,7 @@ cap is read and thrown away so the hook never blocks on a full pipe.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import selectors
@@ -47,10 +48,12 @@ def working_dir(hook: Hook, event: Event) -> str:
     return next(c for c in candidates if c and os.path.isdir(c))
 
 
-def hook_environment(event: Event) -> dict[str, str]:
+def hook_environment(hook: Hook, event: Event) -> dict[str, str]:
     """Ours and the host's variables on top of the caller's environment."""
     env = dict(os.environ)
     env.update(event.env)
+    if hook.config_dir:
+        env["PROMPTHOOKS_CONFIG_DIR"] = hook.config_dir
     env["PROMPTHOOKS_HOST"] = event.host
     env["PROMPTHOOKS_EVENT"] = event.name
     env["PROMPTHOOKS_HOST_EVENT"] = event.host_event
@@ -63,19 +66,15 @@ def hook_environment(event: Event) -> dict[str, str]:
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM to the group, a grace period, then SIGKILL to whatever is left of it."""
     _signal_group(proc.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(KILL_GRACE)
-    except subprocess.TimeoutExpired:
-        pass
     _signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
 
@@ -147,10 +146,8 @@ def _communicate(proc: subprocess.Popen[bytes], data: bytes, deadline: float) ->
         if pidfd is not None:
             os.close(pidfd)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
     if out.timed_out:
         _kill_group(proc)
     else:
@@ -184,7 +181,7 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
     try:
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=working_dir(hook, event), env=hook_environment(event),
+            cwd=working_dir(hook, event), env=hook_environment(hook, event),
             start_new_session=True,
         )
     except OSError as exc:

@@ -68,7 +68,7 @@ def _decode(stdout: bytes) -> str:
 def _load_object(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ReplyError(f"reply is not valid JSON ({exc.msg}): {excerpt(text)!r}") from None
     if not isinstance(value, dict):
         raise ReplyError(f"reply is JSON but not an object: {excerpt(text)!r}")
