@@ -108,7 +108,7 @@ def test_cline_prompt() -> None:
     (b'{"foo": 1}', "cannot tell which host"),
     (json.dumps(claude_event("Bogus")).encode(), "unknown Claude Code event 'Bogus'"),
     (json.dumps(cursor_event("bogusEvent")).encode(), "unknown Cursor event"),
-    (json.dumps(cline_event("Bogus")).encode(), "unknown Cline hook"),
+    (json.dumps(cline_event("Bogus")).encode(), "unknown Cline event"),
 ])
 def test_bad_input_is_one_clear_error(data: bytes, message: str) -> None:
     with pytest.raises(InputError, match=message):

@@ -126,83 +126,83 @@ def _matcher(make: Any, pattern: str | None, path: Path, where: str) -> Matcher:
         raise ConfigError(str(path), str(exc), where) from None
 
 
-def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
-                  loaded: Loaded) -> list[Hook]:
+def _validate(model: Any, data: Mapping[str, Any], path: Path) -> Any:
     from pydantic import ValidationError
 
-    from .schema import ClaudeFile
-
     try:
-        model = ClaudeFile.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise _validation_error(path, exc) from None
+
+
+def _hook(handler: Any, *, label: str, loaded: Loaded, **fields: Any) -> Hook | None:
+    """The Hook for one handler of a JSON config, or None (with a warning) if we cannot run it."""
+    loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
+    if handler.type != "command":
+        loaded.warnings.append(f"{label}: type {handler.type!r} is not supported yet; "
+                               "this hook is ignored")
+        return None
+    dialect = fields["dialect"]
+    return Hook(kind="command", label=label, command=handler.command, model=handler.model,
+                fail_closed=handler.failClosed,
+                timeout=handler.timeout or DEFAULT_TIMEOUT[dialect], **fields)
+
+
+def _unknown_event(path: Path, key: str, title: str, loaded: Loaded) -> None:
+    loaded.warnings.append(f"{path}: hooks.{key}: unknown {title} event; its hooks are ignored")
+
+
+def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
+                  loaded: Loaded) -> list[Hook]:
+    from .schema import ClaudeFile
+
+    model = _validate(ClaudeFile, data, path)
     out: list[Hook] = []
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     for event_key, groups in model.hooks.items():
         config_event = claude.CONFIG_EVENTS.get(event_key)
         if config_event is None:
-            loaded.warnings.append(f"{path}: hooks.{event_key}: unknown Claude Code event; "
-                                   "its hooks are ignored")
+            _unknown_event(path, event_key, claude.TITLE, loaded)
             continue
         for gi, group in enumerate(groups):
             where = f"hooks.{event_key}[{gi}]"
             loaded.warnings += [f"{path}: {w}" for w in _extras(group, where)]
             matcher = _matcher(claude_matcher, group.matcher, path, f"{where}.matcher")
             for hi, handler in enumerate(group.hooks):
-                label = f"{path}: {where}.hooks[{hi}]"
-                loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
-                if handler.type != "command":
-                    loaded.warnings.append(f"{label}: type {handler.type!r} is not supported "
-                                           "yet; this hook is ignored")
-                    continue
-                out.append(Hook(
-                    source=source, dialect="claude", config_event=event_key, index=len(out),
-                    trigger=config_event.trigger, kind="command",
-                    timeout=handler.timeout or DEFAULT_TIMEOUT["claude"], label=label,
-                    matcher=matcher, match_on=config_event.match_on, command=handler.command,
-                    model=handler.model, fail_closed=handler.failClosed,
-                    config_dir=str(path.parent.resolve()),
-                ))
+                hook = _hook(handler, label=f"{path}: {where}.hooks[{hi}]", loaded=loaded,
+                             source=source, dialect="claude", config_event=event_key,
+                             index=len(out), trigger=config_event.trigger, matcher=matcher,
+                             match_on=config_event.match_on,
+                             config_dir=str(path.parent.resolve()))
+                if hook:
+                    out.append(hook)
     return out
 
 
 def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
                   project_dir: str) -> list[Hook]:
-    from pydantic import ValidationError
-
     from .schema import CursorFile
 
-    try:
-        model = CursorFile.model_validate(data)
-    except ValidationError as exc:
-        raise _validation_error(path, exc) from None
+    model = _validate(CursorFile, data, path)
     out: list[Hook] = []
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     cwd = _working_dir("cursor", path, project_dir)
     for event_key, handlers in model.hooks.items():
         config_event = cursor.CONFIG_EVENTS.get(event_key)
         if config_event is None:
-            loaded.warnings.append(f"{path}: hooks.{event_key}: unknown Cursor event; "
-                                   "its hooks are ignored")
+            _unknown_event(path, event_key, cursor.TITLE, loaded)
             continue
-        whole = config_event.match_on == "cursor_tool"
+        make = functools.partial(cursor_matcher, whole=config_event.match_on == "cursor_tool")
         for i, handler in enumerate(handlers):
-            label = f"{path}: hooks.{event_key}[{i}]"
-            loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
-            if handler.type != "command":
-                loaded.warnings.append(f"{label}: type {handler.type!r} is not supported yet; "
-                                       "this hook is ignored")
-                continue
-            make = functools.partial(cursor_matcher, whole=whole)
-            matcher = _matcher(make, handler.matcher, path, f"hooks.{event_key}[{i}].matcher")
-            out.append(Hook(
-                source=source, dialect="cursor", config_event=event_key, index=len(out),
-                trigger=config_event.trigger, kind="command",
-                timeout=handler.timeout or DEFAULT_TIMEOUT["cursor"], label=label,
-                matcher=matcher, match_on=config_event.match_on, command=handler.command,
-                model=handler.model, fail_closed=handler.failClosed,
-                loop_limit=handler.loop_limit, cwd=cwd, config_dir=str(path.parent.resolve()),
-            ))
+            where = f"hooks.{event_key}[{i}]"
+            hook = _hook(handler, label=f"{path}: {where}", loaded=loaded, source=source,
+                         dialect="cursor", config_event=event_key, index=len(out),
+                         trigger=config_event.trigger,
+                         matcher=_matcher(make, handler.matcher, path, f"{where}.matcher"),
+                         match_on=config_event.match_on, loop_limit=handler.loop_limit,
+                         cwd=cwd, config_dir=str(path.parent.resolve()))
+            if hook:
+                out.append(hook)
     return out
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import InputError
 from ..hook import MatchOn, Trigger
 
 if TYPE_CHECKING:
@@ -35,6 +36,17 @@ def text(raw: Mapping[str, Any], key: str) -> str | None:
     """A string field, or None when missing or of another type."""
     value = raw.get(key)
     return value if isinstance(value, str) else None
+
+
+def host_event(raw: Mapping[str, Any], key: str, given: str | None, title: str,
+               known: Mapping[str, str]) -> str:
+    """The event name given on the command line, else the input's own; it must be known."""
+    name = given or text(raw, key)
+    if not name:
+        raise InputError(f"the {title} event has no {key}; name it: prompthooks run EVENT")
+    if name not in known:
+        raise InputError(f"unknown {title} event {name!r}")
+    return name
 
 
 def first_root(raw: Mapping[str, Any], key: str) -> str | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InputError
 from ..events import Event
 from ..hook import Trigger
 from ..merge import Decision
+from . import _common
 from ._common import ConfigEvent, Reply, dumps, project_dir, shell_command, text
 
 NAME = "claude"
@@ -51,12 +51,7 @@ def looks_like(raw: Mapping[str, Any]) -> bool:
 
 def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
           environ: Mapping[str, str]) -> Event:
-    host_event = event_name or text(raw, "hook_event_name")
-    if not host_event:
-        raise InputError("the Claude Code event has no hook_event_name; "
-                         "name it: prompthooks run EVENT")
-    if host_event not in HOST_EVENTS:
-        raise InputError(f"unknown Claude Code event {host_event!r}")
+    host_event = _common.host_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
     tool_name = text(raw, "tool_name")
     tool_input = raw.get("tool_input")
     subject_field = _SUBJECT_FIELD[host_event]

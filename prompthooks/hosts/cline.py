@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InputError
 from ..events import Event, tool_from_cline
 from ..hook import Trigger
 from ..merge import Decision
+from . import _common
 from ._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_command, text
 
 NAME = "cline"
@@ -43,11 +43,7 @@ def _data_key(hook_name: str) -> str:
 
 def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
           environ: Mapping[str, str]) -> Event:
-    host_event = event_name or text(raw, "hookName")
-    if not host_event:
-        raise InputError("the Cline event has no hookName; name it: prompthooks run EVENT")
-    if host_event not in HOST_EVENTS:
-        raise InputError(f"unknown Cline hook {host_event!r}")
+    host_event = _common.host_event(raw, "hookName", event_name, TITLE, HOST_EVENTS)
     data = raw.get(_data_key(host_event))
     data = data if isinstance(data, Mapping) else {}
     host_tool = text(data, "toolName")

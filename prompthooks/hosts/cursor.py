@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InputError
 from ..events import Event, tool_from_cursor
 from ..hook import Trigger
 from ..merge import Decision
+from . import _common
 from ._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_command, text
 
 NAME = "cursor"
@@ -85,11 +85,7 @@ def _tool(host_event: str, raw: Mapping[str, Any]) -> tuple[str | None, str | No
 
 def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
           environ: Mapping[str, str]) -> Event:
-    host_event = event_name or text(raw, "hook_event_name")
-    if not host_event:
-        raise InputError("the Cursor event has no hook_event_name; name it: prompthooks run EVENT")
-    if host_event not in HOST_EVENTS:
-        raise InputError(f"unknown Cursor event {host_event!r}")
+    host_event = _common.host_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
     tool, host_tool, tool_input, tool_response = _tool(host_event, raw)
     loop_count = raw.get("loop_count")
     if not isinstance(loop_count, int) or isinstance(loop_count, bool):
