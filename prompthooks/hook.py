@@ -24,6 +24,16 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptSettings:
+    """A config file's defaults for its prompt hooks (its ``prompthooks`` block)."""
+
+    model: str | None = None
+    api_base: str | None = None
+    api_key_env: str | None = None  # the name of the variable holding the key, never the key
+    max_event_chars: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Trigger:
     """The canonical event a config key stands for, narrowed to some tools or a subject."""
 
@@ -58,8 +68,11 @@ class Hook:
     match_on: MatchOn = "none"
     command: str | None = None  # a shell command string (Claude Code, Cursor)
     executable: str | None = None  # a file run through its shebang (Cline)
-    prompt: str | None = None
+    prompt: str | None = None  # inline template text
+    prompt_file: str | None = None  # a shipped template's name or a path
     model: str | None = None
+    prompt_settings: PromptSettings | None = None
+    max_event_chars: int | None = None
     fail_closed: bool = False
     loop_limit: int | None = None
     cwd: str | None = None  # a fixed working directory; None = the dialect's rule per event
@@ -70,13 +83,17 @@ class Hook:
         """Handlers equal under this key run once, however many sources list them."""
         # A command naming its own config folder is a different script in each folder.
         folder = self.config_dir if "PROMPTHOOKS_CONFIG_DIR" in (self.command or "") else None
-        return (self.kind, self.command, self.executable, self.prompt, self.model,
-                self.dialect, self.cwd, folder)
+        return (self.kind, self.command, self.executable, self.prompt, self.prompt_file,
+                self.model, self.dialect, self.cwd, folder)
 
     @property
     def name(self) -> str:
-        """A short human name: the command, the executable or the start of the prompt."""
-        text = self.command or self.executable or self.prompt or "?"
+        """A short human name: the command, the executable or the prompt's file.
+
+        An inline prompt is never quoted: its text is policy, not something for the agent."""
+        if self.kind == "prompt":
+            return f"prompt {self.prompt_file}" if self.prompt_file else "inline prompt"
+        text = self.command or self.executable or "?"
         text = " ".join(text.split())
         return text if len(text) <= 60 else text[:57] + "..."
 

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from .fake_model import FakeModel, serve
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory,
@@ -13,6 +15,19 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory,
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    for var in ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "PROMPTHOOKS_DEBUG"):
+    for var in ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "PROMPTHOOKS_DEBUG",
+                "PROMPTHOOKS_MODEL", "PROMPTHOOKS_API_BASE", "PROMPTHOOKS_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     yield home
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModel]:
+    """A scripted OpenAI-compatible server; prompt hooks are pointed at it by environment."""
+    server = serve()
+    state = next(server)
+    monkeypatch.setenv("PROMPTHOOKS_API_BASE", state.url)
+    monkeypatch.setenv("PROMPTHOOKS_API_KEY", "test-key-not-a-secret")
+    monkeypatch.setenv("PROMPTHOOKS_MODEL", "test-model")
+    yield state
+    next(server, None)

@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..hook import Dialect, Hook, Source
+from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
 from ..matchers import Matcher, claude_matcher, cursor_matcher
+from ..templates import TemplateError, parse_front_matter, resolve_prompt_file
 
 # Per-hook timeouts when the handler gives none (seconds), by dialect: Claude Code's command
 # default, and Cline's; Cursor documents none, so it gets Cline's.
 DEFAULT_TIMEOUT: dict[str, float] = {"claude": 600.0, "cursor": 30.0, "cline": 30.0}
+PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
 CONFIG_FILE = "hooks.json"
 HOOKS_DIR = "hooks"
 
@@ -135,17 +137,38 @@ def _validate(model: Any, data: Mapping[str, Any], path: Path) -> Any:
         raise _validation_error(path, exc) from None
 
 
-def _hook(handler: Any, *, label: str, loaded: Loaded, **fields: Any) -> Hook | None:
+def _settings(model: Any) -> PromptSettings | None:
+    block = model.prompthooks
+    if block is None:
+        return None
+    return PromptSettings(block.model, block.api_base, block.api_key_env, block.max_event_chars)
+
+
+def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str) -> None:
+    if name:
+        try:
+            resolve_prompt_file(name, config_dir)
+        except TemplateError as exc:
+            raise ConfigError(str(path), str(exc), f"{where}.prompt_file") from None
+
+
+def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
+          **fields: Any) -> Hook | None:
     """The Hook for one handler of a JSON config, or None (with a warning) if we cannot run it."""
     loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
+    if handler.type == "prompt":
+        _check_prompt_file(handler.prompt_file, fields["config_dir"], path, where)
+        return Hook(kind="prompt", label=label, prompt=handler.prompt,
+                    prompt_file=handler.prompt_file, model=handler.model,
+                    fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
+                    timeout=handler.timeout or PROMPT_TIMEOUT, **fields)
     if handler.type != "command":
-        loaded.warnings.append(f"{label}: type {handler.type!r} is not supported yet; "
+        loaded.warnings.append(f"{label}: type {handler.type!r} is not supported; "
                                "this hook is ignored")
         return None
-    dialect = fields["dialect"]
-    return Hook(kind="command", label=label, command=handler.command, model=handler.model,
+    return Hook(kind="command", label=label, command=handler.command,
                 fail_closed=handler.failClosed,
-                timeout=handler.timeout or DEFAULT_TIMEOUT[dialect], **fields)
+                timeout=handler.timeout or DEFAULT_TIMEOUT[fields["dialect"]], **fields)
 
 
 def _unknown_event(path: Path, key: str, title: str, loaded: Loaded) -> None:
@@ -157,6 +180,7 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
     from .schema import ClaudeFile
 
     model = _validate(ClaudeFile, data, path)
+    settings = _settings(model)
     out: list[Hook] = []
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     for event_key, groups in model.hooks.items():
@@ -169,10 +193,11 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
             loaded.warnings += [f"{path}: {w}" for w in _extras(group, where)]
             matcher = _matcher(claude_matcher, group.matcher, path, f"{where}.matcher")
             for hi, handler in enumerate(group.hooks):
-                hook = _hook(handler, label=f"{path}: {where}.hooks[{hi}]", loaded=loaded,
+                hook = _hook(handler, label=f"{path}: {where}.hooks[{hi}]",
+                             where=f"{where}.hooks[{hi}]", path=path, loaded=loaded,
                              source=source, dialect="claude", config_event=event_key,
                              index=len(out), trigger=config_event.trigger, matcher=matcher,
-                             match_on=config_event.match_on,
+                             match_on=config_event.match_on, prompt_settings=settings,
                              config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)
@@ -184,6 +209,7 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
     from .schema import CursorFile
 
     model = _validate(CursorFile, data, path)
+    settings = _settings(model)
     out: list[Hook] = []
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     cwd = _working_dir("cursor", path, project_dir)
@@ -195,12 +221,13 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
         make = functools.partial(cursor_matcher, whole=config_event.match_on == "cursor_tool")
         for i, handler in enumerate(handlers):
             where = f"hooks.{event_key}[{i}]"
-            hook = _hook(handler, label=f"{path}: {where}", loaded=loaded, source=source,
-                         dialect="cursor", config_event=event_key, index=len(out),
-                         trigger=config_event.trigger,
+            hook = _hook(handler, label=f"{path}: {where}", where=where, path=path,
+                         loaded=loaded, source=source, dialect="cursor",
+                         config_event=event_key, index=len(out), trigger=config_event.trigger,
                          matcher=_matcher(make, handler.matcher, path, f"{where}.matcher"),
                          match_on=config_event.match_on, loop_limit=handler.loop_limit,
-                         cwd=cwd, config_dir=str(path.parent.resolve()))
+                         prompt_settings=settings, cwd=cwd,
+                         config_dir=str(path.parent.resolve()))
             if hook:
                 out.append(hook)
     return out
@@ -234,8 +261,32 @@ def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded) -> N
     loaded.hooks += hooks
 
 
+def _cline_prompt_hook(entry: os.DirEntry[str], folder: Path, source: Source,
+                       index: int) -> Hook:
+    """``<Hook>.md`` in a Cline-style folder: a prompt hook; its front matter may set
+    ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
+    path = Path(entry.path)
+    try:
+        meta, body = parse_front_matter(path.read_text(encoding="utf-8"))
+        timeout = float(meta.get("timeout", PROMPT_TIMEOUT))
+        chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), f"cannot read: {exc}") from None
+    except ValueError as exc:
+        raise ConfigError(str(path), f"bad front matter value: {exc}") from None
+    if not body.strip():
+        raise ConfigError(str(path), "the prompt is empty")
+    config_event = cline.CONFIG_EVENTS[path.stem]
+    return Hook(source=source, dialect="cline", config_event=path.stem, index=index,
+                trigger=config_event.trigger, kind="prompt", timeout=timeout, label=entry.path,
+                prompt=body, model=meta.get("model") or None,
+                fail_closed=str(meta.get("failClosed", "")).lower() == "true",
+                max_event_chars=chars, config_dir=str(folder.resolve()))
+
+
 def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
-    """A Cline-style folder: each file named after a Cline hook is a hook of that event."""
+    """A Cline-style folder: each file named after a Cline hook is a hook of that event, and
+    ``<Hook>.md`` a prompt hook of that event."""
     try:
         entries = sorted(os.scandir(path), key=lambda e: e.name)
     except OSError as exc:
@@ -243,8 +294,17 @@ def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
         loaded.failures.append(LoadFailure(source, message, source.name == "managed"))
         return
     for entry in entries:
+        if entry.is_dir():
+            continue
+        if entry.name.endswith(".md") and entry.name[:-3] in cline.CONFIG_EVENTS:
+            try:
+                loaded.hooks.append(_cline_prompt_hook(entry, path, source, len(loaded.hooks)))
+            except ConfigError as exc:
+                loaded.failures.append(LoadFailure(source, exc.message,
+                                                   source.name == "managed"))
+            continue
         config_event = cline.CONFIG_EVENTS.get(entry.name)
-        if config_event is None or entry.is_dir():
+        if config_event is None:
             continue
         loaded.hooks.append(Hook(
             source=source, dialect="cline", config_event=entry.name, index=len(loaded.hooks),

@@ -19,18 +19,39 @@ class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
 
+Chars = Annotated[int, Field(gt=0, strict=True)]
+
+
+class PromptHooksBlock(BaseModel):
+    """Our own top-level ``"prompthooks"`` block: defaults for the file's prompt hooks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: StrictStr | None = None
+    api_base: StrictStr | None = None
+    api_key_env: StrictStr | None = None
+    max_event_chars: Chars | None = None
+
+
 class _Handler(_Lenient):
     type: HandlerType = "command"
     command: StrictStr | None = None
     prompt: StrictStr | None = None
+    prompt_file: StrictStr | None = None  # ours: a shipped template's name or a path
     model: StrictStr | None = None
     timeout: Seconds | None = None
     failClosed: StrictBool = False
+    max_event_chars: Chars | None = None  # ours: the event JSON's budget in the prompt
 
     @model_validator(mode="after")
     def _needs_its_field(self) -> _Handler:
         if self.type == "command" and not (self.command and self.command.strip()):
             raise ValueError("a command hook needs a non-empty 'command'")
+        if self.type == "prompt":
+            if not (self.prompt and self.prompt.strip()) and not self.prompt_file:
+                raise ValueError("a prompt hook needs 'prompt' or 'prompt_file'")
+            if self.prompt and self.prompt_file:
+                raise ValueError("give either 'prompt' or 'prompt_file', not both")
         return self
 
 
@@ -45,6 +66,7 @@ class ClaudeMatcherGroup(_Lenient):
 
 class ClaudeFile(_Lenient):
     hooks: dict[str, list[ClaudeMatcherGroup]] = Field(default_factory=dict)
+    prompthooks: PromptHooksBlock | None = None
 
 
 class CursorHandler(_Handler):
@@ -55,3 +77,4 @@ class CursorHandler(_Handler):
 class CursorFile(_Lenient):
     version: Annotated[int, Field(strict=True)] = 1
     hooks: dict[str, list[CursorHandler]] = Field(default_factory=dict)
+    prompthooks: PromptHooksBlock | None = None

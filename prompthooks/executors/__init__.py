@@ -15,6 +15,10 @@ class Executor(Protocol):
 
 def executor_for(hook: Hook) -> Executor:
     """The executor of a hook's kind, imported only when a hook of that kind runs."""
+    if hook.kind == "prompt":
+        from .prompt import run as run_prompt
+
+        return run_prompt
     from .command import run
 
     return run

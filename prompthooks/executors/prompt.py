@@ -1,0 +1,83 @@
+"""The prompt executor: render the policy with the event, ask a fast model, read its verdict.
+
+The verdict goes through the same failure policy and merge as a command hook's reply: a model
+that cannot be reached, answers too late or answers no verdict is a hook error (fail-open
+unless the hook is fail-closed). The reason given to the agent is only ever the model's reason.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..events import Event
+from ..hook import Hook
+from ..model.call import ModelError, ModelRequest, ModelTimeout, complete
+from ..model.settings import endpoint_for
+from ..result import HookResult
+from ..templates import (
+    DEFAULT_MAX_EVENT_CHARS,
+    TemplateError,
+    event_json,
+    fence,
+    load_template_file,
+    new_nonce,
+    render,
+    resolve_prompt_file,
+)
+from ..verdicts import Verdict, VerdictError, parse_verdict
+from .evaluator import system_message
+
+STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+
+
+def template_text(hook: Hook) -> str:
+    if hook.prompt_file:
+        return load_template_file(resolve_prompt_file(hook.prompt_file, hook.config_dir)).text
+    return hook.prompt or ""
+
+
+def build_request(hook: Hook, event: Event) -> ModelRequest:
+    """The exact request a prompt hook sends for an event (also used by dry runs)."""
+    settings = hook.prompt_settings
+    budget = (hook.max_event_chars or (settings.max_event_chars if settings else None)
+              or DEFAULT_MAX_EVENT_CHARS)
+    raw_text = event.raw_bytes.decode("utf-8", "replace")
+    arguments, _ = event_json(event.raw, raw_text, budget)
+    nonce = new_nonce(arguments)
+    user = render(template_text(hook), fence(arguments, nonce))
+    messages = ({"role": "system", "content": system_message(event, nonce)},
+                {"role": "user", "content": user})
+    return ModelRequest(endpoint=endpoint_for(hook), messages=messages)
+
+
+def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float) -> HookResult:
+    """A verdict as a hook result; on a stop event ``impossible`` lets the agent stop."""
+    permission = verdict.permission
+    if event.name in STOP_EVENTS and verdict.impossible:
+        permission = None
+    reason = verdict.reason or ("Blocked by a prompthooks policy." if permission else None)
+    return HookResult(hook=hook, permission=permission, reason=reason,
+                      system_message=verdict.system_message, halt=verdict.halt,
+                      stop_reason=verdict.stop_reason, duration=duration)
+
+
+def run(hook: Hook, event: Event, deadline: float) -> HookResult:
+    """Evaluate one prompt hook; never raises for the model's or the template's faults."""
+    start = time.monotonic()
+    if event.name in STOP_EVENTS and event.loop_count is None and event.stop_hook_active:
+        # A stop hook already kept the agent going once; blocking again could loop forever.
+        return HookResult(hook=hook, duration=0.0)
+    try:
+        request = build_request(hook, event)
+        reply = complete(request, deadline)
+        verdict = parse_verdict(reply.text)
+    except ModelTimeout as exc:
+        return HookResult(hook=hook, status="timeout", error=str(exc),
+                          duration=time.monotonic() - start)
+    except (ModelError, TemplateError, VerdictError) as exc:
+        return HookResult(hook=hook, status="error", error=str(exc),
+                          duration=time.monotonic() - start)
+    return verdict_result(hook, event, verdict, time.monotonic() - start)
+
+
+__all__ = ["build_request", "run", "template_text"]

@@ -1,0 +1,43 @@
+"""Which model and endpoint a prompt hook uses.
+
+Model: the handler's ``model`` > ``PROMPTHOOKS_MODEL`` > the config's ``prompthooks.model`` >
+:data:`DEFAULT_MODEL`. Endpoint: ``PROMPTHOOKS_API_BASE`` > the config's ``api_base``. Key:
+``PROMPTHOOKS_API_KEY`` > the variable the config's ``api_key_env`` names > the provider's own
+variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..hook import Hook
+
+# A fast hosted model, as Claude Code uses Haiku for its prompt hooks (needs ANTHROPIC_API_KEY).
+DEFAULT_MODEL = "claude-haiku-4-5"
+MAX_TOKENS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where and how to call the model. ``api_key`` is never logged or stored."""
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = None
+
+    def __repr__(self) -> str:
+        key = "set" if self.api_key else "unset"
+        return f"Endpoint(model={self.model!r}, api_base={self.api_base!r}, api_key={key})"
+
+
+def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None) -> Endpoint:
+    env = os.environ if environ is None else environ
+    settings = hook.prompt_settings
+    model = (hook.model or env.get("PROMPTHOOKS_MODEL")
+             or (settings.model if settings else None) or DEFAULT_MODEL)
+    api_base = env.get("PROMPTHOOKS_API_BASE") or (settings.api_base if settings else None)
+    key_var = settings.api_key_env if settings else None
+    api_key = env.get("PROMPTHOOKS_API_KEY") or (env.get(key_var) if key_var else None)
+    return Endpoint(model, api_base or None, api_key or None)

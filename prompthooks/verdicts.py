@@ -1,0 +1,104 @@
+"""The model's verdict: pydantic models of both reply schemas and a forgiving extractor.
+
+Accepted: ``{"ok": bool, "reason"?: str, "impossible"?: bool}`` and the older
+``{"decision": "approve"|"block"|"allow"|"deny"|"ask", "reason", "systemMessage", "continue",
+"stopReason"}``. Markdown fences are stripped and the first JSON object that fits either
+schema is taken out of any surrounding prose; anything else is a :class:`VerdictError` that
+says what the model actually returned.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+
+from .result import Permission
+
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.S)
+_SAMPLE = 300
+
+
+class VerdictError(ValueError):
+    """The model's reply holds no verdict."""
+
+
+class OkReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    ok: StrictBool
+    reason: str | None = None
+    impossible: StrictBool = False
+
+
+class DecisionReply(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    decision: Literal["approve", "block", "allow", "deny", "ask"]
+    reason: str | None = None
+    systemMessage: str | None = None
+    continue_: StrictBool | None = Field(default=None, alias="continue")
+    stopReason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the model decided, in the terms of a hook result."""
+
+    permission: Permission | None
+    reason: str | None = None
+    impossible: bool = False
+    system_message: str | None = None
+    halt: bool = False
+    stop_reason: str | None = None
+
+
+def _verdict(obj: dict[str, object]) -> Verdict | None:
+    try:
+        if "ok" in obj:
+            ok = OkReply.model_validate(obj)
+            return Verdict(None if ok.ok else "deny", ok.reason or None, ok.impossible)
+        old = DecisionReply.model_validate(obj)
+    except ValidationError:
+        return None
+    permission: Permission | None = {"block": "deny", "deny": "deny", "ask": "ask"}.get(
+        old.decision)  # type: ignore[assignment]
+    return Verdict(permission, old.reason or None, False, old.systemMessage,
+                   old.continue_ is False, old.stopReason)
+
+
+def _objects(text: str) -> list[dict[str, object]]:
+    """Every JSON object that starts at a ``{`` in ``text``, in order."""
+    decoder = json.JSONDecoder()
+    found = []
+    pos = text.find("{")
+    while pos >= 0:
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except ValueError:
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        pos = text.find("{", end)
+    return found
+
+
+def sample(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _SAMPLE else flat[:_SAMPLE] + "..."
+
+
+def parse_verdict(text: str) -> Verdict:
+    """The verdict in a model's reply text; raises VerdictError if there is none."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for candidate in candidates:
+        for obj in _objects(candidate):
+            verdict = _verdict(obj)
+            if verdict is not None:
+                return verdict
+    shown = sample(text) if text.strip() else "(an empty reply)"
+    raise VerdictError(f"the model's reply is not a verdict: {shown!r}")

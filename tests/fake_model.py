@@ -1,0 +1,128 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1, scripted per test.
+
+litellm talks to it over HTTP, so the real client code runs. Each request takes the next
+scripted answer (the last one repeats); every request is recorded with its JSON body.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Answer:
+    """One scripted answer: a chat reply ``content``, or a raw ``status``/``body``."""
+
+    content: str | None = None
+    status: int = 200
+    body: str | None = None
+    delay: float = 0.0
+    content_type: str = "application/json"
+
+
+def verdict(ok: bool, reason: str | None = None, **extra: Any) -> Answer:
+    data: dict[str, Any] = {"ok": ok, **extra}
+    if reason is not None:
+        data["reason"] = reason
+    return Answer(json.dumps(data))
+
+
+def error(status: int, message: str = "scripted error") -> Answer:
+    return Answer(status=status, body=json.dumps({"error": {"message": message,
+                                                            "type": "test", "code": status}}))
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def user(self) -> str:
+        return str(next(m["content"] for m in self.body["messages"] if m["role"] == "user"))
+
+    @property
+    def system(self) -> str:
+        return str(next(m["content"] for m in self.body["messages"] if m["role"] == "system"))
+
+
+@dataclass
+class FakeModel:
+    """The server's state: what it will answer and what it was asked."""
+
+    answers: list[Answer] = field(default_factory=lambda: [verdict(True)])
+    requests: list[Recorded] = field(default_factory=list)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+
+    def script(self, *answers: Answer) -> None:
+        with self.lock:
+            self.answers = list(answers)
+
+    def _next(self) -> Answer:
+        with self.lock:
+            return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+def _handler(state: FakeModel) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = {"unparsed": raw.decode("utf-8", "replace")}
+            with state.lock:
+                state.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+            answer = state._next()
+            if answer.delay:
+                state.stopping.wait(answer.delay)
+            if answer.body is not None:
+                payload = answer.body.encode()
+            else:
+                payload = json.dumps({
+                    "id": "chatcmpl-test", "object": "chat.completion",
+                    "created": int(time.time()), "model": body.get("model", "test-model"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": answer.content}}],
+                    "usage": {"prompt_tokens": 120, "completion_tokens": 12,
+                              "total_tokens": 132},
+                }).encode()
+            try:
+                self.send_response(answer.status)
+                self.send_header("Content-Type", answer.content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a deadline test)
+
+    return Handler
+
+
+def serve() -> Iterator[FakeModel]:
+    """Run a fake model server for the duration of a ``with``/fixture."""
+    state = FakeModel()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        state.stopping.set()
+        server.shutdown()
+        server.server_close()
