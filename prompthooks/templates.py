@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 PLACEHOLDER = re.compile(r"\\\$|\$ARGUMENTS")
-# The shipped library: <repo>/prompts in a source or editable install, or
-# prompthooks/prompts when installed from a wheel.
+# The shipped library: prompthooks/prompts when installed from a wheel, or <repo>/prompts in a
+# source or editable install.
 _PACKAGE = Path(__file__).resolve().parent
-LIBRARY_DIRS = (_PACKAGE.parent / "prompts", _PACKAGE / "prompts")
+LIBRARY_DIRS = (_PACKAGE / "prompts", _PACKAGE.parent / "prompts")
 DEFAULT_MAX_EVENT_CHARS = 20_000
 _MARK = "...[prompthooks: {} more characters cut]"
 
