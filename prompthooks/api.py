@@ -19,10 +19,11 @@ from typing import Any
 
 from . import hosts
 from .config import discovery
-from .config.loader import Loaded, load_sources
+from .config.loader import Loaded, load_file, load_sources
 from .engine import decide
 from .errors import InputError
 from .events import Event
+from .hook import Source
 from .hosts import Host, Reply
 from .merge import Decision
 
@@ -109,6 +110,17 @@ def load_config(paths: Sequence[str] | None = None, project_dir: str | None = No
     sources = (discovery.explicit(paths) if paths
                else discovery.discover(project, env, managed_dir))
     return Config(load_sources(sources, project))
+
+
+def config_from_data(data: Mapping[str, Any], path: str,
+                     project_dir: str | None = None) -> Config:
+    """A config from an object already in memory (Claude Code or Cursor style); ``path`` is
+    where it came from, for messages and for relative ``prompt_file`` names."""
+    loaded = Loaded()
+    source = Source("inline", path, 0)
+    loaded.sources.append(source)
+    load_file(Path(path), source, project_dir or os.getcwd(), loaded, dict(data))
+    return Config(loaded)
 
 
 def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,

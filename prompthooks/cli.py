@@ -36,6 +36,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--budget", type=float, metavar="SECONDS",
                      help="answer within this many seconds (default: per host, see README)")
     run.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
+    tape = run.add_mutually_exclusive_group()
+    tape.add_argument("--record", metavar="CASSETTE",
+                      help="ask the model and record its replies into CASSETTE")
+    tape.add_argument("--replay", metavar="CASSETTE",
+                      help="answer prompt hooks from CASSETTE, never from the network")
+
+    test = commands.add_parser("test", help="run policy test cases offline (YAML case files)")
+    test.add_argument("paths", nargs="+", metavar="PATH", help="case files or folders")
+    refresh = test.add_mutually_exclusive_group()
+    refresh.add_argument("--record", action="store_true",
+                         help="ask the model and refresh the recorded replies")
+    refresh.add_argument("--rerecord", action="store_true",
+                         help="ask the model again and report drifted verdicts; write nothing")
     return parser
 
 
@@ -43,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     try:
         args = build_parser().parse_args(argv)
+        if args.command == "test":
+            from .commands import test
+
+            return test.main(args)
         from .commands import run
 
         return run.main(args)

@@ -36,6 +36,10 @@ class HookResult:
     updated_tool_output: Any = None  # Cursor updated_mcp_tool_output
     error: str | None = None
     duration: float = 0.0
+    model: str | None = None  # prompt hooks: the model asked, and what it cost
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    replayed: bool = False  # the model's reply came from a cassette
 
     @property
     def failed(self) -> bool:

@@ -73,8 +73,17 @@ def _bad_input(exc: InputError, data: bytes, args: argparse.Namespace) -> int:
     return reply.exit_code
 
 
+def _use_cassette(args: argparse.Namespace) -> None:
+    if args.record or args.replay:
+        from ..recording.cassette import Cassette, activate
+
+        path = Path(args.record or args.replay)
+        activate(Cassette(path, "record" if args.record else "replay"))
+
+
 def main(args: argparse.Namespace) -> int:
     data = sys.stdin.buffer.read()
+    _use_cassette(args)
     try:
         outcome = dispatch(
             data, host=args.host, event_name=args.event, config_paths=args.config or None,

@@ -242,11 +242,15 @@ def _validation_error(path: Path, exc: Any) -> ConfigError:
     return ConfigError(str(path), message, json_path(first["loc"]) or "(top level)")
 
 
-def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:
-    """Add the hooks of one JSON config file to ``loaded`` (or a failure if it is broken)."""
-    data: Any = None
+def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
+              data: Any = None) -> None:
+    """Add the hooks of one JSON config file to ``loaded`` (or a failure if it is broken).
+
+    ``data`` is the file's content when it was read already (a config inlined in a test
+    case file); ``path`` then names where it came from."""
     try:
-        data = _read_json(path)
+        if data is None:
+            data = _read_json(path)
         if not isinstance(data, dict):
             raise ConfigError(str(path), "the top level must be a JSON object")
         dialect = detect_dialect(data)

@@ -11,8 +11,9 @@ import time
 
 from ..events import Event
 from ..hook import Hook
-from ..model.call import ModelError, ModelRequest, ModelTimeout, complete
+from ..model.call import ModelError, ModelReply, ModelRequest, ModelTimeout
 from ..model.settings import endpoint_for
+from ..recording.cassette import complete
 from ..result import HookResult
 from ..templates import (
     DEFAULT_MAX_EVENT_CHARS,
@@ -47,10 +48,11 @@ def build_request(hook: Hook, event: Event) -> ModelRequest:
     user = render(template_text(hook), fence(arguments, nonce))
     messages = ({"role": "system", "content": system_message(event, nonce)},
                 {"role": "user", "content": user})
-    return ModelRequest(endpoint=endpoint_for(hook), messages=messages)
+    return ModelRequest(endpoint=endpoint_for(hook), messages=messages, nonce=nonce)
 
 
-def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float) -> HookResult:
+def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
+                   reply: ModelReply | None = None) -> HookResult:
     """A verdict as a hook result; on a stop event ``impossible`` lets the agent stop."""
     permission = verdict.permission
     if event.name in STOP_EVENTS and verdict.impossible:
@@ -58,7 +60,11 @@ def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float) 
     reason = verdict.reason or ("Blocked by a prompthooks policy." if permission else None)
     return HookResult(hook=hook, permission=permission, reason=reason,
                       system_message=verdict.system_message, halt=verdict.halt,
-                      stop_reason=verdict.stop_reason, duration=duration)
+                      stop_reason=verdict.stop_reason, duration=duration,
+                      model=reply.model if reply else None,
+                      input_tokens=reply.input_tokens if reply else None,
+                      output_tokens=reply.output_tokens if reply else None,
+                      replayed=reply.replayed if reply else False)
 
 
 def run(hook: Hook, event: Event, deadline: float) -> HookResult:
@@ -69,7 +75,7 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
         return HookResult(hook=hook, duration=0.0)
     try:
         request = build_request(hook, event)
-        reply = complete(request, deadline)
+        reply = complete(request, deadline, hook)
         verdict = parse_verdict(reply.text)
     except ModelTimeout as exc:
         return HookResult(hook=hook, status="timeout", error=str(exc),
@@ -77,7 +83,7 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
     except (ModelError, TemplateError, VerdictError) as exc:
         return HookResult(hook=hook, status="error", error=str(exc),
                           duration=time.monotonic() - start)
-    return verdict_result(hook, event, verdict, time.monotonic() - start)
+    return verdict_result(hook, event, verdict, time.monotonic() - start, reply)
 
 
 __all__ = ["build_request", "run", "template_text"]

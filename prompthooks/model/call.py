@@ -31,6 +31,7 @@ class ModelRequest:
 
     endpoint: Endpoint
     messages: tuple[Mapping[str, str], ...]
+    nonce: str = ""  # the fence boundary in the messages: random, so never part of a key
     temperature: float = 0.0
     max_tokens: int = MAX_TOKENS
     json_mode: bool = True
@@ -43,6 +44,7 @@ class ModelReply:
     attempts: int = 1
     input_tokens: int | None = None
     output_tokens: int | None = None
+    replayed: bool = False  # read from a cassette, not asked
 
 
 class ModelError(Exception):

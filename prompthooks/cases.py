@@ -1,0 +1,188 @@
+"""Policy test cases: YAML files of events and the decisions expected for them, run through
+the real engine with a cassette (replay by default, so no key and no network).
+
+A case file::
+
+    cassette: destructive-shell.cassette.yaml   # default: <file>.cassette.yaml beside it
+    config: ../config/hooks.json               # a path, a list of paths, or an inline config
+    cases:
+      - name: deleting the home directory is blocked
+        host: claude                           # optional: detected from the event
+        event: {...}                           # the host's raw input
+        expect: {decision: deny, reason_contains: home}
+
+``decision`` is ``deny`` (or ``block``), ``ask``, or ``allow``, which means "not blocked and
+not asked": no hook objected.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .api import Config, Outcome, config_from_data, dispatch, load_config
+from .errors import ConfigError, PromptHooksError
+from .recording.cassette import Cassette, Drift, Mode, activate
+from .verdicts import VerdictError, parse_verdict
+
+Expected = Literal["allow", "deny", "block", "ask"]
+
+
+class Expect(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Expected
+    reason_contains: str | None = None
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    host: Literal["claude", "cursor", "cline"] | None = None
+    event_name: str | None = None
+    event: dict[str, Any]
+    expect: Expect
+
+
+class CaseFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cassette: str | None = None
+    config: str | list[str] | dict[str, Any] | None = None
+    budget: float = Field(default=60.0, gt=0)
+    cases: list[Case]
+
+
+@dataclass
+class CaseResult:
+    file: Path
+    case: Case
+    passed: bool
+    decision: str
+    seconds: float
+    detail: str = ""
+    outcome: Outcome | None = None
+
+
+@dataclass
+class FileRun:
+    results: list[CaseResult] = field(default_factory=list)
+    drift: list[Drift] = field(default_factory=list)
+
+
+def read_case_file(path: Path) -> CaseFile:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(str(path), f"cannot read: {' '.join(str(exc).split())[:200]}") from None
+    try:
+        return CaseFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(str(path), first["msg"], where or "(top level)") from None
+
+
+def case_files(paths: Sequence[str]) -> list[Path]:
+    """The YAML case files named, or found in the folders named (``*.cassette.yaml`` aside)."""
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.y*ml")
+                            if p.suffix in (".yaml", ".yml") and ".cassette." not in p.name)
+        elif path.exists():
+            found.append(path)
+        else:
+            raise PromptHooksError(f"{name}: no such file or folder")
+    return found
+
+
+def cassette_path(path: Path, spec: CaseFile) -> Path:
+    if spec.cassette:
+        return (path.parent / spec.cassette).resolve()
+    return path.with_name(f"{path.stem}.cassette.yaml")
+
+
+def config_for(path: Path, spec: CaseFile) -> Config:
+    if isinstance(spec.config, dict):
+        return config_from_data(spec.config, str(path), str(path.parent))
+    names = [spec.config] if isinstance(spec.config, str) else (spec.config or [])
+    if not names:
+        raise ConfigError(str(path), "a case file needs a 'config' (a path or inline hooks)")
+    return load_config([str((path.parent / n).resolve()) for n in names], str(path.parent))
+
+
+@contextmanager
+def using(cassette: Cassette) -> Iterator[Cassette]:
+    activate(cassette)
+    try:
+        yield cassette
+    finally:
+        activate(None)
+
+
+def judge(case: Case, outcome: Outcome) -> tuple[bool, str, str]:
+    """(passed, the decision seen, why it failed)."""
+    permission = outcome.decision.permission
+    seen = permission if permission in ("deny", "ask") else "allow"
+    expected = "deny" if case.expect.decision == "block" else case.expect.decision
+    if seen != expected:
+        why = f"expected {expected}, got {seen}"
+        if outcome.problems:
+            why += f" ({outcome.problems[0]})"
+        return False, seen, why
+    wanted = case.expect.reason_contains
+    reason = outcome.decision.reason or ""
+    if wanted and wanted.lower() not in reason.lower():
+        return False, seen, f"reason {reason!r} does not contain {wanted!r}"
+    return True, seen, ""
+
+
+def run_case(path: Path, case: Case, config: Config, budget: float) -> CaseResult:
+    start = time.monotonic()
+    try:
+        outcome = dispatch(case.event, host=case.host, event_name=case.event_name,
+                           config=config, budget=budget)
+    except PromptHooksError as exc:
+        return CaseResult(path, case, False, "error", time.monotonic() - start, str(exc))
+    passed, seen, why = judge(case, outcome)
+    return CaseResult(path, case, passed, seen, time.monotonic() - start, why, outcome)
+
+
+def run_file(path: Path, mode: Mode = "replay") -> FileRun:
+    """Run every case of one file with its cassette in ``mode``."""
+    spec = read_case_file(path)
+    config = config_for(path, spec)
+    if config.errors:
+        raise PromptHooksError(config.errors[0])
+    run = FileRun()
+    with using(Cassette(cassette_path(path, spec), mode)) as cassette:
+        for case in spec.cases:
+            run.results.append(run_case(path, case, config, spec.budget))
+        run.drift = list(cassette.drift)
+    return run
+
+
+def verdict_change(drift: Drift) -> str:
+    """How a re-recorded verdict differs, in words."""
+    def summary(text: str) -> str:
+        try:
+            verdict = parse_verdict(text)
+        except VerdictError:
+            return "no verdict"
+        return verdict.permission or "ok"
+
+    before, after = summary(drift.recorded), summary(drift.now)
+    if before == after:
+        return f"same verdict ({after}), different wording"
+    return f"verdict changed: {before} -> {after}"

@@ -1,0 +1,1 @@
+"""Recording and replaying model replies (cassettes)."""

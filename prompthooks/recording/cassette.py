@@ -1,0 +1,210 @@
+"""Cassettes: model replies recorded at our own model-call boundary and replayed offline.
+
+An entry is keyed by a hash of what decides the reply (model, messages, response format,
+temperature, max_tokens), with the per-call fence nonce replaced by a fixed token so the key is
+stable. Nothing volatile (endpoint, key, time) is part of it, and no header or key is ever
+written. The file is YAML, one entry per call, sorted by key, with the rendered prompt next to
+the reply for reviewers. Writes take an exclusive lock on ``PATH.lock`` and replace the file
+atomically, so many hook processes can record into one cassette at once.
+
+Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
+key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
+new), ``rerecord`` (call the model, compare with the recording, write nothing).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..hook import Hook
+from ..model.call import ModelError, ModelReply, ModelRequest
+from ..model.call import complete as call_model
+
+Mode = Literal["replay", "record", "auto", "rerecord"]
+MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
+NONCE_TOKEN = "NONCE"
+HEADER = ("# prompthooks cassette: recorded model replies, one entry per model call.\n"
+          "# Review each prompt with its reply. Re-record with --record.\n")
+
+
+class CassetteError(ModelError):
+    """A cassette that cannot be read, or a replay with no recorded reply."""
+
+
+def request_key(request: ModelRequest) -> str:
+    """A stable hash of what decides the model's reply."""
+    data = {
+        "model": request.endpoint.model,
+        "messages": [{"role": m["role"], "content": _normalize(m["content"], request.nonce)}
+                     for m in request.messages],
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "response_format": "json_object" if request.json_mode else None,
+    }
+    blob = json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def _normalize(text: str, nonce: str) -> str:
+    return text.replace(nonce, NONCE_TOKEN) if nonce else text
+
+
+def _dumper() -> Any:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: Any, value: str) -> Any:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return Dumper
+
+
+@dataclass
+class Drift:
+    """A verdict that changed when the model was asked again (``rerecord``)."""
+
+    hook: str
+    key: str
+    recorded: str
+    now: str
+
+
+@dataclass
+class Cassette:
+    path: Path
+    mode: Mode = "replay"
+    drift: list[Drift] = field(default_factory=list)
+    _entries: dict[str, dict[str, Any]] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        if not self.path.exists():
+            return {}
+        import yaml
+
+        try:
+            data = yaml.safe_load(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise CassetteError(f"cassette {self.path} cannot be read: "
+                                f"{' '.join(str(exc).split())[:200]}") from None
+        entries = data.get("entries") if isinstance(data, dict) else None
+        if data is not None and not isinstance(entries, list):
+            raise CassetteError(f"cassette {self.path} is not a cassette (no 'entries' list)")
+        out = {}
+        for entry in entries or []:
+            if not (isinstance(entry, dict) and isinstance(entry.get("key"), str)
+                    and isinstance(entry.get("reply"), str)):
+                raise CassetteError(f"cassette {self.path} has an entry without key or reply")
+            out[entry["key"]] = entry
+        return out
+
+    def entries(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if self._entries is None:
+                self._entries = self._read()
+            return self._entries
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(f"{self.path}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def write(self, entry: Mapping[str, Any]) -> None:
+        """Add or replace one entry: re-read under the lock, then replace the file atomically."""
+        import yaml
+
+        with self._lock, self._locked():
+            entries = self._read()
+            entries[entry["key"]] = dict(entry)
+            body = yaml.dump({"version": 1, "entries": [entries[k] for k in sorted(entries)]},
+                             Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write(HEADER + body)
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            self._entries = entries
+
+    def complete(self, request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
+        key = request_key(request)
+        recorded = None if self.mode == "record" else self.entries().get(key)
+        if recorded is not None and self.mode in ("replay", "auto"):
+            return ModelReply(text=recorded["reply"], model=str(recorded.get("model", "")),
+                              input_tokens=recorded.get("input_tokens"),
+                              output_tokens=recorded.get("output_tokens"), replayed=True)
+        if self.mode == "replay":
+            raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
+                                f"cassette {self.path} (key {key}); record it with --record")
+        reply = call_model(request, deadline)
+        if self.mode == "rerecord":
+            if recorded is not None and recorded["reply"] != reply.text:
+                self.drift.append(Drift(hook.name, key, recorded["reply"], reply.text))
+            return reply
+        user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
+        self.write({
+            "key": key, "hook": hook.name, "model": request.endpoint.model,
+            "prompt": _normalize(user, request.nonce), "reply": reply.text,
+            "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+            "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        })
+        return reply
+
+
+_active: Cassette | None = None
+_from_env: dict[tuple[str, str], Cassette] = {}
+
+
+def activate(cassette: Cassette | None) -> None:
+    """Use ``cassette`` for every model call of this process (None: back to the environment)."""
+    global _active
+    _active = cassette
+
+
+def current() -> Cassette | None:
+    """The cassette in use: the activated one, else PROMPTHOOKS_CASSETTE and _MODE."""
+    if _active is not None:
+        return _active
+    path = os.environ.get("PROMPTHOOKS_CASSETTE")
+    if not path:
+        return None
+    mode = os.environ.get("PROMPTHOOKS_CASSETTE_MODE") or "replay"
+    if mode not in MODES:
+        raise CassetteError(f"PROMPTHOOKS_CASSETTE_MODE must be one of {', '.join(MODES)}, "
+                            f"not {mode!r}")
+    cassette = _from_env.get((path, mode))
+    if cassette is None:
+        cassette = _from_env[(path, mode)] = Cassette(Path(path), mode)
+    return cassette
+
+
+def complete(request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
+    """The model-call boundary every prompt hook goes through: a cassette, or the model."""
+    cassette = current()
+    if cassette is None:
+        return call_model(request, deadline)
+    return cassette.complete(request, deadline, hook)
