@@ -7,6 +7,8 @@ import pytest
 
 from .fake_model import FakeModel, serve
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory,
