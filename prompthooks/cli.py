@@ -49,6 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
                          help="ask the model and refresh the recorded replies")
     refresh.add_argument("--rerecord", action="store_true",
                          help="ask the model again and report drifted verdicts; write nothing")
+
+    ev = commands.add_parser("eval", help="measure hooks on a labeled dataset (JSON Lines)")
+    ev.add_argument("dataset", metavar="DATASET")
+    ev.add_argument("--config", action="append", metavar="PATH", default=[],
+                    help="config file or folder (repeatable; default: discovery)")
+    ev.add_argument("--model", action="append", metavar="MODEL",
+                    help="run every prompt hook on MODEL; repeat to compare models")
+    ev.add_argument("--concurrency", type=int, default=4, metavar="N")
+    ev.add_argument("--budget", type=float, default=60.0, metavar="SECONDS")
+    ev.add_argument("--json", action="store_true", help="print the report as JSON")
+    tape = ev.add_mutually_exclusive_group()
+    tape.add_argument("--replay", metavar="CASSETTE", help="answer from CASSETTE only")
+    tape.add_argument("--record", metavar="CASSETTE",
+                      help="replay what CASSETTE has, record what it lacks")
     return parser
 
 
@@ -56,13 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     try:
         args = build_parser().parse_args(argv)
-        if args.command == "test":
-            from .commands import test
+        from importlib import import_module
 
-            return test.main(args)
-        from .commands import run
-
-        return run.main(args)
+        command = import_module(f".commands.{args.command}", __package__)
+        return int(command.main(args))
     except PromptHooksError as exc:
         if debug:
             raise

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -58,6 +58,8 @@ class FakeModel:
     """The server's state: what it will answer and what it was asked."""
 
     answers: list[Answer] = field(default_factory=lambda: [verdict(True)])
+    # When set, answers each request from its JSON body instead of the script.
+    responder: Callable[[dict[str, Any]], Answer] | None = None
     requests: list[Recorded] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -86,7 +88,7 @@ def _handler(state: FakeModel) -> type[BaseHTTPRequestHandler]:
                 body = {"unparsed": raw.decode("utf-8", "replace")}
             with state.lock:
                 state.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-            answer = state._next()
+            answer = state.responder(body) if state.responder else state._next()
             if answer.delay:
                 state.stopping.wait(answer.delay)
             if answer.body is not None:

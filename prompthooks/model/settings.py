@@ -9,7 +9,8 @@ variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads its
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..hook import Hook
@@ -32,10 +33,24 @@ class Endpoint:
         return f"Endpoint(model={self.model!r}, api_base={self.api_base!r}, api_key={key})"
 
 
+_override: str | None = None
+
+
+@contextmanager
+def override_model(model: str | None) -> Iterator[None]:
+    """Every prompt hook uses ``model`` for a while (``prompthooks eval --model``)."""
+    global _override
+    before, _override = _override, model
+    try:
+        yield
+    finally:
+        _override = before
+
+
 def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None) -> Endpoint:
     env = os.environ if environ is None else environ
     settings = hook.prompt_settings
-    model = (hook.model or env.get("PROMPTHOOKS_MODEL")
+    model = (_override or hook.model or env.get("PROMPTHOOKS_MODEL")
              or (settings.model if settings else None) or DEFAULT_MODEL)
     api_base = env.get("PROMPTHOOKS_API_BASE") or (settings.api_base if settings else None)
     key_var = settings.api_key_env if settings else None

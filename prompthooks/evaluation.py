@@ -1,0 +1,240 @@
+"""``prompthooks eval``: run a labeled dataset through the hooks and measure them.
+
+A dataset is JSON Lines, one row per event: ``{"event": {...}, "expected": "deny"}`` with
+optional ``"host"`` and ``"id"``. ``expected`` is ``deny``/``block``/``ask`` (the hooks should
+stop it: a positive) or ``allow`` (a negative); a decision of ``ask`` counts as stopping it.
+Rows run with bounded concurrency; the report gives the confusion matrix, precision, recall,
+false-positive rate, latency p50/p95, tokens and cost, overall, per hook and per model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .api import Config, dispatch
+from .errors import PromptHooksError
+from .merge import apply_failure_policy
+from .model.settings import override_model
+from .result import HookResult
+
+POSITIVE = frozenset({"deny", "block", "ask"})
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    event: dict[str, Any]
+    expected: bool  # True: the hooks should stop this event
+    host: str | None = None
+
+
+@dataclass
+class Counts:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    errors: int = 0
+    latencies: list[float] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+
+    def add(self, expected: bool, predicted: bool) -> None:
+        if expected and predicted:
+            self.tp += 1
+        elif predicted:
+            self.fp += 1
+        elif expected:
+            self.fn += 1
+        else:
+            self.tn += 1
+
+    def summary(self) -> dict[str, Any]:
+        def ratio(a: int, b: int) -> float | None:
+            return round(a / b, 4) if b else None
+
+        return {
+            "confusion": {"tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn},
+            "precision": ratio(self.tp, self.tp + self.fp),
+            "recall": ratio(self.tp, self.tp + self.fn),
+            "false_positive_rate": ratio(self.fp, self.fp + self.tn),
+            "accuracy": ratio(self.tp + self.tn, self.tp + self.fp + self.fn + self.tn),
+            "errors": self.errors,
+            "latency_p50": percentile(self.latencies, 50),
+            "latency_p95": percentile(self.latencies, 95),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": None if self.cost is None else round(self.cost, 6),
+        }
+
+
+def percentile(values: Sequence[float], pct: float) -> float | None:
+    """Nearest-rank percentile, in seconds rounded to the millisecond."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return round(ordered[rank - 1], 3)
+
+
+def read_dataset(path: Path) -> list[Row]:
+    rows = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PromptHooksError(f"{path}: cannot read: {exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            expected = str(data["expected"]).lower()
+            if expected not in POSITIVE | {"allow"} or not isinstance(data["event"], dict):
+                raise ValueError(f"expected must be deny, block, ask or allow, not {expected!r}")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise PromptHooksError(f"{path}: line {number}: a row needs an 'event' object and "
+                                   f"an 'expected' label ({exc})") from None
+        rows.append(Row(str(data.get("id", number)), data["event"], expected in POSITIVE,
+                        data.get("host")))
+    if not rows:
+        raise PromptHooksError(f"{path}: no rows")
+    return rows
+
+
+def _cost(model: str | None, tokens_in: int | None, tokens_out: int | None) -> float | None:
+    if not model or tokens_in is None or tokens_out is None:
+        return None
+    try:
+        from .model.call import _import_litellm
+
+        prompt, completion = _import_litellm().cost_per_token(
+            model=model, prompt_tokens=tokens_in, completion_tokens=tokens_out)
+        return float(prompt) + float(completion)
+    except Exception:
+        return None  # a model litellm's cost map does not know
+
+
+def _account(counts: Counts, result: HookResult, expected: bool) -> None:
+    effective = apply_failure_policy(result)
+    counts.add(expected, effective.permission in POSITIVE)
+    counts.errors += result.failed
+    counts.latencies.append(result.duration)
+    counts.input_tokens += result.input_tokens or 0
+    counts.output_tokens += result.output_tokens or 0
+    cost = _cost(result.model, result.input_tokens, result.output_tokens)
+    if cost is not None:
+        counts.cost = (counts.cost or 0.0) + cost
+
+
+@dataclass
+class Report:
+    model: str | None
+    overall: Counts = field(default_factory=Counts)
+    hooks: dict[str, Counts] = field(default_factory=dict)
+    models: dict[str, Counts] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "overall": self.overall.summary(),
+                "hooks": {k: v.summary() for k, v in sorted(self.hooks.items())},
+                "models": {k: v.summary() for k, v in sorted(self.models.items())},
+                "rows": self.rows}
+
+
+def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
+             concurrency: int = 4, budget: float = 60.0,
+             progress: Callable[[int, int], None] | None = None) -> Report:
+    """Run every row (with every prompt hook forced to ``model`` if given) and count."""
+    report = Report(model)
+    lock = threading.Lock()
+    done = 0
+
+    def one(row: Row) -> None:
+        nonlocal done
+        try:
+            outcome = dispatch(row.event, host=row.host, config=config, budget=budget)
+        except PromptHooksError as exc:
+            with lock:
+                report.overall.errors += 1
+                report.rows.append({"id": row.id, "error": str(exc)})
+                done += 1
+            return
+        decision = outcome.decision
+        with lock:
+            report.overall.add(row.expected, decision.permission in POSITIVE)
+            report.overall.latencies.append(max((r.duration for r in decision.results),
+                                                default=0.0))
+            for result in decision.results:
+                _account(report.hooks.setdefault(result.hook.name, Counts()), result,
+                         row.expected)
+                if result.model:
+                    _account(report.models.setdefault(result.model, Counts()), result,
+                             row.expected)
+                report.overall.errors += result.failed
+                report.overall.input_tokens += result.input_tokens or 0
+                report.overall.output_tokens += result.output_tokens or 0
+            report.rows.append({"id": row.id, "expected": "stop" if row.expected else "allow",
+                                "decision": decision.permission or "none",
+                                "problems": list(outcome.problems)})
+            done += 1
+            if progress:
+                progress(done, len(rows))
+
+    with override_model(model), ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        list(pool.map(one, rows))
+    costs = [c.cost for c in report.models.values() if c.cost is not None]
+    report.overall.cost = sum(costs) if costs else None
+    report.rows.sort(key=lambda r: str(r["id"]))
+    return report
+
+
+def progress_bar(done: int, total: int) -> None:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return
+    width = 30
+    filled = width * done // total
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def table(reports: Iterable[Report]) -> str:
+    """The human report: one block per model run, overall then per hook and per model."""
+    out = []
+    header = (f"{'':34} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>4} {'prec':>6} {'recall':>6} "
+              f"{'fpr':>6} {'p50 s':>7} {'p95 s':>7} {'tokens':>9} {'cost $':>9} {'err':>4}")
+
+    def line(name: str, counts: Counts) -> str:
+        s = counts.summary()
+        c = s["confusion"]
+
+        def num(value: float | None, digits: int = 3) -> str:
+            return "-" if value is None else f"{value:.{digits}f}"
+
+        tokens = s["input_tokens"] + s["output_tokens"]
+        name = name if len(name) <= 34 else name[:31] + "..."
+        return (f"{name:34} {c['tp']:>4} {c['fp']:>4} {c['fn']:>4} {c['tn']:>4} "
+                f"{num(s['precision']):>6} {num(s['recall']):>6} "
+                f"{num(s['false_positive_rate']):>6} {num(s['latency_p50']):>7} "
+                f"{num(s['latency_p95']):>7} {tokens:>9} {num(s['cost_usd'], 5):>9} "
+                f"{s['errors']:>4}")
+
+    for report in reports:
+        out.append(f"model: {report.model or '(as configured)'}")
+        out.append(header)
+        out.append(line("overall", report.overall))
+        out += [line(f"hook {name}", counts) for name, counts in sorted(report.hooks.items())]
+        out += [line(f"model {name}", counts) for name, counts in sorted(report.models.items())]
+        out.append("")
+    return "\n".join(out)
