@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     tape.add_argument("--replay", metavar="CASSETTE",
                       help="answer prompt hooks from CASSETTE, never from the network")
 
+    commands.add_parser("demo", help="run example events from every host through the example "
+                        "hooks, offline on recorded model replies")
+
     test = commands.add_parser("test", help="run policy test cases offline (YAML case files)")
     test.add_argument("paths", nargs="+", metavar="PATH", help="case files or folders")
     refresh = test.add_mutually_exclusive_group()

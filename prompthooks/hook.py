@@ -93,7 +93,9 @@ class Hook:
         An inline prompt is never quoted: its text is policy, not something for the agent."""
         if self.kind == "prompt":
             return f"prompt {self.prompt_file}" if self.prompt_file else "inline prompt"
-        text = self.command or self.executable or "?"
+        if self.executable:
+            return "/".join(self.executable.split("/")[-2:])
+        text = self.command or "?"
         text = " ".join(text.split())
         return text if len(text) <= 60 else text[:57] + "..."
 
