@@ -109,7 +109,7 @@ def load_config(paths: Sequence[str] | None = None, project_dir: str | None = No
     project = project_dir or os.getcwd()
     sources = (discovery.explicit(paths) if paths
                else discovery.discover(project, env, managed_dir))
-    return Config(load_sources(sources, project))
+    return Config(load_sources(sources, project, env))
 
 
 def config_from_data(data: Mapping[str, Any], path: str,

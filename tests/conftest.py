@@ -17,6 +17,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory,
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     for var in ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "PROMPTHOOKS_DEBUG",
                 "PROMPTHOOKS_MODEL", "PROMPTHOOKS_API_BASE", "PROMPTHOOKS_API_KEY"):
         monkeypatch.delenv(var, raising=False)

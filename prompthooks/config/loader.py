@@ -12,7 +12,7 @@ import functools
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from ..errors import ConfigError
 from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
 from ..matchers import Matcher, claude_matcher, cursor_matcher
-from ..templates import TemplateError, parse_front_matter, resolve_prompt_file
+from . import cache
 
 # Per-hook timeouts when the handler gives none (seconds), by dialect: Claude Code's command
 # default, and Cline's; Cursor documents none, so it gets Cline's.
@@ -145,6 +145,8 @@ def _settings(model: Any) -> PromptSettings | None:
 
 
 def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str) -> None:
+    from ..templates import TemplateError, resolve_prompt_file
+
     if name:
         try:
             resolve_prompt_file(name, config_dir)
@@ -269,6 +271,8 @@ def _cline_prompt_hook(entry: os.DirEntry[str], folder: Path, source: Source,
                        index: int) -> Hook:
     """``<Hook>.md`` in a Cline-style folder: a prompt hook; its front matter may set
     ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
+    from ..templates import parse_front_matter
+
     path = Path(entry.path)
     try:
         meta, body = parse_front_matter(path.read_text(encoding="utf-8"))
@@ -334,8 +338,40 @@ def load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> N
                                            source.name == "managed"))
 
 
-def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str) -> Loaded:
+def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
+                 environ: Mapping[str, str] | None = None) -> Loaded:
+    """Load every source, from the cache of validated configs when nothing changed."""
+    env = os.environ if environ is None else environ
+    key = cache.fingerprint(sources, project_dir)
+    cached = cache.load(key, env)
+    if cached is not None:
+        try:
+            return _from_cache(cached)
+        except (KeyError, TypeError, ValueError):
+            pass  # a cache from another layout: rebuild it
     loaded = Loaded()
     for source, path in sources:
         load_path(path, source, project_dir, loaded)
+    cache.store(key, _to_cache(loaded), env)
     return loaded
+
+
+def _to_cache(loaded: Loaded) -> dict[str, Any]:
+    return {
+        "hooks": [cache.hook_to_data(h) for h in loaded.hooks],
+        "warnings": loaded.warnings,
+        "failures": [{"source": asdict(f.source), "message": f.message,
+                      "fail_closed": f.fail_closed,
+                      "events": None if f.events is None else sorted(f.events)}
+                     for f in loaded.failures],
+        "sources": [asdict(s) for s in loaded.sources],
+    }
+
+
+def _from_cache(data: Mapping[str, Any]) -> Loaded:
+    failures = [LoadFailure(Source(**f["source"]), f["message"], f["fail_closed"],
+                            None if f["events"] is None else frozenset(f["events"]))
+                for f in data["failures"]]
+    return Loaded(hooks=[cache.hook_from_data(h) for h in data["hooks"]],
+                  warnings=list(data["warnings"]), failures=failures,
+                  sources=[Source(**s) for s in data["sources"]])
