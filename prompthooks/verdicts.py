@@ -1,10 +1,12 @@
-"""The model's verdict: pydantic models of both reply schemas and a forgiving extractor.
+"""The model's verdict and a forgiving extractor.
 
 Accepted: ``{"ok": bool, "reason"?: str, "impossible"?: bool}`` and the older
 ``{"decision": "approve"|"block"|"allow"|"deny"|"ask", "reason", "systemMessage", "continue",
-"stopReason"}``. Markdown fences are stripped and the first JSON object that fits either
-schema is taken out of any surrounding prose; anything else is a :class:`VerdictError` that
-says what the model actually returned.
+"stopReason"}``, validated by the pydantic models of :mod:`.verdict_models` (imported when a
+reply is parsed, so a warm client that receives a parsed verdict never loads pydantic).
+Markdown fences are stripped and the first JSON object that fits either schema is taken out of
+any surrounding prose; anything else is a :class:`VerdictError` that says what the model
+actually returned.
 """
 
 from __future__ import annotations
@@ -12,9 +14,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from .result import Permission
 
@@ -24,24 +23,6 @@ _SAMPLE = 300
 
 class VerdictError(ValueError):
     """The model's reply holds no verdict."""
-
-
-class OkReply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    ok: StrictBool
-    reason: str | None = None
-    impossible: StrictBool = False
-
-
-class DecisionReply(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    decision: Literal["approve", "block", "allow", "deny", "ask"]
-    reason: str | None = None
-    systemMessage: str | None = None
-    continue_: StrictBool | None = Field(default=None, alias="continue")
-    stopReason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +38,10 @@ class Verdict:
 
 
 def _verdict(obj: dict[str, object]) -> Verdict | None:
+    from pydantic import ValidationError
+
+    from .verdict_models import DecisionReply, OkReply
+
     try:
         if "ok" in obj:
             ok = OkReply.model_validate(obj)

@@ -84,6 +84,9 @@ def _use_cassette(args: argparse.Namespace) -> None:
 def main(args: argparse.Namespace) -> int:
     data = sys.stdin.buffer.read()
     _use_cassette(args)
+    from .. import model
+
+    model.autostart = True
     try:
         outcome = dispatch(
             data, host=args.host, event_name=args.event, config_paths=args.config or None,

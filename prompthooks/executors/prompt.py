@@ -11,8 +11,8 @@ import time
 
 from ..events import Event
 from ..hook import Hook
-from ..model.call import ModelError, ModelReply, ModelRequest, ModelTimeout
 from ..model.settings import endpoint_for
+from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout
 from ..recording.cassette import complete
 from ..result import HookResult
 from ..templates import (
@@ -76,7 +76,7 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
     try:
         request = build_request(hook, event)
         reply = complete(request, deadline, hook)
-        verdict = parse_verdict(reply.text)
+        verdict = reply.verdict or parse_verdict(reply.text)
     except ModelTimeout as exc:
         return HookResult(hook=hook, status="timeout", error=str(exc),
                           duration=time.monotonic() - start)

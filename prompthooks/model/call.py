@@ -14,45 +14,16 @@ import logging
 import os
 import re
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from . import loop
-from .settings import MAX_TOKENS, Endpoint
+from .settings import Endpoint
+from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
+
+__all__ = ["ModelError", "ModelReply", "ModelRequest", "ModelTimeout", "complete"]
 
 _KEYLIKE = re.compile(r"\b(sk|pk|rk|key)-[A-Za-z0-9_*\-]{6,}")
 _SETTLE = 1.0  # seconds the caller waits past the deadline for the loop to give up
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
-    """Everything that decides the model's reply."""
-
-    endpoint: Endpoint
-    messages: tuple[Mapping[str, str], ...]
-    nonce: str = ""  # the fence boundary in the messages: random, so never part of a key
-    temperature: float = 0.0
-    max_tokens: int = MAX_TOKENS
-    json_mode: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class ModelReply:
-    text: str
-    model: str
-    attempts: int = 1
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    replayed: bool = False  # read from a cassette, not asked
-
-
-class ModelError(Exception):
-    """The model could not be asked; the message says why, without any key."""
-
-
-class ModelTimeout(ModelError):
-    """No answer before the hook's deadline."""
 
 
 def _import_litellm() -> Any:

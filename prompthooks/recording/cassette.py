@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..hook import Hook
-from ..model.call import ModelError, ModelReply, ModelRequest
-from ..model.call import complete as call_model
+from ..model.types import ModelError, ModelReply, ModelRequest
+from ..model.worker import complete as call_model
 
 Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
