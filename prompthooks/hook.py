@@ -31,6 +31,7 @@ class PromptSettings:
     api_base: str | None = None
     api_key_env: str | None = None  # the name of the variable holding the key, never the key
     max_event_chars: int | None = None
+    verdict_cache_ttl: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class Hook:
     model: str | None = None
     prompt_settings: PromptSettings | None = None
     max_event_chars: int | None = None
+    cache_ttl: float | None = None  # this hook's own verdict cache TTL (seconds)
     fail_closed: bool = False
     loop_limit: int | None = None
     cwd: str | None = None  # a fixed working directory; None = the dialect's rule per event

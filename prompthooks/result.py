@@ -40,6 +40,7 @@ class HookResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     replayed: bool = False  # the model's reply came from a cassette
+    cached: bool = False  # the verdict came from the verdict cache
 
     @property
     def failed(self) -> bool:

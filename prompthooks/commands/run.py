@@ -100,5 +100,9 @@ def main(args: argparse.Namespace) -> int:
             print(f"prompthooks: warning: {warning}", file=sys.stderr)
     for problem in outcome.problems:
         print(f"prompthooks: {problem}", file=sys.stderr)
+    for result in outcome.decision.results:
+        if result.cached:
+            print(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache",
+                  file=sys.stderr)
     _write(outcome.stdout)
     return outcome.exit_code

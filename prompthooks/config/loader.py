@@ -141,7 +141,8 @@ def _settings(model: Any) -> PromptSettings | None:
     block = model.prompthooks
     if block is None:
         return None
-    return PromptSettings(block.model, block.api_base, block.api_key_env, block.max_event_chars)
+    return PromptSettings(block.model, block.api_base, block.api_key_env, block.max_event_chars,
+                          block.verdict_cache_ttl)
 
 
 def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str) -> None:
@@ -163,7 +164,8 @@ def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
         return Hook(kind="prompt", label=label, prompt=handler.prompt,
                     prompt_file=handler.prompt_file, model=handler.model,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
-                    timeout=handler.timeout or PROMPT_TIMEOUT, **fields)
+                    cache_ttl=handler.cache_ttl, timeout=handler.timeout or PROMPT_TIMEOUT,
+                    **fields)
     if handler.type != "command":
         loaded.warnings.append(f"{label}: type {handler.type!r} is not supported; "
                                "this hook is ignored")

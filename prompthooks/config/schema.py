@@ -31,6 +31,7 @@ class PromptHooksBlock(BaseModel):
     api_base: StrictStr | None = None
     api_key_env: StrictStr | None = None
     max_event_chars: Chars | None = None
+    verdict_cache_ttl: Seconds | None = None
 
 
 class _Handler(_Lenient):
@@ -42,6 +43,7 @@ class _Handler(_Lenient):
     timeout: Seconds | None = None
     failClosed: StrictBool = False
     max_event_chars: Chars | None = None  # ours: the event JSON's budget in the prompt
+    cache_ttl: Seconds | None = None  # ours: reuse this hook's verdicts for this long
 
     @model_validator(mode="after")
     def _needs_its_field(self) -> _Handler:

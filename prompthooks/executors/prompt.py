@@ -7,13 +7,16 @@ unless the hook is fail-closed). The reason given to the agent is only ever the 
 
 from __future__ import annotations
 
+import os
 import time
 
+from .. import verdict_cache
 from ..events import Event
 from ..hook import Hook
 from ..model.settings import endpoint_for
 from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout
-from ..recording.cassette import complete
+from ..recording.cassette import complete, request_key
+from ..recording.cassette import current as current_cassette
 from ..result import HookResult
 from ..templates import (
     DEFAULT_MAX_EVENT_CHARS,
@@ -52,7 +55,7 @@ def build_request(hook: Hook, event: Event) -> ModelRequest:
 
 
 def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
-                   reply: ModelReply | None = None) -> HookResult:
+                   reply: ModelReply | None = None, cached: bool = False) -> HookResult:
     """A verdict as a hook result; on a stop event ``impossible`` lets the agent stop."""
     permission = verdict.permission
     if event.name in STOP_EVENTS and verdict.impossible:
@@ -64,7 +67,20 @@ def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
                       model=reply.model if reply else None,
                       input_tokens=reply.input_tokens if reply else None,
                       output_tokens=reply.output_tokens if reply else None,
-                      replayed=reply.replayed if reply else False)
+                      replayed=reply.replayed if reply else False, cached=cached)
+
+
+def cache_ttl(hook: Hook, event: Event) -> float | None:
+    """The verdict cache's TTL for this hook and event: the handler's own, else the file's
+    (never for stop events), and none while a cassette is in use."""
+    if current_cassette() is not None:
+        return None
+    if hook.cache_ttl:
+        return hook.cache_ttl
+    settings = hook.prompt_settings
+    if settings and settings.verdict_cache_ttl and event.name not in STOP_EVENTS:
+        return settings.verdict_cache_ttl
+    return None
 
 
 def run(hook: Hook, event: Event, deadline: float) -> HookResult:
@@ -75,8 +91,15 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
         return HookResult(hook=hook, duration=0.0)
     try:
         request = build_request(hook, event)
+        ttl = cache_ttl(hook, event)
+        key = request_key(request) if ttl else ""
+        hit = verdict_cache.lookup(key, ttl, os.environ) if ttl else None
+        if hit is not None:
+            return verdict_result(hook, event, hit[0], time.monotonic() - start, cached=True)
         reply = complete(request, deadline, hook)
         verdict = reply.verdict or parse_verdict(reply.text)
+        if ttl:
+            verdict_cache.store(key, verdict, os.environ)
     except ModelTimeout as exc:
         return HookResult(hook=hook, status="timeout", error=str(exc),
                           duration=time.monotonic() - start)

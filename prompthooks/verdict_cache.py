@@ -1,0 +1,48 @@
+"""The optional verdict cache: the same model asked the same rendered prompt within a TTL gets
+the same verdict without a call. Off unless a config asks for it (``cache_ttl`` on a handler,
+or ``verdict_cache_ttl`` in the file's ``prompthooks`` block, which leaves Stop and SubagentStop
+hooks out: whether work is done changes even when the words do not). Entries live under the
+user's cache folder, one JSON file per key (the cassette key: model, messages with the nonce
+normalized, parameters)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+
+from .config.cache import cache_dir
+from .verdicts import Verdict
+
+STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+
+
+def _path(key: str, environ: Mapping[str, str]) -> Path:
+    return cache_dir(environ) / "verdicts" / f"{key}.json"
+
+
+def lookup(key: str, ttl: float, environ: Mapping[str, str]) -> tuple[Verdict, float] | None:
+    """The cached verdict and its age in seconds, if one younger than ``ttl`` exists."""
+    try:
+        data = json.loads(_path(key, environ).read_text())
+        age = time.time() - float(data["time"])
+        verdict = Verdict(**data["verdict"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (verdict, age) if 0 <= age < ttl else None
+
+
+def store(key: str, verdict: Verdict, environ: Mapping[str, str]) -> None:
+    folder = _path(key, environ).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".verdict-")
+        with os.fdopen(fd, "w") as out:
+            json.dump({"time": time.time(), "verdict": asdict(verdict)}, out)
+        os.replace(tmp, _path(key, environ))
+    except OSError:
+        pass  # a cache that cannot be written is not used
