@@ -8,6 +8,7 @@ gate must never fail open.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -88,11 +89,13 @@ def main(args: argparse.Namespace) -> int:
 
     model.autostart = True
     try:
-        outcome = dispatch(
-            data, host=args.host, event_name=args.event, config_paths=args.config or None,
-            budget=args.budget,
-            managed_dir=Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR,
-        )
+        # Only the reply may reach stdout: anything a library prints goes to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            outcome = dispatch(
+                data, host=args.host, event_name=args.event, config_paths=args.config or None,
+                budget=args.budget,
+                managed_dir=Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR,
+            )
     except InputError as exc:
         return _bad_input(exc, data, args)
     if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
