@@ -79,8 +79,9 @@ def read_event_bytes(data: bytes) -> tuple[dict[str, Any], bytes]:
         raise InputError("no event on stdin: expected one JSON object")
     try:
         value = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else (
+            "nested too deeply" if isinstance(exc, RecursionError) else str(exc))
         raise InputError(f"the event on stdin is not valid JSON: {detail}") from None
     if not isinstance(value, dict):
         raise InputError(f"the event on stdin must be a JSON object, not {type(value).__name__}")

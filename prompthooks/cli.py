@@ -44,10 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the warm worker for prompt hooks "
                                 "(started on demand by run; by hand for a fixed setup)")
-    serve.add_argument("--idle", type=float,
-                       default=float(os.environ.get("PROMPTHOOKS_WORKER_IDLE") or 600),
-                       metavar="SECONDS",
-                       help="exit after this long without a request (default 600)")
+    serve.add_argument("--idle", type=float, metavar="SECONDS",
+                       help="exit after this long without a request (default 600, or "
+                            "PROMPTHOOKS_WORKER_IDLE)")
 
     commands.add_parser("demo", help="run example events from every host through the example "
                         "hooks, offline on recorded model replies")

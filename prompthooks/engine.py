@@ -13,14 +13,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from .config.loader import LoadFailure
-from .events import Event
+from .events import STOP_EVENTS, Event
 from .executors import executor_for
 from .executors.command import KILL_GRACE
 from .hook import Hook, Trigger
 from .merge import Decision, merge
 from .result import HookResult
 
-_STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 # How long past the run's deadline the engine waits for executors to finish killing.
 _SETTLE = 2 * KILL_GRACE + 0.2
 
@@ -31,7 +30,7 @@ def select(hooks: Iterable[Hook], event: Event) -> list[Hook]:
     for hook in sorted(hooks, key=lambda h: (h.source.priority, h.index)):
         if not hook.applies_to(event):
             continue
-        if (event.name in _STOP_EVENTS and hook.loop_limit is not None
+        if (event.name in STOP_EVENTS and hook.loop_limit is not None
                 and event.loop_count is not None and event.loop_count >= hook.loop_limit):
             continue  # Cursor's per-hook loop_limit: this hook has had its follow-ups
         key = hook.identity()

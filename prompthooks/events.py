@@ -31,11 +31,8 @@ EVENTS = TOOL_EVENTS | frozenset(
         "AfterTabFileEdit",
     }
 )
-# Events whose hooks can stop something (a tool call, a prompt, the agent stopping).
-BLOCKABLE_EVENTS = frozenset(
-    {"PreToolUse", "PermissionRequest", "UserPromptSubmit", "Stop", "SubagentStop",
-     "SubagentStart", "PostToolUse", "PreCompact", "BeforeTabFileRead"}
-)
+# Events where a block means "keep going" (the agent or subagent may not stop yet).
+STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 
 MCP_PREFIX = "mcp__"
 # The server name used when a host does not say which MCP server a tool belongs to (Cursor).
@@ -84,10 +81,6 @@ def tool_to_cursor(name: str) -> str:
     if name.startswith(MCP_PREFIX):
         return "MCP:" + name.split("__", 2)[-1]
     return _TO_CURSOR.get(name, name)
-
-
-def is_shell_tool(name: str | None) -> bool:
-    return name == "Bash"
 
 
 @dataclass(frozen=True, slots=True)

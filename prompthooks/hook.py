@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from .events import MCP_PREFIX, Event, tool_to_cursor
@@ -79,14 +79,16 @@ class Hook:
     loop_limit: int | None = None
     cwd: str | None = None  # a fixed working directory; None = the dialect's rule per event
     config_dir: str | None = None  # the folder of the file that defines the hook
-    extra: tuple[tuple[str, str], ...] = field(default=())  # dialect keys kept for executors
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
-        # A command naming its own config folder is a different script in each folder.
-        folder = self.config_dir if "PROMPTHOOKS_CONFIG_DIR" in (self.command or "") else None
+        # A command naming its own config folder, or a prompt file (which may be relative to
+        # it), is a different hook in each folder; so is a prompt with other settings.
+        folder = (self.config_dir if self.prompt_file
+                  or "PROMPTHOOKS_CONFIG_DIR" in (self.command or "") else None)
         return (self.kind, self.command, self.executable, self.prompt, self.prompt_file,
-                self.model, self.dialect, self.cwd, folder)
+                self.model, self.dialect, self.cwd, folder, self.prompt_settings,
+                self.max_event_chars, self.cache_ttl)
 
     @property
     def name(self) -> str:

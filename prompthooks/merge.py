@@ -13,12 +13,10 @@ Rules (README, "Merge rules"):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from .result import HookResult, Permission
-
-_RANK: dict[Permission | None, int] = {None: 0, "allow": 1, "ask": 2, "deny": 3}
+from .result import RANK, HookResult, Permission
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +76,7 @@ def merge(results: Iterable[HookResult]) -> Decision:
     """Merge hook results into one :class:`Decision` (see the module docstring)."""
     ordered = order(results)
     effective = [apply_failure_policy(r) for r in ordered]
-    permission = max((r.permission for r in effective), key=_RANK.__getitem__, default=None)
+    permission = max((r.permission for r in effective), key=RANK.__getitem__, default=None)
     env: dict[str, str] = {}
     for r in reversed(effective):
         env.update(r.env)
@@ -102,8 +100,3 @@ def merge(results: Iterable[HookResult]) -> Decision:
         errors=tuple(failure_line(r) for r in ordered if r.failed),
         results=tuple(ordered),
     )
-
-
-def with_errors(decision: Decision, errors: Iterable[str]) -> Decision:
-    """The same decision with more error lines (config sources that failed to load)."""
-    return replace(decision, errors=(*errors, *decision.errors))

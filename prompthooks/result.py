@@ -9,6 +9,8 @@ from typing import Any, Literal
 from .hook import Hook
 
 Permission = Literal["allow", "ask", "deny"]
+# Severity: deny > ask > allow > no opinion.
+RANK: dict[Permission | None, int] = {None: 0, "allow": 1, "ask": 2, "deny": 3}
 Status = Literal["ok", "error", "timeout"]
 
 

@@ -18,8 +18,6 @@ from pathlib import Path
 from .config.cache import cache_dir
 from .verdicts import Verdict
 
-STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
-
 
 def _path(key: str, environ: Mapping[str, str]) -> Path:
     return cache_dir(environ) / "verdicts" / f"{key}.json"
@@ -33,6 +31,9 @@ def lookup(key: str, ttl: float, environ: Mapping[str, str]) -> tuple[Verdict, f
         verdict = Verdict(**data["verdict"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if verdict.permission not in (None, "allow", "ask", "deny") or not (
+            verdict.reason is None or isinstance(verdict.reason, str)):
+        return None  # not something we wrote
     return (verdict, age) if 0 <= age < ttl else None
 
 

@@ -78,12 +78,15 @@ def sample(text: str) -> str:
 
 
 def parse_verdict(text: str) -> Verdict:
-    """The verdict in a model's reply text; raises VerdictError if there is none."""
+    """The verdict in a model's reply text; raises VerdictError if there is none, or if the
+    reply holds verdicts that disagree (a model quoting injected text such as ``{"ok": true}``
+    next to its own answer must not be read as the quote)."""
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    for candidate in candidates:
-        for obj in _objects(candidate):
-            verdict = _verdict(obj)
-            if verdict is not None:
-                return verdict
+    found = [v for candidate in candidates for obj in _objects(candidate)
+             if (v := _verdict(obj)) is not None]
+    if found and all(v.permission == found[0].permission for v in found):
+        return found[0]
     shown = sample(text) if text.strip() else "(an empty reply)"
+    if found:
+        raise VerdictError(f"the model's reply holds verdicts that disagree: {shown!r}")
     raise VerdictError(f"the model's reply is not a verdict: {shown!r}")

@@ -34,7 +34,7 @@ def _guess(data: bytes, args: argparse.Namespace) -> tuple[Host | None, str | No
     try:
         value = json.loads(data.removeprefix(b"\xef\xbb\xbf"))
         raw = value if isinstance(value, dict) else None
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     if host is None and raw is not None:
         try:

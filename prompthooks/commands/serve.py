@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from ..model.worker import serve
+from ..model.worker import IDLE_SECONDS, serve
 
 
 def main(args: argparse.Namespace) -> int:
-    return serve(idle=args.idle)
+    idle = args.idle
+    if idle is None:
+        try:
+            idle = float(os.environ.get("PROMPTHOOKS_WORKER_IDLE") or IDLE_SECONDS)
+        except ValueError:
+            idle = IDLE_SECONDS
+    return serve(idle=idle)

@@ -22,7 +22,7 @@ from .. import __version__
 from ..hook import Hook, PromptSettings, Source, Trigger
 from ..matchers import Matcher
 
-_FORMAT = 2
+_FORMAT = 3
 
 
 def cache_dir(environ: Mapping[str, str]) -> Path:
@@ -76,7 +76,6 @@ def hook_from_data(data: Mapping[str, Any]) -> Hook:
     fields["matcher"] = Matcher(matcher["mode"], matcher["pattern"], tuple(matcher["names"]))
     settings = fields.get("prompt_settings")
     fields["prompt_settings"] = PromptSettings(**settings) if settings else None
-    fields["extra"] = tuple(tuple(pair) for pair in fields.get("extra", ()))
     return Hook(**fields)
 
 

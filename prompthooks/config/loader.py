@@ -294,6 +294,16 @@ def _cline_prompt_hook(entry: os.DirEntry[str], folder: Path, source: Source,
                 max_event_chars=chars, config_dir=str(folder.resolve()))
 
 
+def _says_fail_closed(path: Path) -> bool:
+    """Whether a prompt file's front matter says ``failClosed: true``, however broken the
+    rest of it is."""
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace").split("\n---", 2)[0]
+    except OSError:
+        return False
+    return any(line.replace(" ", "").lower() == "failclosed:true" for line in head.splitlines())
+
+
 def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
     """A Cline-style folder: each file named after a Cline hook is a hook of that event, and
     ``<Hook>.md`` a prompt hook of that event."""
@@ -310,8 +320,12 @@ def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
             try:
                 loaded.hooks.append(_cline_prompt_hook(entry, path, source, len(loaded.hooks)))
             except ConfigError as exc:
-                loaded.failures.append(LoadFailure(source, exc.message,
-                                                   source.name == "managed"))
+                # A broken file that says failClosed still blocks its event.
+                event = cline.CONFIG_EVENTS[entry.name[:-3]].trigger.event
+                marked = _says_fail_closed(Path(entry.path))
+                loaded.failures.append(LoadFailure(
+                    source, exc.message, source.name == "managed" or marked,
+                    None if source.name == "managed" else frozenset({event})))
             continue
         config_event = cline.CONFIG_EVENTS.get(entry.name)
         if config_event is None:
@@ -345,7 +359,10 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     """Load every source, from the cache of validated configs when nothing changed."""
     env = os.environ if environ is None else environ
     key = cache.fingerprint(sources, project_dir)
-    cached = cache.load(key, env)
+    # The cache lives in the user's folders, which an agent running as the user can write:
+    # a managed policy is always read from its own files.
+    managed = any(source.name == "managed" for source, _ in sources)
+    cached = None if managed else cache.load(key, env)
     if cached is not None:
         try:
             return _from_cache(cached)
@@ -354,7 +371,8 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     loaded = Loaded()
     for source, path in sources:
         load_path(path, source, project_dir, loaded)
-    cache.store(key, _to_cache(loaded), env)
+    if not managed:
+        cache.store(key, _to_cache(loaded), env)
     return loaded
 
 

@@ -44,8 +44,14 @@ def working_dir(hook: Hook, event: Event) -> str:
     candidates = [hook.cwd]
     if hook.dialect == "claude":
         candidates.append(event.cwd)
-    candidates += [event.project_dir, os.getcwd()]
-    return next(c for c in candidates if c and os.path.isdir(c))
+    candidates += [event.project_dir]
+    found = next((c for c in candidates if c and os.path.isdir(c)), None)
+    if found:
+        return found
+    try:
+        return os.getcwd()
+    except OSError:  # our own working directory was deleted
+        return "/"
 
 
 def hook_environment(hook: Hook, event: Event) -> dict[str, str]:
@@ -114,7 +120,9 @@ def _communicate(proc: subprocess.Popen[bytes], data: bytes, deadline: float) ->
             if exited_at is not None and (not open_pipes or now >= exited_at + DRAIN_AFTER_EXIT):
                 break
             if now >= deadline:
-                out.timed_out = True
+                # A hook that exited in time is not timed out because a child of it holds
+                # the pipes: stop reading, keep its answer, leave the child alone.
+                out.timed_out = exited_at is None
                 break
             wait = deadline - now
             if exited_at is not None:
@@ -178,18 +186,22 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
     """Run one command hook and read its reply; never raises for the hook's own faults."""
     start = time.monotonic()
     argv = [hook.executable] if hook.executable else ["/bin/sh", "-c", hook.command or ""]
+    cwd, env = working_dir(hook, event), hook_environment(hook, event)
     try:
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=working_dir(hook, event), env=hook_environment(hook, event),
-            start_new_session=True,
+            cwd=cwd, env=env, start_new_session=True,
         )
     except OSError as exc:
         what = "is not executable" if isinstance(exc, PermissionError) else (
             "does not exist" if isinstance(exc, FileNotFoundError) else f"cannot run: {exc}")
         return HookResult(hook=hook, status="error", error=f"{argv[0]} {what}",
                           duration=time.monotonic() - start)
-    outcome = _communicate(proc, event.raw_bytes, deadline)
+    try:
+        outcome = _communicate(proc, event.raw_bytes, deadline)
+    except BaseException:
+        _kill_group(proc)  # never leave a hook running behind an unexpected error
+        raise
     duration = time.monotonic() - start
     if outcome.timed_out:
         return HookResult(hook=hook, status="timeout", duration=duration,

@@ -11,7 +11,7 @@ import os
 import time
 
 from .. import verdict_cache
-from ..events import Event
+from ..events import STOP_EVENTS, Event
 from ..hook import Hook
 from ..model.settings import endpoint_for
 from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout
@@ -30,8 +30,6 @@ from ..templates import (
 )
 from ..verdicts import Verdict, VerdictError, parse_verdict
 from .evaluator import system_message
-
-STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 
 
 def template_text(hook: Hook) -> str:

@@ -20,17 +20,15 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
-from ..events import Event
+from ..events import STOP_EVENTS, Event
 from ..hook import Hook
-from ..result import HookResult, Permission
+from ..result import RANK, HookResult, Permission
 
 _DECISIONS: dict[str, Permission | None] = {
     "approve": "allow", "allow": "allow", "block": "deny", "deny": "deny", "ask": "ask",
     "defer": None,
 }
-_RANK: dict[Permission | None, int] = {None: 0, "allow": 1, "ask": 2, "deny": 3}
 _MAX_CANDIDATES = 10_000  # '{' positions tried when looking for Cline's last JSON object
-_STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 
 
 class ReplyError(ValueError):
@@ -147,7 +145,7 @@ def interpret(obj: Mapping[str, Any], hook: Hook, event: Event) -> dict[str, Any
     verdicts.append((_permission(obj.get("permission"), "permission"), agent_message))
     followup = _field(obj, "followup_message", str)
     if followup:
-        if event.name in _STOP_EVENTS:
+        if event.name in STOP_EVENTS:
             verdicts.append(("deny", followup))
         else:
             contexts.append(followup)
@@ -160,7 +158,7 @@ def interpret(obj: Mapping[str, Any], hook: Hook, event: Event) -> dict[str, Any
         verdicts.append(("deny", error_message))
     contexts.append(_field(obj, "contextModification", str) or "")
 
-    permission = max((p for p, _ in verdicts), key=_RANK.__getitem__, default=None)
+    permission = max((p for p, _ in verdicts), key=RANK.__getitem__, default=None)
     reasons = [r for p, r in verdicts if r and p == permission]
     return {
         "permission": permission,

@@ -64,7 +64,8 @@ def shell_command(tool_input: Any) -> str | None:
 
 
 def dumps(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False)
+    # ASCII with \u escapes: a lone surrogate from a hook's reply can never break the output.
+    return json.dumps(obj, ensure_ascii=True)
 
 
 def project_dir(*candidates: str | None) -> str:

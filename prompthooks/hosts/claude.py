@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import EXIT_BLOCK
 from ..events import Event
 from ..hook import Trigger
 from ..merge import Decision
@@ -123,4 +124,4 @@ def render(decision: Decision, event: Event) -> Reply:
 
 def block_reply(message: str) -> Reply:
     """A block when no event could be read: exit 2, the message goes to stderr."""
-    return Reply("", 2)
+    return Reply("", EXIT_BLOCK)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import EXIT_BLOCK
 from ..events import Event, tool_from_cursor
 from ..hook import Trigger
 from ..merge import Decision
@@ -150,8 +151,10 @@ def render(decision: Decision, event: Event) -> Reply:
         if blocked and user:
             out["user_message"] = user
     elif name in ("stop", "subagentStop"):
-        if blocked:
-            out["followup_message"] = agent or "A prompthooks hook asked to keep going."
+        # Only a block keeps the agent going; "stop everything" must not become a follow-up.
+        if decision.blocked and not decision.halt:
+            out["followup_message"] = (decision.reason
+                                       or "A prompthooks hook asked to keep going.")
     elif name in _CONTEXT_EVENTS:
         contexts = list(decision.contexts)
         if blocked and agent:
@@ -172,4 +175,4 @@ def render(decision: Decision, event: Event) -> Reply:
 
 def block_reply(message: str) -> Reply:
     """A block when no event could be read: exit 2 (Cursor's deny), message on stderr."""
-    return Reply("", 2)
+    return Reply("", EXIT_BLOCK)

@@ -22,7 +22,8 @@ from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 __all__ = ["ModelError", "ModelReply", "ModelRequest", "ModelTimeout", "complete"]
 
-_KEYLIKE = re.compile(r"\b(sk|pk|rk|key)-[A-Za-z0-9_*\-]{6,}")
+_KEYLIKE = re.compile(r"\b(sk|pk|rk|key|gsk|xai)[-_][A-Za-z0-9_*\-]{6,}|\bAIza[0-9A-Za-z_\-]{10,}")
+_URL_CREDENTIALS = re.compile(r"(\w+://)[^/\s:@]+:[^/\s@]+@")
 _SETTLE = 1.0  # seconds the caller waits past the deadline for the loop to give up
 
 
@@ -38,9 +39,17 @@ def _import_litellm() -> Any:
     return litellm
 
 
+_SECRET_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+
+
 def _redact(text: str, endpoint: Endpoint) -> str:
-    if endpoint.api_key:
-        text = text.replace(endpoint.api_key, "[redacted]")
+    """Hide the key in use, every key-like variable's value, and URL credentials."""
+    secrets = [endpoint.api_key] + [v for k, v in os.environ.items()
+                                    if any(n in k.upper() for n in _SECRET_NAMES)]
+    for secret in secrets:
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, "[redacted]")
+    text = _URL_CREDENTIALS.sub(r"\1[redacted]@", text)
     return _KEYLIKE.sub("[redacted]", text)
 
 

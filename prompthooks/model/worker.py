@@ -40,8 +40,11 @@ _ENV_PREFIXES = ("PROMPTHOOKS_", "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", 
                  "GOOGLE_", "MISTRAL_", "GROQ_", "OLLAMA_", "AWS_", "VERTEX", "COHERE_",
                  "DEEPSEEK_", "XAI_", "OPENROUTER_", "TOGETHER", "FIREWORKS_", "HTTP_PROXY",
                  "HTTPS_PROXY", "NO_PROXY", "SSL_CERT")
+# Not part of a worker's identity: ours that do not change a model call, and the two that
+# prompthooks itself sets before importing litellm.
 _SKIP = frozenset({"PROMPTHOOKS_CASSETTE", "PROMPTHOOKS_CASSETTE_MODE", "PROMPTHOOKS_DEBUG",
-                   "PROMPTHOOKS_WORKER", "PROMPTHOOKS_WORKER_IDLE"})
+                   "PROMPTHOOKS_WORKER", "PROMPTHOOKS_WORKER_IDLE", "PROMPTHOOKS_NO_CACHE",
+                   "LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_MODE"})
 
 
 def model_environment(environ: Mapping[str, str]) -> dict[str, str]:
