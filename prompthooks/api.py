@@ -51,6 +51,10 @@ class Config:
     def errors(self) -> list[str]:
         return [f.message for f in self.loaded.failures]
 
+    @property
+    def unknown_events(self) -> list[str]:
+        return self.loaded.unknown_events
+
 
 @dataclass(frozen=True)
 class Outcome:

@@ -42,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     tape.add_argument("--replay", metavar="CASSETTE",
                       help="answer prompt hooks from CASSETTE, never from the network")
 
+    validate = commands.add_parser("validate", help="check configs: every problem as "
+                                   "'file: json.path: message'; exit 1 on any error")
+    validate.add_argument("--config", action="append", metavar="PATH", default=[],
+                          help="a config file or folder (repeatable; default: discovery)")
+
     serve = commands.add_parser("serve", help="run the warm worker for prompt hooks "
                                 "(started on demand by run; by hand for a fixed setup)")
     serve.add_argument("--idle", type=float, metavar="SECONDS",

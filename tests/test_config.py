@@ -112,7 +112,7 @@ def test_unknown_keys_and_events_warn_but_load(tmp_path: Path) -> None:
     assert [h.command for h in config.hooks] == ["ok.sh"]
     assert any("unknown key 'permissions'" in w for w in config.warnings)
     assert any("hooks.PreToolUse[0].hooks[0]: unknown key 'shiny'" in w for w in config.warnings)
-    assert any("NotAnEvent: unknown Claude Code event" in w for w in config.warnings)
+    assert any("NotAnEvent: unknown Claude Code event" in e for e in config.unknown_events)
 
 
 def _discovery_tree(tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -45,6 +45,8 @@ class Loaded:
     hooks: list[Hook] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     failures: list[LoadFailure] = field(default_factory=list)
+    # Event keys no host has: their hooks are skipped at run time, an error for `validate`.
+    unknown_events: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
 
 
@@ -176,7 +178,8 @@ def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
 
 
 def _unknown_event(path: Path, key: str, title: str, loaded: Loaded) -> None:
-    loaded.warnings.append(f"{path}: hooks.{key}: unknown {title} event; its hooks are ignored")
+    loaded.unknown_events.append(f"{path}: hooks.{key}: unknown {title} event; "
+                                 "its hooks are ignored")
 
 
 def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
@@ -380,6 +383,7 @@ def _to_cache(loaded: Loaded) -> dict[str, Any]:
     return {
         "hooks": [cache.hook_to_data(h) for h in loaded.hooks],
         "warnings": loaded.warnings,
+        "unknown_events": loaded.unknown_events,
         "failures": [{"source": asdict(f.source), "message": f.message,
                       "fail_closed": f.fail_closed,
                       "events": None if f.events is None else sorted(f.events)}
@@ -394,4 +398,5 @@ def _from_cache(data: Mapping[str, Any]) -> Loaded:
                 for f in data["failures"]]
     return Loaded(hooks=[cache.hook_from_data(h) for h in data["hooks"]],
                   warnings=list(data["warnings"]), failures=failures,
+                  unknown_events=list(data["unknown_events"]),
                   sources=[Source(**s) for s in data["sources"]])
