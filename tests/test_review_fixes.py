@@ -128,3 +128,26 @@ def test_cursor_block_reply_exit_code(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "prompthooks", "run", "--config", str(cfg),
                            "--host", "cursor"], input=b"", capture_output=True, timeout=60)
     assert proc.returncode == 2
+
+
+def test_cursor_events_without_ask_get_deny(tmp_path: Path) -> None:
+    cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command":
+                        """cat >/dev/null; echo '{"permission": "ask", "user_message": "check"}'"""})
+    read = reply(run_cli(cursor_event("beforeReadFile", file_path="/p/x", content=""),
+                         "--config", str(cfg)))
+    assert read["permission"] == "deny"
+    shell = reply(run_cli(cursor_event("beforeShellExecution", command="ls"), "--config",
+                          str(cfg)))
+    assert shell["permission"] == "ask"
+
+
+def test_no_cache_setting_turns_the_config_cache_off(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROMPTHOOKS_NO_CACHE", "1")
+    cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command": "x"})
+    load_config([str(cfg)])
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "prompthooks"
+    assert not list(cache.glob("config-*.json"))
+    monkeypatch.delenv("PROMPTHOOKS_NO_CACHE")
+    load_config([str(cfg)])
+    assert len(list(cache.glob("config-*.json"))) == 1
