@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,11 @@ class Outcome:
     decision: Decision
     reply: Reply
     config: Config
-    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """One line per hook (or config source) that failed."""
+        return self.decision.errors
 
     @property
     def stdout(self) -> str:
@@ -146,7 +150,7 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     reply = module.render(decision, event)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
         reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report
-    return Outcome(event, decision, reply, config, tuple(decision.errors))
+    return Outcome(event, decision, reply, config)
 
 
 def _says_nothing(decision: Decision) -> bool:

@@ -18,8 +18,7 @@ not asked": no hook objected.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -27,8 +26,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .api import Config, Outcome, config_from_data, dispatch, load_config
-from .errors import ConfigError, PromptHooksError
-from .recording.cassette import Cassette, Drift, Mode, activate
+from .errors import ConfigError, PromptHooksError, excerpt
+from .recording.cassette import Cassette, Drift, Mode, using
 from .verdicts import VerdictError, parse_verdict
 
 Expected = Literal["allow", "deny", "block", "ask"]
@@ -83,7 +82,7 @@ def read_case_file(path: Path) -> CaseFile:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(str(path), f"cannot read: {' '.join(str(exc).split())[:200]}") from None
+        raise ConfigError(str(path), f"cannot read: {excerpt(str(exc))}") from None
     try:
         return CaseFile.model_validate(data)
     except ValidationError as exc:
@@ -122,15 +121,6 @@ def config_for(path: Path, spec: CaseFile) -> Config:
     return load_config([str((path.parent / n).resolve()) for n in names], str(path.parent))
 
 
-@contextmanager
-def using(cassette: Cassette) -> Iterator[Cassette]:
-    activate(cassette)
-    try:
-        yield cassette
-    finally:
-        activate(None)
-
-
 def judge(case: Case, outcome: Outcome) -> tuple[bool, str, str]:
     """(passed, the decision seen, why it failed)."""
     permission = outcome.decision.permission
@@ -166,10 +156,11 @@ def run_file(path: Path, mode: Mode = "replay") -> FileRun:
     if config.errors:
         raise PromptHooksError(config.errors[0])
     run = FileRun()
-    with using(Cassette(cassette_path(path, spec), mode)) as cassette:
+    cassette = Cassette(cassette_path(path, spec), mode)
+    with using(cassette):
         for case in spec.cases:
             run.results.append(run_case(path, case, config, spec.budget))
-        run.drift = list(cassette.drift)
+    run.drift = list(cassette.drift)
     return run
 
 

@@ -15,6 +15,14 @@ EXIT_USAGE = 64  # bad command-line arguments
 EXIT_INTERRUPTED = 130
 
 
+def excerpt(data: str | bytes, limit: int = 200) -> str:
+    """A short one-line sample of text for error messages (whitespace folded, cut with ...)."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    flat = " ".join(data.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
 class PromptHooksError(Exception):
     """An error meant for the user: one line, and the exit code to leave with."""
 

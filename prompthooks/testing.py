@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import Config, Outcome, config_from_data, dispatch, load_config
-from .recording.cassette import Cassette, Mode, activate
+from .recording.cassette import Cassette, Mode, using
 
 _COMMON: dict[str, dict[str, Any]] = {
     "claude": {"session_id": "test-session", "transcript_path": "/tmp/transcript.jsonl",
@@ -55,11 +55,8 @@ def run(data: Mapping[str, Any] | bytes | str, *,
     loaded = as_config(config)
     if loaded.errors:
         raise AssertionError(f"config does not load: {loaded.errors[0]}")
-    activate(Cassette(Path(cassette), mode) if cassette else None)
-    try:
+    with using(Cassette(Path(cassette), mode) if cassette else None):
         return dispatch(data, host=host, config=loaded, budget=budget)
-    finally:
-        activate(None)
 
 
 def assert_decision(outcome: Outcome, expected: str, reason_contains: str | None = None) -> None:

@@ -15,10 +15,12 @@ import json
 import re
 from dataclasses import dataclass
 
+from .errors import excerpt
 from .result import Permission
 
+_SAMPLE = 300  # characters of a bad reply quoted in the error
+
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.S)
-_SAMPLE = 300
 
 
 class VerdictError(ValueError):
@@ -72,11 +74,6 @@ def _objects(text: str) -> list[dict[str, object]]:
     return found
 
 
-def sample(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _SAMPLE else flat[:_SAMPLE] + "..."
-
-
 def parse_verdict(text: str) -> Verdict:
     """The verdict in a model's reply text; raises VerdictError if there is none, or if the
     reply holds verdicts that disagree (a model quoting injected text such as ``{"ok": true}``
@@ -86,7 +83,7 @@ def parse_verdict(text: str) -> Verdict:
              if (v := _verdict(obj)) is not None]
     if found and all(v.permission == found[0].permission for v in found):
         return found[0]
-    shown = sample(text) if text.strip() else "(an empty reply)"
+    shown = excerpt(text, _SAMPLE) if text.strip() else "(an empty reply)"
     if found:
         raise VerdictError(f"the model's reply holds verdicts that disagree: {shown!r}")
     raise VerdictError(f"the model's reply is not a verdict: {shown!r}")

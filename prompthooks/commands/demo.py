@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..api import dispatch, load_config
 from ..errors import EXIT_OK, PromptHooksError
-from ..recording.cassette import Cassette, activate
+from ..recording.cassette import Cassette, using
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 EXAMPLE_DIRS = (_PACKAGE / "examples", _PACKAGE.parent / "config" / "examples")
@@ -44,11 +44,15 @@ def _wants(event: dict[str, object]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     folder = examples_dir()
+    with using(Cassette(folder / "demo.cassette.yaml", "replay")):
+        return _run(folder)
+
+
+def _run(folder: Path) -> int:
     config = load_config([str(folder / "hooks.json"), str(folder / "cursor-hooks.json"),
                           str(folder / "cline-hooks")])
     if config.errors:
         raise PromptHooksError(config.errors[0])
-    activate(Cassette(folder / "demo.cassette.yaml", "replay"))
     workspace = Path(tempfile.mkdtemp(prefix="prompthooks-demo-"))
     (workspace / "tsconfig.json").write_text("{}")  # the Cline example wants a TS project
     try:
@@ -72,6 +76,5 @@ def main(args: argparse.Namespace) -> int:
                   f"  exit {outcome.exit_code}")
             print()
     finally:
-        activate(None)
         shutil.rmtree(workspace, ignore_errors=True)
     return EXIT_OK

@@ -20,6 +20,7 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import excerpt
 from ..events import STOP_EVENTS, Event
 from ..hook import Hook
 from ..result import RANK, HookResult, Permission
@@ -33,14 +34,6 @@ _MAX_CANDIDATES = 10_000  # '{' positions tried when looking for Cline's last JS
 
 class ReplyError(ValueError):
     """The reply cannot be read; the message says what was wrong and shows a sample."""
-
-
-def excerpt(data: str | bytes, limit: int = 200) -> str:
-    """A short one-line sample of text for error messages."""
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", "replace")
-    flat = " ".join(data.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def describe_exit(code: int) -> str:

@@ -16,6 +16,7 @@ import re
 import time
 from typing import Any
 
+from ..errors import excerpt
 from . import loop
 from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
@@ -129,7 +130,7 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
                     litellm.acompletion(**kwargs, timeout=remaining), remaining)
     except Exception as exc:
         what, _ = _kind(exc, litellm)
-        detail = _redact(" ".join(str(exc).split())[:300], request.endpoint)
+        detail = _redact(excerpt(str(exc), 300), request.endpoint)
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         message = f"{what} ({request.endpoint.model}, {tries})"
         if isinstance(exc, (TimeoutError, litellm.Timeout)):

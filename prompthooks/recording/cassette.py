@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..errors import excerpt
 from ..hook import Hook
 from ..model.types import ModelError, ModelReply, ModelRequest
 from ..model.worker import complete as call_model
@@ -101,7 +102,7 @@ class Cassette:
             data = yaml.safe_load(self.path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise CassetteError(f"cassette {self.path} cannot be read: "
-                                f"{' '.join(str(exc).split())[:200]}") from None
+                                f"{excerpt(str(exc))}") from None
         entries = data.get("entries") if isinstance(data, dict) else None
         if data is not None and not isinstance(entries, list):
             raise CassetteError(f"cassette {self.path} is not a cassette (no 'entries' list)")
@@ -183,6 +184,16 @@ def activate(cassette: Cassette | None) -> None:
     """Use ``cassette`` for every model call of this process (None: back to the environment)."""
     global _active
     _active = cassette
+
+
+@contextmanager
+def using(cassette: Cassette | None) -> Iterator[Cassette | None]:
+    """Use ``cassette`` (or the environment's, for None) while the block runs."""
+    activate(cassette)
+    try:
+        yield cassette
+    finally:
+        activate(None)
 
 
 def current() -> Cassette | None:
