@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from . import __version__
-from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PromptHooksError
+from .errors import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PromptHooksError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`prompthooks demo | head`): nothing left to say to it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except Exception as exc:
         if debug:
             raise

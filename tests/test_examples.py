@@ -34,3 +34,15 @@ def test_demo_runs_offline_and_blocks_what_it_should() -> None:
     assert '"permission": "deny"' in by_want["git push --force origin main"]
     assert "Reading .env files is blocked." in by_want["/home/dev/app/.env"]
     assert "failed" not in proc.stdout
+
+
+def test_demo_into_a_closed_pipe_is_quiet() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head -1` that has already exited
+    try:
+        proc = subprocess.run([sys.executable, "-m", "prompthooks", "demo"], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 1
