@@ -19,6 +19,16 @@ class _Parser(argparse.ArgumentParser):
         raise PromptHooksError(f"{message} (see: {self.prog} --help)", EXIT_USAGE)
 
 
+def _config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", action="append", metavar="PATH", default=[],
+                        help="a config file or folder (repeatable; default: discovery)")
+
+
+def _json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true",
+                        help="print JSON instead of a table (for scripts)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="prompthooks",
                      description="Run command and prompt hooks for Claude Code, Cursor and Cline.")
@@ -44,8 +54,56 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check configs: every problem as "
                                    "'file: json.path: message'; exit 1 on any error")
-    validate.add_argument("--config", action="append", metavar="PATH", default=[],
-                          help="a config file or folder (repeatable; default: discovery)")
+    _config_option(validate)
+    _json_option(validate)
+
+    for name, text in (("install", "wire prompthooks into a host's own config"),
+                       ("uninstall", "remove exactly what install added")):
+        glue = commands.add_parser(name, help=text)
+        glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True)
+        glue.add_argument("--scope", choices=("project", "user"), default="project",
+                          help="the project's host config (default) or the user's")
+        glue.add_argument("--project", metavar="DIR",
+                          help="the project folder (default: the current directory)")
+        if name == "install":
+            glue.add_argument("--events", nargs="+", metavar="EVENT",
+                              help="the host's event names to cover (default: see README)")
+            glue.add_argument("--force", action="store_true",
+                              help="replace a Cline hook file prompthooks did not write")
+
+    explain = commands.add_parser("explain", help="dry run: the sources, the hooks that would "
+                                  "run and why, and each prompt as it would be sent")
+    explain.add_argument("event", nargs="?", metavar="EVENT",
+                         help="the host's event name (default: the one in the input)")
+    explain.add_argument("--host", choices=("claude", "cursor", "cline"),
+                         help="the host that sent the event (default: detected from the input)")
+    _config_option(explain)
+    _json_option(explain)
+    explain.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
+
+    doctor = commands.add_parser("doctor", help="versions, config sources, models and whether "
+                                 "they answer, the warm worker, the installed host glue")
+    doctor.add_argument("--offline", action="store_true",
+                        help="do not send the one tiny request per model")
+    doctor.add_argument("--project", metavar="DIR",
+                        help="the project folder (default: the current directory)")
+    _config_option(doctor)
+    _json_option(doctor)
+    doctor.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
+
+    log = commands.add_parser("log", help="recent decisions from the audit log; "
+                              "'log stats' for counts, block rates and latency per hook")
+    log.add_argument("view", nargs="?", choices=("stats",), metavar="stats",
+                     help="summarise per hook instead of listing decisions")
+    log.add_argument("--since", metavar="WHEN",
+                     help="only newer rows: a duration (30m, 12h, 7d) or an ISO date/time")
+    log.add_argument("--decision", choices=("allow", "ask", "deny", "none", "error"),
+                     help="only rows with this decision")
+    log.add_argument("--hook", metavar="TEXT", help="only hooks whose name contains TEXT")
+    log.add_argument("--limit", type=int, default=50, metavar="N",
+                     help="at most N rows (default 50)")
+    log.add_argument("--db", metavar="PATH", help="the audit database (default: see README)")
+    _json_option(log)
 
     serve = commands.add_parser("serve", help="run the warm worker for prompt hooks "
                                 "(started on demand by run; by hand for a fixed setup)")
@@ -63,16 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
                          help="ask the model and refresh the recorded replies")
     refresh.add_argument("--rerecord", action="store_true",
                          help="ask the model again and report drifted verdicts; write nothing")
+    _json_option(test)
 
     ev = commands.add_parser("eval", help="measure hooks on a labeled dataset (JSON Lines)")
     ev.add_argument("dataset", metavar="DATASET")
-    ev.add_argument("--config", action="append", metavar="PATH", default=[],
-                    help="config file or folder (repeatable; default: discovery)")
+    _config_option(ev)
     ev.add_argument("--model", action="append", metavar="MODEL",
                     help="run every prompt hook on MODEL; repeat to compare models")
     ev.add_argument("--concurrency", type=int, default=4, metavar="N")
     ev.add_argument("--budget", type=float, default=60.0, metavar="SECONDS")
-    ev.add_argument("--json", action="store_true", help="print the report as JSON")
+    _json_option(ev)
     tape = ev.add_mutually_exclusive_group()
     tape.add_argument("--replay", metavar="CASSETTE", help="answer from CASSETTE only")
     tape.add_argument("--record", metavar="CASSETTE",

@@ -1,0 +1,1 @@
+"""The audit log: one SQLite row per hook per event."""

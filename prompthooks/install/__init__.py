@@ -1,0 +1,1 @@
+"""Wiring prompthooks into a host's own config, and taking it out again."""

@@ -1,0 +1,58 @@
+"""Terminal output for people, JSON for scripts.
+
+Tables are drawn by ``rich``, imported only by the commands that print them (never by ``run``,
+which prints only what the host reads). Colour is off when stdout is not a terminal or when
+``NO_COLOR`` is set (https://no-color.org); ``--json`` prints plain JSON instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def color_enabled() -> bool:
+    """Colour only for a terminal, and never when NO_COLOR is set to anything non-empty."""
+    return bool(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    color = color_enabled()
+    # Not a terminal: plain text at a width wide enough not to wrap paths and reasons.
+    return Console(no_color=not color, color_system="auto" if color else None,
+                   highlight=False, soft_wrap=not color, width=None if color else 200,
+                   force_terminal=False)
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
+          title: str | None = None) -> None:
+    """Print rows as a table (None prints as an empty cell)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    # Plain output (a pipe, a file, NO_COLOR) gets a plain ASCII grid that greps well.
+    grid = Table(title=title, title_justify="left", show_lines=False,
+                 box=box.HEAVY_HEAD if color_enabled() else box.SIMPLE)
+    for column in columns:
+        grid.add_column(column, overflow="fold")
+    for row in rows:
+        grid.add_row(*(escape("" if cell is None else str(cell)) for cell in row))
+    _console().print(grid)
+
+
+def line(text: str, style: str | None = None) -> None:
+    """One line of text, styled only when colour is on; never read as rich markup."""
+    from rich.text import Text
+
+    _console().print(Text(text, style=style or ""))
