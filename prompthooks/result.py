@@ -41,6 +41,7 @@ class HookResult:
     model: str | None = None  # prompt hooks: the model asked, and what it cost
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cost: float | None = None  # US dollars, when the model's price is known
     replayed: bool = False  # the model's reply came from a cassette
     cached: bool = False  # the verdict came from the verdict cache
 

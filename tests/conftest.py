@@ -18,6 +18,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))  # the audit log
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))
     # No background workers from the suite; test_worker.py turns them on where it means to.
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "0")

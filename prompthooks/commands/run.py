@@ -71,7 +71,25 @@ def _bad_input(exc: InputError, data: bytes, args: argparse.Namespace) -> int:
     print(f"prompthooks: {message}", file=sys.stderr)
     reply = (host or hosts.HOSTS["claude"]).block_reply(message)
     _write(reply.stdout)
+    _audit_unreadable(loaded.audit, host, canonical, args.event, message, exc.message)
     return reply.exit_code
+
+
+def _audit_unreadable(settings: dict[str, object], host: Host | None, canonical: str | None,
+                      host_event: str | None, reason: str, error: str) -> None:
+    """A fail-closed block of an event that could not be read is logged as one row."""
+    from .. import audit
+    from ..audit.rows import now
+    from ..redaction import redact
+
+    row = {"time": now(), "run_id": os.urandom(8).hex(), "host": host.NAME if host else "?",
+           "event": canonical or "?", "host_event": host_event or "?",
+           "hook": "(unreadable event)", "hook_label": "stdin", "source": "input",
+           "kind": "input", "fail_closed": 1, "status": "error", "decision": "deny",
+           "reason": redact(reason), "error": redact(error), "cached": 0, "replayed": 0}
+    trouble = audit.record_rows(audit.resolve(settings), [row])
+    if trouble:
+        print(f"prompthooks: {trouble}", file=sys.stderr)
 
 
 def _use_cassette(args: argparse.Namespace) -> None:
@@ -108,4 +126,9 @@ def main(args: argparse.Namespace) -> int:
             print(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache",
                   file=sys.stderr)
     _write(outcome.stdout)
+    from .. import audit
+
+    trouble = audit.record(outcome)  # after the reply: the host is never kept waiting for it
+    if trouble:
+        print(f"prompthooks: {trouble}", file=sys.stderr)
     return outcome.exit_code

@@ -22,7 +22,7 @@ from .. import __version__
 from ..hook import Hook, PromptSettings, Source, Trigger
 from ..matchers import Matcher
 
-_FORMAT = 4
+_FORMAT = 5
 
 
 def cache_dir(environ: Mapping[str, str]) -> Path:

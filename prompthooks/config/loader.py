@@ -48,6 +48,8 @@ class Loaded:
     # Event keys no host has: their hooks are skipped at run time, an error for `validate`.
     unknown_events: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
+    # Run-wide settings (the audit log's): the highest-priority source that sets a key wins.
+    audit: dict[str, Any] = field(default_factory=dict)
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -147,6 +149,16 @@ def _settings(model: Any) -> PromptSettings | None:
                           block.verdict_cache_ttl)
 
 
+def _audit_settings(model: Any, path: Path, loaded: Loaded) -> None:
+    block = model.prompthooks.audit if model.prompthooks else None
+    if block is None:
+        return
+    for key, value in block.model_dump(exclude_none=True).items():
+        if key == "path":  # relative to the file that says it
+            value = str(path.parent.resolve() / os.path.expanduser(value))
+        loaded.audit.setdefault(key, value)
+
+
 def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str) -> None:
     from ..templates import TemplateError, resolve_prompt_file
 
@@ -188,6 +200,7 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
 
     model = _validate(ClaudeFile, data, path)
     settings = _settings(model)
+    _audit_settings(model, path, loaded)
     out: list[Hook] = []
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     for event_key, groups in model.hooks.items():
@@ -217,6 +230,7 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
 
     model = _validate(CursorFile, data, path)
     settings = _settings(model)
+    _audit_settings(model, path, loaded)
     out: list[Hook] = []
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     cwd = _working_dir("cursor", path, project_dir)
@@ -389,6 +403,7 @@ def _to_cache(loaded: Loaded) -> dict[str, Any]:
                       "events": None if f.events is None else sorted(f.events)}
                      for f in loaded.failures],
         "sources": [asdict(s) for s in loaded.sources],
+        "audit": loaded.audit,
     }
 
 
@@ -399,4 +414,4 @@ def _from_cache(data: Mapping[str, Any]) -> Loaded:
     return Loaded(hooks=[cache.hook_from_data(h) for h in data["hooks"]],
                   warnings=list(data["warnings"]), failures=failures,
                   unknown_events=list(data["unknown_events"]),
-                  sources=[Source(**s) for s in data["sources"]])
+                  sources=[Source(**s) for s in data["sources"]], audit=dict(data["audit"]))

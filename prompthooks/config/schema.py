@@ -22,8 +22,19 @@ class _Lenient(BaseModel):
 Chars = Annotated[int, Field(gt=0, strict=True)]
 
 
+class AuditBlock(BaseModel):
+    """``prompthooks.audit``: where the audit log goes, whether it is kept, what it stores."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: StrictBool | None = None
+    path: StrictStr | None = None
+    store_events: StrictBool | None = None
+
+
 class PromptHooksBlock(BaseModel):
-    """Our own top-level ``"prompthooks"`` block: defaults for the file's prompt hooks."""
+    """Our own top-level ``"prompthooks"`` block: defaults for the file's prompt hooks, and
+    settings for the whole run (the audit log)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -32,6 +43,7 @@ class PromptHooksBlock(BaseModel):
     api_key_env: StrictStr | None = None
     max_event_chars: Chars | None = None
     verdict_cache_ttl: Seconds | None = None
+    audit: AuditBlock | None = None
 
 
 class _Handler(_Lenient):

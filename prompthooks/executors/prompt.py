@@ -65,6 +65,7 @@ def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
                       model=reply.model if reply else None,
                       input_tokens=reply.input_tokens if reply else None,
                       output_tokens=reply.output_tokens if reply else None,
+                      cost=reply.cost if reply else None,
                       replayed=reply.replayed if reply else False, cached=cached)
 
 

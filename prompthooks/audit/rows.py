@@ -1,0 +1,75 @@
+"""Audit rows from one dispatched event: one per hook that ran (or config that failed).
+
+Reasons and errors pass through the redaction pass; the event input is stored only when the
+settings ask for it, redacted and capped.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..merge import apply_failure_policy
+from ..redaction import redact, redact_optional
+from ..result import HookResult
+
+if TYPE_CHECKING:
+    from ..api import Outcome
+    from ..events import Event
+
+MAX_EVENT_INPUT = 256 * 1024  # characters of a stored event input
+
+
+def now() -> str:
+    """UTC time as stored: ISO 8601, milliseconds, Z."""
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+def _model(result: HookResult) -> str | None:
+    if result.model or result.hook.kind != "prompt":
+        return result.model
+    from ..model.settings import endpoint_for
+
+    return endpoint_for(result.hook).model  # the model it would have asked
+
+
+def event_input(event: Event, environ: Mapping[str, str] | None = None) -> str:
+    text = redact(event.raw_bytes.decode("utf-8", "replace"), environ=environ)
+    return text if len(text) <= MAX_EVENT_INPUT else text[:MAX_EVENT_INPUT] + "...[cut]"
+
+
+def event_fields(event: Event, run_id: str) -> dict[str, Any]:
+    return {"time": now(), "run_id": run_id, "host": event.host, "event": event.name,
+            "host_event": event.host_event, "tool": event.tool_name,
+            "session_id": event.session_id, "project": event.project_dir}
+
+
+def result_row(result: HookResult, base: Mapping[str, Any],
+               environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    effective = apply_failure_policy(result)
+    hook = result.hook
+    config = hook.config_event == "*"  # a stand-in for a config source that did not load
+    return {
+        **base,
+        "hook": f"<config {hook.source.name}>" if config else hook.name,
+        "hook_label": hook.label, "source": hook.source.name,
+        "kind": "config" if config else hook.kind, "fail_closed": int(hook.fail_closed),
+        "status": result.status, "decision": effective.permission or "none",
+        "reason": redact_optional(effective.reason, environ),
+        "duration_ms": round(result.duration * 1000, 3), "model": _model(result),
+        "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+        "cost": result.cost, "cached": int(result.cached), "replayed": int(result.replayed),
+        "error": redact_optional(result.error, environ),
+    }
+
+
+def rows_for(outcome: Outcome, store_events: bool,
+             environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The rows of one run (none when no hook applied to the event)."""
+    base = event_fields(outcome.event, uuid.uuid4().hex[:16])
+    if store_events:
+        base["event_input"] = event_input(outcome.event, environ)
+    return [result_row(r, base, environ) for r in outcome.decision.results]

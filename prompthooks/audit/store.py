@@ -1,0 +1,201 @@
+"""The audit database: SQLite in WAL mode, so many hook processes can write at once.
+
+The schema is created and migrated here (``PRAGMA user_version`` counts the migrations
+applied). A writer that cannot get the database (locked past the busy timeout, read-only)
+appends its rows to ``<db>.pending`` instead, and the next writer that can moves them in:
+a busy log delays records, it does not lose them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+# Every column of a decision row, in order (the table also has an integer ``id``).
+COLUMNS: tuple[str, ...] = (
+    "time", "run_id", "host", "event", "host_event", "tool", "session_id", "project",
+    "hook", "hook_label", "source", "kind", "fail_closed", "status", "decision", "reason",
+    "duration_ms", "model", "input_tokens", "output_tokens", "cost", "cached", "replayed",
+    "error", "event_input",
+)
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE decisions (
+        id INTEGER PRIMARY KEY,
+        time TEXT NOT NULL,           -- UTC, ISO 8601 with milliseconds and a Z
+        run_id TEXT NOT NULL,         -- one per event: the rows of one run share it
+        host TEXT NOT NULL,
+        event TEXT NOT NULL,          -- canonical event name
+        host_event TEXT NOT NULL,     -- the host's own name for it
+        tool TEXT,
+        session_id TEXT,
+        project TEXT,
+        hook TEXT NOT NULL,           -- a short name: the command or the prompt file
+        hook_label TEXT NOT NULL,     -- where it is configured: file and JSON path
+        source TEXT NOT NULL,         -- managed, project, user, config
+        kind TEXT NOT NULL,           -- command, prompt, config (a source that did not load)
+        fail_closed INTEGER NOT NULL,
+        status TEXT NOT NULL,         -- ok, error, timeout
+        decision TEXT NOT NULL,       -- allow, ask, deny, none (after the failure policy)
+        reason TEXT,
+        duration_ms REAL,
+        model TEXT,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cost REAL,
+        cached INTEGER NOT NULL,
+        replayed INTEGER NOT NULL,
+        error TEXT,
+        event_input TEXT              -- only with store_events, redacted
+    );
+    CREATE INDEX decisions_time ON decisions (time);
+    CREATE INDEX decisions_hook ON decisions (hook);
+    """,
+)
+BUSY_TIMEOUT = 3.0  # seconds a writer waits for another one before spooling its rows
+
+
+class AuditError(Exception):
+    """The audit database cannot be opened, read or written; the message says which and why."""
+
+
+def _create_private(path: Path) -> None:
+    """The log holds reasons and, optionally, inputs: only its owner may read it."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
+def connect(path: Path, create: bool = True, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
+    """An open, migrated connection (autocommit; transactions are explicit)."""
+    try:
+        if create:
+            _create_private(path)
+        elif not path.exists():
+            raise AuditError(f"no audit log at {path}")
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        try:
+            if create:
+                conn.execute("PRAGMA journal_mode=WAL")
+            migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+    except (OSError, sqlite3.Error) as exc:
+        raise AuditError(f"audit log {path}: {_why(exc)}") from None
+    return conn
+
+
+def _why(exc: BaseException) -> str:
+    return exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the migrations this database lacks, once, even with many processes starting."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= len(MIGRATIONS):
+        _check_not_newer(conn)
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for script in MIGRATIONS[version:]:
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {max(version, len(MIGRATIONS))}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    _check_not_newer(conn)
+
+
+def _check_not_newer(conn: sqlite3.Connection) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise sqlite3.DatabaseError(f"written by a newer prompthooks (schema {version}, this "
+                                    f"one knows {len(MIGRATIONS)})")
+
+
+def _insert(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    placeholders = ", ".join("?" for _ in COLUMNS)
+    conn.executemany(f"INSERT INTO decisions ({', '.join(COLUMNS)}) VALUES ({placeholders})",
+                     [tuple(row.get(c) for c in COLUMNS) for row in rows])
+
+
+def _pending(path: Path) -> Path:
+    return path.with_name(path.name + ".pending")
+
+
+def _take_pending(path: Path) -> tuple[list[dict[str, Any]], Any]:
+    """Rows spooled by writers that could not get in, and the locked spool to empty."""
+    spool = _pending(path)
+    if not spool.exists():
+        return [], None
+    handle = open(spool, "r+", encoding="utf-8")  # noqa: SIM115 - held until committed
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    rows = []
+    for line in handle:
+        with contextlib.suppress(ValueError):
+            rows.append(json.loads(line))
+    return rows, handle
+
+
+def _spool(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    fd = os.open(_pending(path), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.write("".join(json.dumps(dict(r), ensure_ascii=True) + "\n" for r in rows))
+
+
+def write(path: Path, rows: Sequence[Mapping[str, Any]], timeout: float = BUSY_TIMEOUT) -> None:
+    """Append ``rows`` in one transaction (with any spooled rows). If the database cannot be
+    written, the rows are spooled; AuditError says why, and whether they were kept."""
+    if not rows:
+        return
+    try:
+        conn = connect(path, timeout=timeout)
+        try:
+            spooled, spool = _take_pending(path)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                _insert(conn, [*spooled, *rows])
+                conn.execute("COMMIT")
+                if spool is not None:
+                    spool.truncate(0)
+            finally:
+                if spool is not None:
+                    spool.close()
+        finally:
+            conn.close()
+    except (AuditError, OSError, sqlite3.Error) as exc:
+        why = str(exc) if isinstance(exc, AuditError) else f"audit log {path}: {_why(exc)}"
+        try:
+            _spool(path, rows)
+        except OSError as spool_exc:
+            raise AuditError(f"{why}; {len(rows)} row(s) lost: cannot spool them either "
+                             f"({_why(spool_exc)})") from None
+        raise AuditError(f"{why}; {len(rows)} row(s) kept in {_pending(path)} for the next "
+                         "write") from None
+
+
+def read(path: Path, where: str = "", params: Sequence[Any] = (),
+         limit: int | None = None) -> list[dict[str, Any]]:
+    """Decision rows, newest first, filtered by an SQL ``where`` clause over COLUMNS."""
+    conn = connect(path, create=False)
+    try:
+        conn.row_factory = sqlite3.Row
+        sql = f"SELECT * FROM decisions {('WHERE ' + where) if where else ''} ORDER BY id DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [dict(row) for row in conn.execute(sql, tuple(params))]
+    except sqlite3.Error as exc:
+        raise AuditError(f"audit log {path}: {exc}") from None
+    finally:
+        conn.close()

@@ -1,0 +1,119 @@
+"""``prompthooks log [stats]``: recent decisions from the audit log, or a summary per hook.
+
+The database is ``--db``, else the one the discovered config names, else the default (see
+README, "Audit log"). A log that does not exist yet is not an error: nothing was recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import output
+from ..audit.settings import resolve
+from ..audit.stats import summarise
+from ..audit.store import AuditError, read
+from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError, excerpt
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def since_iso(text: str) -> str:
+    """``30m``/``12h``/``7d`` before now, or an ISO date/time, as the log's UTC timestamp."""
+    match = _DURATION.match(text.strip())
+    if match:
+        t = time.time() - float(match[1]) * _UNIT[match[2]]
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
+    from datetime import UTC, datetime
+
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise PromptHooksError(f"--since {text!r}: expected a duration like 30m, 12h or 7d, "
+                               "or an ISO date such as 2026-11-01", EXIT_USAGE) from None
+    if when.tzinfo is None:
+        when = when.astimezone()  # a local time, as a person would mean it
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _database(args: argparse.Namespace) -> Path:
+    if args.db:
+        return Path(args.db)
+    from ..api import load_config
+
+    project = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("CURSOR_PROJECT_DIR")
+               or os.getcwd())
+    return resolve(load_config(None, project).loaded.audit).path
+
+
+def _filters(args: argparse.Namespace) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if args.since:
+        clauses.append("time >= ?")
+        params.append(since_iso(args.since))
+    if args.decision == "error":
+        clauses.append("status != 'ok'")
+    elif args.decision:
+        clauses.append("decision = ?")
+        params.append(args.decision)
+    if args.hook:
+        clauses.append("instr(lower(hook), lower(?)) > 0")
+        params.append(args.hook)
+    return " AND ".join(clauses), params
+
+
+def _short(stamp: str) -> str:
+    return stamp.replace("T", " ")[:19]
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise PromptHooksError("--limit must be at least 1", EXIT_USAGE)
+    path = _database(args)
+    where, params = _filters(args)
+    if not path.exists():
+        if args.json:
+            output.print_json([] if args.view is None else {})
+        else:
+            output.line(f"no audit log at {path} yet: `prompthooks run` writes one row per "
+                        "hook per event")
+        return EXIT_OK
+    try:
+        rows = read(path, where, params, None if args.view else args.limit)
+    except AuditError as exc:
+        raise PromptHooksError(str(exc)) from None
+    if args.view == "stats":
+        return _stats(rows, args.json)
+    if args.json:
+        output.print_json(rows)
+        return EXIT_OK
+    output.table(
+        ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms"),
+        ([_short(r["time"]), r["host"], r["event"], r["tool"], excerpt(r["hook"], 40),
+          r["decision"] if r["status"] == "ok" else f"{r['decision']} ({r['status']})",
+          excerpt(r["reason"] or r["error"] or "", 80), f"{r['duration_ms']:.0f}"]
+         for r in rows),
+        title=f"{len(rows)} decision{'s' * (len(rows) != 1)} from {path}")
+    return EXIT_OK
+
+
+def _stats(rows: list[dict[str, Any]], as_json: bool) -> int:
+    summary = summarise(rows)
+    if as_json:
+        output.print_json(summary)
+        return EXIT_OK
+    output.table(
+        ("hook", "source", "runs", "deny", "ask", "allow", "none", "errors", "block rate",
+         "p50 ms", "p95 ms", "max ms", "tokens", "cost $"),
+        ([s["hook"], s["source"], s["runs"], s["deny"], s["ask"], s["allow"], s["none"],
+          s["errors"], f"{s['block_rate']:.1%}", f"{s['p50_ms']:.0f}", f"{s['p95_ms']:.0f}",
+          f"{s['max_ms']:.0f}", s["tokens"] or "", f"{s['cost']:.4f}" if s["cost"] else ""]
+         for s in summary["hooks"]),
+        title=f"{summary['runs']} decisions, {summary['events']} events")
+    return EXIT_OK
