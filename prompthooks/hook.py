@@ -107,9 +107,10 @@ class Hook:
         """True when the hook's event key and matcher both select this event."""
         if not self.trigger.fires_on(event):
             return False
-        return self.match_on == "none" or self.matcher.matches(self._subject(event))
+        return self.match_on == "none" or self.matcher.matches(self.match_subject(event))
 
-    def _subject(self, event: Event) -> str | None:
+    def match_subject(self, event: Event) -> str | None:
+        """What the matcher is compared with for this event."""
         if self.match_on == "tool":
             return event.tool_name
         if self.match_on == "cursor_tool":

@@ -34,10 +34,10 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(?:gsk|xai|hf)_[A-Za-z0-9]{16,}"),
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWT
 )
-# "Authorization: Bearer x", "Bearer x", "Authorization: Basic x".
-_BEARER = re.compile(r"(?i)\b(bearer|basic|token)(\s+|\s*[:=]\s*)([A-Za-z0-9._~+/=\-]{8,})")
+# "Bearer x", "Basic x" ("token: x" is an assignment, below; "the token x" is prose).
+_BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+|\s*[:=]\s*)([A-Za-z0-9._~+/=\-]{8,})")
 _AUTH_HEADER = re.compile(r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?)"
-                          r"(?!\[redacted\])[^\s\"',}]+(?:\s+[^\s\"',}]+)?")
+                          r"(?!\[redacted\])[^\s\"',}\\]+(?:\s+[^\s\"',}\\]+)?")
 _URL_CREDENTIALS = re.compile(r"(\b[a-z][a-z0-9+.\-]*://)[^/\s:@]+:[^/\s@]+@", re.IGNORECASE)
 # NAME=value, NAME: value, "name": "value" (also inside escaped JSON) where NAME says it is a
 # secret; a quoted value is hidden up to its closing quote.

@@ -1,0 +1,82 @@
+"""``prompthooks explain [EVENT] < event.json``: a dry run. Which config sources were found,
+which hooks the event selects and why, and for each prompt hook the exact prompt that would be
+sent and to which model. Nothing is run and no model is called.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import output
+from ..api import DEFAULT_BUDGET, load_config, parse_event
+from ..config import discovery
+from ..errors import EXIT_OK
+from ..explain import explain
+
+
+def main(args: argparse.Namespace) -> int:
+    data = sys.stdin.buffer.read()
+    host, event = parse_event(data, args.host, args.event)
+    managed = Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR
+    config = load_config(args.config or None, event.project_dir, managed_dir=managed)
+    report = explain(config, event, DEFAULT_BUDGET[host.NAME])
+    if args.json:
+        output.print_json(report)
+    else:
+        _print(report, host.TITLE)
+    return EXIT_OK
+
+
+def _print(report: dict[str, Any], title: str) -> None:
+    event = report["event"]
+    about = f"{event['name']} ({title} {event['host_event']!r})"
+    if event["tool"]:
+        about += f", tool {event['tool']}"
+        if event["host_tool"] and event["host_tool"] != event["tool"]:
+            about += f" ({event['host_tool']!r})"
+    if event["command"]:
+        about += f", command {event['command']!r}"
+    output.line(f"Event: {about}", "bold")
+    output.line(f"Project: {event['project']}")
+    output.line(f"Budget: {report['budget']:g} s for the whole run")
+    output.line("Config sources, highest priority first:")
+    for source in report["sources"] or [{"name": "none", "path": "no config found",
+                                         "priority": ""}]:
+        output.line(f"  {source['name']:<8} {source['path']}")
+    for failure in report["failures"]:
+        policy = "fail-closed: blocks this event" if failure["fail_closed"] else "fail-open"
+        output.line(f"  BROKEN   {failure['message']} ({policy})", "red")
+    for warning in report["warnings"]:
+        output.line(f"  warning: {warning}", "yellow")
+    hooks = report["hooks"]
+    running = sum(h["runs"] for h in hooks)
+    output.line(f"Hooks for {event['name']}: {running} of {len(hooks)} would run"
+                + (f" ({report['other_events']} more for other events)"
+                   if report["other_events"] else ""), "bold")
+    for hook in hooks:
+        verdict = "RUNS" if hook["runs"] else "SKIP"
+        policy = "fail-closed" if hook["fail_closed"] else "fail-open"
+        output.line(f"  {verdict}  {hook['kind']} {hook['name']}  [{hook['source']}: "
+                    f"{hook['label']}]  {policy}, timeout {hook['timeout']:g} s",
+                    "green" if hook["runs"] else "dim")
+        output.line(f"        why: {hook['why']}")
+        prompt = hook.get("prompt")
+        if prompt:
+            _print_prompt(prompt)
+
+
+def _print_prompt(prompt: dict[str, Any]) -> None:
+    if "error" in prompt:
+        output.line(f"        cannot render: {prompt['error']}", "red")
+        return
+    output.line(f"        model: {prompt['model']}; endpoint: "
+                f"{prompt['api_base'] or 'the provider default'}; key: {prompt['api_key']}")
+    for note in prompt["notes"]:
+        output.line(f"        note: {note}", "yellow")
+    for message in prompt["messages"]:
+        output.line(f"        ----- {message['role']} message -----", "cyan")
+        for text in message["content"].splitlines():
+            output.line(f"        {text}")

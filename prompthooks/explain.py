@@ -1,0 +1,110 @@
+"""The dry run behind ``prompthooks explain``: which sources were found, which hooks an event
+selects and why, and for each prompt hook the exact request it would send. Nothing runs and
+no model is called. Text that could hold a secret goes through the redaction pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .api import Config
+from .engine import select
+from .events import STOP_EVENTS, Event
+from .hook import Hook
+from .redaction import redact
+
+_WHAT = {"tool": "tool", "cursor_tool": "tool type", "command": "command",
+         "subject": "event subject"}
+
+
+def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
+    """Whether ``hook`` applies to ``event`` (its event being the right one), and why."""
+    trigger = hook.trigger
+    if trigger.tools and not trigger.fires_on(event):
+        return False, (f"{hook.config_event} covers {', '.join(trigger.tools)} only; "
+                       f"the tool is {event.tool_name!r}")
+    if trigger.subject is not None and event.subject != trigger.subject:
+        return False, (f"{hook.config_event} is for {trigger.subject!r} only; "
+                       f"this is {event.subject!r}")
+    if hook.match_on == "none":
+        return True, f"{hook.config_event} has no matcher: every such event"
+    matcher = hook.matcher
+    if matcher.mode == "all":
+        return True, "the matcher matches everything"
+    subject = hook.match_subject(event)
+    what = f"the {_WHAT[hook.match_on]} {subject!r}"
+    ok = matcher.matches(subject)
+    if matcher.mode == "names":
+        return ok, f"matcher {matcher.pattern!r} {'names' if ok else 'does not name'} {what}"
+    if matcher.mode == "full":
+        return ok, (f"regex {matcher.pattern!r} {'matches' if ok else 'does not match'} "
+                    f"all of {what}")
+    return ok, f"regex {matcher.pattern!r} {'is' if ok else 'is not'} found in {what}"
+
+
+def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None) -> dict[str, Any]:
+    from .executors.prompt import build_request
+    from .templates import TemplateError
+
+    try:
+        request = build_request(hook, event)
+    except TemplateError as exc:
+        return {"error": str(exc)}
+    endpoint = request.endpoint
+    notes = []
+    if event.name in STOP_EVENTS and event.loop_count is None and event.stop_hook_active:
+        notes.append("skipped at run time: stop_hook_active is set (the agent already "
+                     "continued once)")
+    return {
+        "model": endpoint.model, "api_base": endpoint.api_base,
+        "api_key": "set" if endpoint.api_key else "not set (the provider's own variable, "
+                                                  "if any)",
+        "messages": [{"role": m["role"],
+                      "content": redact(m["content"], [endpoint.api_key], environ)}
+                     for m in request.messages],
+        "notes": notes,
+    }
+
+
+def _hook_entry(hook: Hook, runs: bool, why: str) -> dict[str, Any]:
+    return {"name": hook.name, "label": hook.label, "source": hook.source.name,
+            "kind": hook.kind, "fail_closed": hook.fail_closed, "timeout": hook.timeout,
+            "runs": runs, "why": why}
+
+
+def explain(config: Config, event: Event, budget: float,
+            environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The dry-run report for one event, as plain data (``--json`` prints it as is)."""
+    kept = {hook.identity(): hook for hook in select(config.hooks, event)}
+    hooks: list[dict[str, Any]] = []
+    others = 0
+    for hook in sorted(config.hooks, key=lambda h: (h.source.priority, h.index)):
+        if hook.trigger.event != event.name:
+            others += 1
+            continue
+        runs, why = match_reason(hook, event)
+        winner = kept.get(hook.identity()) if runs else None
+        if runs and winner is None:
+            runs, why = False, (f"{why}; but its loop_limit ({hook.loop_limit}) is reached "
+                                f"(loop_count {event.loop_count})")
+        elif winner is not None and winner.label != hook.label:
+            runs, why = False, f"{why}; the same handler runs once, as {winner.label}"
+        entry = _hook_entry(winner or hook, runs, why)
+        if runs and hook.kind == "prompt":
+            entry["prompt"] = _prompt(hook, event, environ)
+        hooks.append(entry)
+    failures = [{"source": f.source.name, "message": f.message,
+                 "fail_closed": f.fail_closed and (f.events is None or event.name in f.events)}
+                for f in config.loaded.failures]
+    return {
+        "host": event.host,
+        "event": {"host_event": event.host_event, "name": event.name, "tool": event.tool_name,
+                  "host_tool": event.host_tool_name,
+                  "command": redact(event.command, environ=environ) if event.command else None,
+                  "subject": event.subject, "project": event.project_dir},
+        "sources": [{"name": s.name, "path": s.path, "priority": s.priority}
+                    for s in config.loaded.sources],
+        "failures": failures, "warnings": config.warnings, "budget": budget,
+        "hooks": hooks, "other_events": others,
+    }
