@@ -13,7 +13,7 @@ import json
 import math
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,32 +209,24 @@ def progress_bar(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def table(reports: Iterable[Report]) -> str:
-    """The human report: one block per model run, overall then per hook and per model."""
-    out = []
-    header = (f"{'':34} {'tp':>4} {'fp':>4} {'fn':>4} {'tn':>4} {'prec':>6} {'recall':>6} "
-              f"{'fpr':>6} {'p50 s':>7} {'p95 s':>7} {'tokens':>9} {'cost $':>9} {'err':>4}")
+COLUMNS = ("", "tp", "fp", "fn", "tn", "prec", "recall", "fpr", "p50 s", "p95 s", "tokens",
+           "cost $", "err")
 
-    def line(name: str, counts: Counts) -> str:
+
+def table_rows(report: Report) -> list[list[object]]:
+    """The human report of one model run: overall, then per hook and per model."""
+
+    def num(value: float | None, digits: int = 3) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    def row(name: str, counts: Counts) -> list[object]:
         s = counts.summary()
         c = s["confusion"]
+        return [name, c["tp"], c["fp"], c["fn"], c["tn"], num(s["precision"]),
+                num(s["recall"]), num(s["false_positive_rate"]), num(s["latency_p50"]),
+                num(s["latency_p95"]), s["input_tokens"] + s["output_tokens"],
+                num(s["cost_usd"], 5), s["errors"]]
 
-        def num(value: float | None, digits: int = 3) -> str:
-            return "-" if value is None else f"{value:.{digits}f}"
-
-        tokens = s["input_tokens"] + s["output_tokens"]
-        name = name if len(name) <= 34 else name[:31] + "..."
-        return (f"{name:34} {c['tp']:>4} {c['fp']:>4} {c['fn']:>4} {c['tn']:>4} "
-                f"{num(s['precision']):>6} {num(s['recall']):>6} "
-                f"{num(s['false_positive_rate']):>6} {num(s['latency_p50']):>7} "
-                f"{num(s['latency_p95']):>7} {tokens:>9} {num(s['cost_usd'], 5):>9} "
-                f"{s['errors']:>4}")
-
-    for report in reports:
-        out.append(f"model: {report.model or '(as configured)'}")
-        out.append(header)
-        out.append(line("overall", report.overall))
-        out += [line(f"hook {name}", counts) for name, counts in sorted(report.hooks.items())]
-        out += [line(f"model {name}", counts) for name, counts in sorted(report.models.items())]
-        out.append("")
-    return "\n".join(out)
+    return [row("overall", report.overall),
+            *(row(f"hook {name}", c) for name, c in sorted(report.hooks.items())),
+            *(row(f"model {name}", c) for name, c in sorted(report.models.items()))]

@@ -28,10 +28,10 @@ def _console() -> Any:
     from rich.console import Console
 
     color = color_enabled()
-    # Not a terminal: plain text at a width wide enough not to wrap paths and reasons.
+    # Not a terminal: plain text, wide enough that a row (a path, a reason) stays one line
+    # for grep; the table is only as wide as its content.
     return Console(no_color=not color, color_system="auto" if color else None,
-                   highlight=False, soft_wrap=not color, width=None if color else 200,
-                   force_terminal=False)
+                   highlight=False, width=None if color else 1000, force_terminal=False)
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
@@ -41,14 +41,24 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
     from rich.markup import escape
     from rich.table import Table
 
-    # Plain output (a pipe, a file, NO_COLOR) gets a plain ASCII grid that greps well.
-    grid = Table(title=title, title_justify="left", show_lines=False,
-                 box=box.HEAVY_HEAD if color_enabled() else box.SIMPLE)
+    color = color_enabled()
+    # Plain output (a pipe, a file, NO_COLOR): a header line then one line per row, columns
+    # aligned, no rules or trailing blanks, so it reads and greps like classic tool output.
+    grid = Table(title=title, title_justify="left", box=box.HEAVY_HEAD if color else None,
+                 show_edge=color, pad_edge=color)
     for column in columns:
         grid.add_column(column, overflow="fold")
     for row in rows:
         grid.add_row(*(escape("" if cell is None else str(cell)) for cell in row))
-    _console().print(grid)
+    console = _console()
+    if color:
+        console.print(grid)
+        return
+    with console.capture() as captured:
+        console.print(grid)
+    lines = [text.rstrip() for text in captured.get().splitlines()]
+    sys.stdout.write("".join(text + "\n" for text in lines if text))
+    sys.stdout.flush()
 
 
 def line(text: str, style: str | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,14 @@ def _prompthooks(*args: str, env: dict[str, str] | None = None) -> subprocess.Co
                           text=True, timeout=300, env={**os.environ, **(env or {})})
 
 
+def _rows(stdout: str) -> list[list[str]]:
+    """The case table's rows, split into cells (two or more spaces apart)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("result "))
+    return [re.split(r" {2,}", line.strip()) for line in lines[start + 1:]
+            if line.startswith(("PASS", "FAIL"))]
+
+
 def test_prompthooks_test_records_then_replays_then_reports_drift(tmp_path: Path) -> None:
     cases = tmp_path / "shell.yaml"
     cases.write_text(CASES)
@@ -172,15 +181,21 @@ def test_prompthooks_test_records_then_replays_then_reports_drift(tmp_path: Path
     assert (tmp_path / "shell.cassette.yaml").exists()
     model.script(verdict(True), verdict(True))  # the model changed its mind on the first case
     drift = _prompthooks("test", "--rerecord", str(cases), env=env)
-    assert "DRIFT  prompt destructive-shell  verdict changed: deny -> ok" in drift.stdout
+    (drifted,) = [line for line in drift.stdout.splitlines()
+                  if line.startswith("prompt destructive-shell")]
+    assert drifted.split("  ")[1].strip() == "verdict changed: deny -> ok"
     assert "1 recorded reply drifted" in drift.stdout
     assert drift.returncode == 1  # and the first case now fails against the live model
     next(server, None)
     replay = _prompthooks("test", str(cases))
-    lines = replay.stdout.splitlines()
-    assert lines[0].startswith("PASS  home wipe is blocked  deny  ")
-    assert lines[1].startswith("PASS  listing is fine  allow  ")
-    assert lines[-1] == "2 passed, 0 failed" and replay.returncode == 0
+    rows = _rows(replay.stdout)
+    assert rows[0][:3] == ["PASS", "home wipe is blocked", "deny"]
+    assert rows[1][:3] == ["PASS", "listing is fine", "allow"]
+    assert replay.stdout.splitlines()[-1] == "2 passed, 0 failed" and replay.returncode == 0
+    as_json = json.loads(_prompthooks("test", "--json", str(cases)).stdout)
+    assert [(c["name"], c["passed"], c["decision"]) for c in as_json["cases"]] == [
+        ("home wipe is blocked", True, "deny"), ("listing is fine", True, "allow")]
+    assert (as_json["passed"], as_json["failed"], as_json["drift"]) == (2, 0, [])
 
 
 def test_prompthooks_test_failure_output(tmp_path: Path) -> None:
@@ -195,10 +210,10 @@ cases:
 """)
     proc = _prompthooks("test", str(cases))
     assert proc.returncode == 1
-    lines = proc.stdout.splitlines()
-    assert lines[0].startswith("FAIL  expects a block that never comes  allow  ")
-    assert lines[1].strip() == "expected deny, got allow"
-    assert lines[-1] == "0 passed, 1 failed"
+    (row,) = _rows(proc.stdout)
+    assert row[:3] == ["FAIL", "expects a block that never comes", "allow"]
+    assert row[-1] == "expected deny, got allow"
+    assert proc.stdout.splitlines()[-1] == "0 passed, 1 failed"
 
 
 def test_shipped_library_suites_pass_offline() -> None:

@@ -90,6 +90,7 @@ def test_human_table(tmp_path: Path) -> None:
     assert lines[0] == "model: (as configured)"
     assert lines[1].split()[:4] == ["tp", "fp", "fn", "tn"]
     assert lines[2].split()[:5] == ["overall", "0", "0", "3", "3"]
+    assert "\x1b[" not in proc.stdout  # not a terminal: no colour codes
 
 
 def test_bad_dataset_is_one_line() -> None:

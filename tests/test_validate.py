@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,13 @@ def _validate(*paths: Path) -> subprocess.CompletedProcess[str]:
     args = [a for p in paths for a in ("--config", str(p))]
     return subprocess.run([sys.executable, "-m", "prompthooks", "validate", *args],
                           capture_output=True, text=True, timeout=60)
+
+
+def _problems(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    """The table's rows as 'level: problem' (its header and summary line dropped)."""
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["level", "problem"]
+    return [": ".join(line.split(None, 1)) for line in lines[1:-1]]
 
 
 def test_broken_configs_with_exact_messages(tmp_path: Path) -> None:
@@ -28,7 +36,7 @@ def test_broken_configs_with_exact_messages(tmp_path: Path) -> None:
         {"command": "x", "timeout": "30s", "color": "blue"}]}})
     proc = _validate(unknown_event, bad_regex, bad_template, no_command, bad_timeout)
     assert proc.returncode == 1
-    lines = proc.stdout.splitlines()
+    lines = _problems(proc)
     assert lines[:4] == [
         f"error: {bad_regex}: hooks.PreToolUse[0].matcher: invalid matcher regex 'Bash(': "
         "missing ), unterminated subpattern at position 4",
@@ -42,7 +50,8 @@ def test_broken_configs_with_exact_messages(tmp_path: Path) -> None:
     ]
     assert lines[4] == (f"error: {unknown_event}: hooks.PreToolUze: unknown Claude Code event; "
                         "its hooks are ignored")
-    assert lines[-1].endswith("5 errors, 0 warnings")
+    assert len(lines) == 5
+    assert proc.stdout.splitlines()[-1].endswith("5 errors, 0 warnings")
 
 
 def test_clean_config_with_ignored_keys_warns_and_passes(tmp_path: Path) -> None:
@@ -50,8 +59,14 @@ def test_clean_config_with_ignored_keys_warns_and_passes(tmp_path: Path) -> None
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "shiny": 1}]}]}})
     proc = _validate(cfg)
     assert proc.returncode == 0
-    assert proc.stdout.splitlines() == [
+    assert _problems(proc) == [
         f"warning: {cfg}: unknown key 'permissions' ignored",
         f"warning: {cfg}: hooks.PreToolUse[0].hooks[0]: unknown key 'shiny' ignored",
-        f"1 hook from {cfg}; 0 errors, 2 warnings",
     ]
+    assert proc.stdout.splitlines()[-1] == f"1 hook from {cfg}; 0 errors, 2 warnings"
+    as_json = subprocess.run([sys.executable, "-m", "prompthooks", "validate", "--json",
+                              "--config", str(cfg)], capture_output=True, text=True, timeout=60)
+    assert json.loads(as_json.stdout) == {
+        "errors": [], "hooks": 1, "sources": [str(cfg)],
+        "warnings": [f"{cfg}: unknown key 'permissions' ignored",
+                     f"{cfg}: hooks.PreToolUse[0].hooks[0]: unknown key 'shiny' ignored"]}

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from .. import output
 from ..api import load_config
 from ..errors import EXIT_ERROR, EXIT_OK
-from ..evaluation import evaluate, progress_bar, read_dataset, table
+from ..evaluation import COLUMNS, evaluate, progress_bar, read_dataset, table_rows
 from ..recording.cassette import Cassette, activate
 
 
@@ -24,7 +24,9 @@ def main(args: argparse.Namespace) -> int:
                         None if args.json else progress_bar)
                for model in (args.model or [None])]
     if args.json:
-        print(json.dumps([r.as_dict() for r in reports], indent=2))
-    else:
-        print(table(reports))
+        output.print_json([r.as_dict() for r in reports])
+        return EXIT_OK
+    for report in reports:
+        output.table(COLUMNS, table_rows(report),
+                     title=f"model: {report.model or '(as configured)'}")
     return EXIT_OK

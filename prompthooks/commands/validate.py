@@ -7,8 +7,13 @@ from __future__ import annotations
 import argparse
 import os
 
+from .. import output
 from ..api import load_config
 from ..errors import EXIT_ERROR, EXIT_OK
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
 
 
 def main(args: argparse.Namespace) -> int:
@@ -17,13 +22,15 @@ def main(args: argparse.Namespace) -> int:
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env)
     errors = [*config.errors, *config.unknown_events]
-    for line in errors:
-        print(f"error: {line}")
-    for line in config.warnings:
-        print(f"warning: {line}")
-    sources = ", ".join(s.path for s in config.loaded.sources) or "none found"
-    count = len(config.hooks)
-    print(f"{count} hook{'s' * (count != 1)} from {sources}; "
-          f"{len(errors)} error{'s' * (len(errors) != 1)}, "
-          f"{len(config.warnings)} warning{'s' * (len(config.warnings) != 1)}")
+    sources = [s.path for s in config.loaded.sources]
+    if args.json:
+        output.print_json({"errors": errors, "warnings": config.warnings,
+                           "hooks": len(config.hooks), "sources": sources})
+        return EXIT_ERROR if errors else EXIT_OK
+    problems = [("error", e) for e in errors] + [("warning", w) for w in config.warnings]
+    if problems:
+        output.table(("level", "problem"), problems)
+    output.line(f"{_plural(len(config.hooks), 'hook')} from {', '.join(sources) or 'none found'}"
+                f"; {_plural(len(errors), 'error')}, {_plural(len(config.warnings), 'warning')}",
+                "red" if errors else "green")
     return EXIT_ERROR if errors else EXIT_OK

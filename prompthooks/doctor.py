@@ -1,0 +1,175 @@
+"""The checks behind ``prompthooks doctor``: versions, config sources, the model each prompt
+hook would use and whether it answers, the warm worker, the audit log, the host glue.
+
+Each check is a plain dict ``{"check", "status", "detail"}`` with status ``ok``, ``warn``,
+``fail`` or ``skip``; the command prints them and exits 1 if any failed. Details pass through
+the redaction pass: a key never appears, only whether one is set.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .api import Config
+from .hook import Hook
+from .redaction import redact
+
+PACKAGES = ("litellm", "pydantic", "tenacity", "PyYAML", "rich")
+PROBE_SECONDS = 10.0  # retries included: long enough for a cold start, short for a person
+
+
+def check(name: str, status: str, detail: str) -> dict[str, str]:
+    return {"check": name, "status": status, "detail": redact(detail)}
+
+
+def versions() -> Iterator[dict[str, str]]:
+    yield check("python", "ok", f"{platform.python_version()} ({sys.executable})")
+    yield check("prompthooks", "ok", __version__)
+    for name in PACKAGES:
+        try:
+            yield check(name, "ok", metadata.version(name))
+        except metadata.PackageNotFoundError:
+            yield check(name, "fail", "not installed: reinstall prompthooks")
+
+
+def config_checks(config: Config) -> Iterator[dict[str, str]]:
+    if not config.loaded.sources:
+        yield check("config", "warn", "no config found: create .prompthooks/hooks.json "
+                                      "(prompthooks install writes a starter)")
+    for source in config.loaded.sources:
+        yield check(f"config {source.name}", "ok", source.path)
+    for message in [*config.errors, *config.unknown_events]:
+        yield check("config error", "fail", message)
+    for warning in config.warnings:
+        yield check("config warning", "warn", warning)
+    kinds = [h.kind for h in config.hooks]
+    yield check("hooks", "ok", f"{kinds.count('command')} command, {kinds.count('prompt')} "
+                               "prompt")
+
+
+def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool], list[Hook]]:
+    from .model.settings import endpoint_for
+
+    groups: dict[tuple[str, str | None, bool], list[Hook]] = {}
+    for hook in hooks:
+        if hook.kind == "prompt":
+            endpoint = endpoint_for(hook)
+            key = (endpoint.model, endpoint.api_base, bool(endpoint.api_key))
+            groups.setdefault(key, []).append(hook)
+    return groups
+
+
+def _probe(hook: Hook) -> tuple[bool, str]:
+    """One tiny request through the real call path (no cassette, no worker)."""
+    from .model.call import complete
+    from .model.settings import endpoint_for
+    from .model.types import ModelError, ModelRequest
+
+    request = ModelRequest(endpoint=endpoint_for(hook), max_tokens=20, messages=(
+        {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
+    start = time.monotonic()
+    try:
+        reply = complete(request, start + PROBE_SECONDS)
+    except ModelError as exc:
+        return False, str(exc)
+    return True, f"answered in {time.monotonic() - start:.1f} s ({reply.model})"
+
+
+def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
+    groups = _endpoints(config.hooks)
+    if not groups:
+        yield check("models", "skip", "no prompt hooks")
+    for (model, api_base, has_key), hooks in groups.items():
+        where = f"{model} at {api_base or 'the provider default'}, key " + (
+            "set" if has_key else "not set (the provider's own variable, if any)")
+        used = f"{len(hooks)} prompt hook{'s' * (len(hooks) != 1)}"
+        if offline:
+            yield check(f"model {model}", "skip", f"{where}; {used}; not probed (--offline)")
+            continue
+        ok, detail = _probe(hooks[0])
+        yield check(f"model {model}", "ok" if ok else "fail", f"{where}; {used}; {detail}")
+
+
+def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
+    from .model import worker
+
+    if not worker.enabled(environ):
+        return check("warm worker", "skip", "off (PROMPTHOOKS_WORKER=0)")
+    path = worker.socket_path(environ)
+    if not path.exists():
+        return check("warm worker", "ok", f"not running; `prompthooks run` starts one on the "
+                                          f"first prompt hook ({path})")
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(2.0)
+            conn.connect(str(path))
+    except OSError as exc:
+        return check("warm worker", "warn", f"stale socket {path}: {exc.strerror or exc}")
+    return check("warm worker", "ok", f"running ({path})")
+
+
+def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
+    from .audit import resolve
+
+    settings = resolve(config.loaded.audit, environ)
+    if not settings.enabled:
+        return check("audit log", "skip", "off (prompthooks.audit.enabled is false)")
+    path = settings.path
+    if not path.exists():
+        folder = next((p for p in path.parents if p.exists()), Path("/"))
+        writable = os.access(folder, os.W_OK)
+        return check("audit log", "ok" if writable else "fail",
+                     f"{path} (created on the first run)" if writable
+                     else f"{path}: {folder} is not writable")
+    import sqlite3
+
+    from .audit.store import AuditError, connect
+
+    try:
+        conn = connect(path, create=False)
+        try:
+            count = conn.execute("SELECT count(*) FROM decisions").fetchone()[0]
+        finally:
+            conn.close()
+    except (AuditError, sqlite3.Error) as exc:
+        return check("audit log", "fail", str(exc))
+    stored = ", storing event inputs (redacted)" if settings.store_events else ""
+    return check("audit log", "ok", f"{path}: {count} rows{stored}")
+
+
+def glue_checks(project: Path) -> Iterator[dict[str, str]]:
+    """Where each host's glue is installed (project and user scope)."""
+    from .errors import PromptHooksError
+    from .install.registry import HOSTS, location
+
+    found = False
+    for glue in HOSTS.values():
+        for scope in ("project", "user"):
+            place = location(glue, scope, project)
+            try:
+                installed = glue.installed(place)
+            except PromptHooksError as exc:
+                yield check(f"glue {glue.name} ({scope})", "warn", exc.message)
+                continue
+            if installed:
+                found = True
+                yield check(f"glue {glue.name} ({scope})", "ok", f"installed in {place}")
+    if not found:
+        yield check("glue", "warn", "no host calls prompthooks yet: run "
+                                    "`prompthooks install --host claude|cursor|cline`")
+
+
+def run_checks(config: Config, project: Path, offline: bool,
+               environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    env = os.environ if environ is None else environ
+    return [*versions(), *config_checks(config), *model_checks(config, offline),
+            worker_check(env), audit_check(config, env), *glue_checks(project)]

@@ -1,0 +1,72 @@
+"""Claude Code's glue: one matcher-less group per event in ``.claude/settings.json`` (project)
+or ``~/.claude/settings.json`` (user), ``{"hooks": [{"type": "command", "command": GLUE}]}``.
+prompthooks does its own matching, so the group has no matcher."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..hosts import claude
+from . import jsonconfig
+from .glue import is_glue
+from .host import HostGlue, Say, Scope
+
+
+def _is_glue_handler(handler: Any) -> bool:
+    return (isinstance(handler, dict) and handler.get("type", "command") == "command"
+            and is_glue(handler.get("command")))
+
+
+def _handlers(group: Any) -> list[Any]:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return hooks if isinstance(hooks, list) else []
+
+
+def _has_glue(groups: list[Any]) -> bool:
+    return any(_is_glue_handler(h) for group in groups for h in _handlers(group))
+
+
+def _without_glue(groups: list[Any]) -> list[Any]:
+    """Our handlers taken out; a group is dropped only when that left it empty."""
+    out: list[Any] = []
+    for group in groups:
+        handlers = _handlers(group)
+        rest = [h for h in handlers if not _is_glue_handler(h)]
+        if len(rest) == len(handlers):
+            out.append(group)
+        elif rest:
+            out.append({**group, "hooks": rest})
+    return out
+
+
+LAYOUT = jsonconfig.JsonLayout(
+    skeleton=dict,
+    entry=lambda glue: {"hooks": [{"type": "command", "command": glue}]},
+    has_glue=_has_glue,
+    without_glue=_without_glue,
+)
+
+
+def location(scope: Scope, project: Path, home: Path) -> Path:
+    return (project if scope == "project" else home) / ".claude" / "settings.json"
+
+
+def install(path: Path, events: Sequence[str], glue: str, force: bool, say: Say) -> None:
+    jsonconfig.install(path, LAYOUT, events, glue, say)
+
+
+def uninstall(path: Path, say: Say) -> None:
+    jsonconfig.uninstall(path, LAYOUT, say)
+
+
+def installed(path: Path) -> bool:
+    return bool(jsonconfig.glue_events(path, LAYOUT))
+
+
+GLUE = HostGlue(
+    name=claude.NAME, title=claude.TITLE, events=claude.HOST_EVENTS,
+    default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"),
+    location=location, install=install, uninstall=uninstall, installed=installed,
+)

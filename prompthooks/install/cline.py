@@ -1,0 +1,99 @@
+"""Cline's glue: one small executable per event, named after it, in ``.clinerules/hooks/``
+(project) or ``~/Documents/Cline/Hooks/`` (user): ``#!/bin/sh``, the marker line, then
+``exec GLUE`` (``exec`` hands the event on stdin straight to prompthooks).
+
+A file of that name that lacks the marker is the user's own hook: install leaves it alone
+unless ``--force``, which first moves it to ``<Event>.prompthooks-backup`` (a name Cline does
+not run); uninstall moves it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..errors import PromptHooksError
+from ..hosts import cline
+from . import files
+from .host import HostGlue, Say, Scope
+
+MARKER = "# prompthooks glue: written by 'prompthooks install', removed by 'prompthooks uninstall'"
+MODE = 0o755
+
+
+def script(glue: str) -> str:
+    return f"#!/bin/sh\n{MARKER}\nexec {glue}\n"
+
+
+def is_ours(data: bytes) -> bool:
+    lines = data.decode("utf-8", "replace").splitlines()
+    return len(lines) > 1 and lines[1] == MARKER
+
+
+def _ours(path: Path) -> bool:
+    if path.is_dir():
+        return False
+    data = files.read_bytes(path)
+    return data is not None and is_ours(data)
+
+
+def location(scope: Scope, project: Path, home: Path) -> Path:
+    if scope == "project":
+        return project / ".clinerules" / "hooks"
+    return home / "Documents" / "Cline" / "Hooks"
+
+
+def install(folder: Path, events: Sequence[str], glue: str, force: bool, say: Say) -> None:
+    present = [event for event in events if _ours(folder / event)]
+    foreign = [folder / event for event in events
+               if event not in present and files.exists(folder / event)]
+    if foreign and not force:
+        raise PromptHooksError(
+            f"not replacing {', '.join(map(str, foreign))}: not written by prompthooks "
+            "(--force moves it to a backup that uninstall puts back); nothing was changed")
+    taken = [files.backup_path(path) for path in foreign if files.exists(files.backup_path(path))]
+    if taken:
+        raise PromptHooksError(f"cannot back up into {', '.join(map(str, taken))}: it exists "
+                               "already; nothing was changed")
+    if present:
+        say(f"already installed: {', '.join(present)} in {folder}")
+    for event in events:
+        path = folder / event
+        if event in present:
+            continue
+        if path in foreign:
+            files.move(path, files.backup_path(path))
+            say(f"backed up {path} to {files.backup_path(path)}")
+        files.atomic_write(path, script(glue).encode(), MODE)
+        say(f"wrote {path}")
+
+
+def uninstall(folder: Path, say: Say) -> None:
+    said = False
+    for event in cline.CONFIG_EVENTS:
+        path, backup = folder / event, files.backup_path(folder / event)
+        ours, had_backup = _ours(path), files.exists(backup)
+        if ours:
+            files.remove(path)
+        if had_backup and not files.exists(path):
+            files.move(backup, path)
+            say(f"restored {path} from {backup}")
+        elif had_backup:
+            say(f"kept {backup}: {path} was not written by prompthooks, so it was not replaced")
+        elif ours:
+            say(f"removed {path}")
+        said = said or ours or had_backup
+    if not said:
+        say(f"not installed: no prompthooks hooks in {folder}")
+
+
+def installed(folder: Path) -> bool:
+    return any(_ours(folder / event) for event in cline.CONFIG_EVENTS)
+
+
+GLUE = HostGlue(
+    name=cline.NAME, title=cline.TITLE, events=cline.HOST_EVENTS,
+    # TaskComplete is Cline's stop.
+    default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskComplete"),
+    location=location, install=install, uninstall=uninstall, installed=installed,
+)

@@ -1,0 +1,42 @@
+"""What install and uninstall need to know about one host: its event names, its default
+events, where its glue goes for each scope, and the three operations on that place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..errors import EXIT_USAGE, PromptHooksError
+
+Scope = Literal["project", "user"]
+Say = Callable[[str], None]  # one line of output per action
+
+
+@dataclass(frozen=True)
+class HostGlue:
+    name: str
+    title: str
+    # The host's own event names (the keys of the host module's HOST_EVENTS).
+    events: Mapping[str, str]
+    # Before a tool runs, after it, user prompt submit, stop: in the host's own names.
+    default_events: tuple[str, ...]
+    # (scope, project folder, home folder) -> the host config file or hook folder.
+    location: Callable[[Scope, Path, Path], Path]
+    # (location, events, glue command, force, say); every check comes before the first write.
+    install: Callable[[Path, Sequence[str], str, bool, Say], None]
+    uninstall: Callable[[Path, Say], None]
+    installed: Callable[[Path], bool]  # whether any glue of ours is in that place
+
+
+def choose_events(host: HostGlue, names: Sequence[str] | None) -> list[str]:
+    """``--events`` (in the host's names, duplicates dropped) or the host's defaults."""
+    if not names:
+        return list(host.default_events)
+    unknown = [name for name in names if name not in host.events]
+    if unknown:
+        raise PromptHooksError(
+            f"unknown {host.title} event{'s' * (len(unknown) > 1)} {', '.join(unknown)} "
+            f"(valid: {', '.join(host.events)})", EXIT_USAGE)
+    return list(dict.fromkeys(names))

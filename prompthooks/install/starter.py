@@ -1,0 +1,60 @@
+"""The starter prompthooks config install writes when a scope has none: one shipped policy
+(``destructive-shell``: block shell commands that wipe data outside the project) on Bash in
+Claude Code style, which serves every host. Uninstall removes it only while it is byte for
+byte what install wrote and no other host's glue of the same scope still uses it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..config.discovery import PROJECT_DIR_NAME, user_dir
+from ..config.loader import CONFIG_FILE, HOOKS_DIR
+from ..hosts import cline
+from . import files
+from .host import Say, Scope
+
+POLICY = "destructive-shell"
+# 20 s leaves room inside the shortest run budget (Cline's 28 s).
+STARTER: bytes = (json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+    {"type": "prompt", "prompt_file": POLICY, "timeout": 20}]}]}}, indent=2) + "\n").encode()
+
+
+def folder(scope: Scope, project: Path) -> Path:
+    return project / PROJECT_DIR_NAME if scope == "project" else user_dir(os.environ)
+
+
+def _holds_config(location: Path) -> bool:
+    """Whether prompthooks would load anything from this folder (see config.loader)."""
+    if files.exists(location / CONFIG_FILE) or files.exists(location / HOOKS_DIR):
+        return True
+    return any(files.exists(location / name) or files.exists(location / f"{name}.md")
+               for name in cline.CONFIG_EVENTS)
+
+
+def write(location: Path, say: Say) -> Path:
+    """Write the starter unless the folder holds a config; the config file's path."""
+    path = location / CONFIG_FILE
+    if files.read_bytes(path) == STARTER:
+        say(f"already installed: starter config {path}")
+    elif _holds_config(location):
+        say(f"kept {location}: it holds a prompthooks config already, so no starter was written")
+    else:
+        files.atomic_write(path, STARTER)
+        say(f"wrote {path} (starter config: the {POLICY} policy on Bash commands)")
+    return path
+
+
+def remove(location: Path, used_by: list[str], say: Say) -> None:
+    path = location / CONFIG_FILE
+    raw = files.read_bytes(path)
+    if raw is None:
+        return
+    if raw != STARTER:
+        say(f"kept {path}: it is not the starter config install wrote")
+    elif used_by:
+        say(f"kept {path}: the {' and '.join(used_by)} glue still uses it")
+    else:
+        files.remove(path)
+        say(f"removed {path}")
