@@ -118,7 +118,8 @@ def config_for(path: Path, spec: CaseFile) -> Config:
     names = [spec.config] if isinstance(spec.config, str) else (spec.config or [])
     if not names:
         raise ConfigError(str(path), "a case file needs a 'config' (a path or inline hooks)")
-    return load_config([str((path.parent / n).resolve()) for n in names], str(path.parent))
+    return load_config([str((path.parent / n).resolve()) for n in names], str(path.parent),
+                       keep_managed=False)
 
 
 def judge(case: Case, outcome: Outcome) -> tuple[bool, str, str]:

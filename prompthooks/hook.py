@@ -91,6 +91,12 @@ class Hook:
                 self.max_event_chars, self.cache_ttl)
 
     @property
+    def managed(self) -> bool:
+        """From the managed policy: nothing the user or an agent can write may change how it
+        runs (no environment overrides, cassettes, verdict cache or warm worker)."""
+        return self.source.name == "managed"
+
+    @property
     def name(self) -> str:
         """A short human name: the command, the executable or the prompt's file.
 

@@ -7,6 +7,8 @@ Rules (README, "Merge rules"):
 - reasons of the winning permission, user and system messages are joined with newlines and
   contexts are all kept, in order: higher-priority source first, then config order;
 - ``updated_input``: the first in that order wins (deterministic, whoever finishes first);
+  when a managed hook judged the event, only a managed hook may rewrite it (a project or user
+  hook could otherwise swap in an input the managed policy never saw);
 - ``halt`` (stop the agent) if any hook asks for it; ``env`` is merged, higher source winning.
 """
 
@@ -81,8 +83,15 @@ def merge(results: Iterable[HookResult]) -> Decision:
     for r in reversed(effective):
         env.update(r.env)
     updated = None
+    notices: list[str] = []
     if permission != "deny":
-        updated = next((r.updated_input for r in effective if r.updated_input is not None), None)
+        guarded = any(r.hook.managed for r in effective)
+        rewrites = [r for r in effective if r.updated_input is not None]
+        allowed = [r for r in rewrites if r.hook.managed or not guarded]
+        updated = allowed[0].updated_input if allowed else None
+        notices = [f"hook '{r.hook.name}' ({r.hook.label}): its updated input is ignored: a "
+                   "managed policy judged this event and only it may rewrite the input"
+                   for r in rewrites if guarded and not r.hook.managed]
     return Decision(
         permission=permission,
         reason=_join(r.reason for r in effective if r.permission == permission),
@@ -97,6 +106,6 @@ def merge(results: Iterable[HookResult]) -> Decision:
         suppress_output=any(r.suppress_output for r in effective),
         updated_tool_output=next((r.updated_tool_output for r in effective
                                   if r.updated_tool_output is not None), None),
-        errors=tuple(failure_line(r) for r in ordered if r.failed),
+        errors=tuple(failure_line(r) for r in ordered if r.failed) + tuple(notices),
         results=tuple(ordered),
     )

@@ -44,7 +44,7 @@ def as_config(config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Co
     if isinstance(config, Mapping):
         return config_from_data(config, "<inline config>")
     paths = [config] if isinstance(config, (str, Path)) else list(config)
-    return load_config([str(p) for p in paths])
+    return load_config([str(p) for p in paths], keep_managed=False)
 
 
 def run(data: Mapping[str, Any] | bytes | str, *,

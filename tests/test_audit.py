@@ -318,3 +318,13 @@ def test_a_fail_closed_block_of_an_unreadable_event_is_logged(tmp_path: Path,
         "claude", "?", "(unreadable event)", "input", "deny")
     assert row["error"].startswith("the event on stdin is not valid JSON")
     assert row["reason"].startswith("Blocked by prompthooks: a fail-closed hook could not judge")
+
+
+def test_text_sqlite_cannot_hold_is_replaced_not_fatal(tmp_path: Path) -> None:
+    row = {c: None for c in store.COLUMNS} | {
+        "time": "2026-01-01T00:00:00.000Z", "run_id": "r", "host": "claude",
+        "event": "PreToolUse", "host_event": "PreToolUse", "hook": "h", "hook_label": "x",
+        "source": "project", "kind": "command", "fail_closed": 0, "status": "ok",
+        "decision": "deny", "reason": "bad \ud800 char", "cached": 0, "replayed": 0}
+    store.write(tmp_path / "a.db", [row])
+    assert _rows(tmp_path / "a.db")[0]["reason"] == "bad ? char"

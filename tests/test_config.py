@@ -134,12 +134,15 @@ def test_discovery_order_managed_project_user(tmp_path: Path) -> None:
         ("user", "user")]
 
 
-def test_explicit_config_replaces_discovery(tmp_path: Path) -> None:
+def test_explicit_config_replaces_project_and_user_not_managed(tmp_path: Path) -> None:
     managed, project, user_cfg = _discovery_tree(tmp_path)
     mine = claude_config(tmp_path / "mine.json", "Stop", {"command": "mine"})
     config = load_config([str(mine)], project_dir=str(project),
                          environ={"XDG_CONFIG_HOME": str(user_cfg)}, managed_dir=managed)
-    assert [h.command for h in config.hooks] == ["mine"]
+    assert [h.command for h in config.hooks] == ["managed", "mine"]
+    alone = load_config([str(mine)], project_dir=str(project), managed_dir=managed,
+                        keep_managed=False)  # testing a policy on its own
+    assert [h.command for h in alone.hooks] == ["mine"]
 
 
 def test_missing_explicit_config_is_an_error(tmp_path: Path) -> None:

@@ -123,10 +123,15 @@ def _check_not_newer(conn: sqlite3.Connection) -> None:
                                     f"one knows {len(MIGRATIONS)})")
 
 
+def _cell(value: Any) -> Any:
+    # A hook's reply can carry lone surrogates, which SQLite's UTF-8 cannot hold.
+    return value.encode("utf-8", "replace").decode("utf-8") if isinstance(value, str) else value
+
+
 def _insert(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     placeholders = ", ".join("?" for _ in COLUMNS)
     conn.executemany(f"INSERT INTO decisions ({', '.join(COLUMNS)}) VALUES ({placeholders})",
-                     [tuple(row.get(c) for c in COLUMNS) for row in rows])
+                     [tuple(_cell(row.get(c)) for c in COLUMNS) for row in rows])
 
 
 def _pending(path: Path) -> Path:

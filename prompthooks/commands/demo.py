@@ -50,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _run(folder: Path) -> int:
     config = load_config([str(folder / "hooks.json"), str(folder / "cursor-hooks.json"),
-                          str(folder / "cline-hooks")])
+                          str(folder / "cline-hooks")], keep_managed=False)
     if config.errors:
         raise PromptHooksError(config.errors[0])
     workspace = Path(tempfile.mkdtemp(prefix="prompthooks-demo-"))

@@ -14,7 +14,7 @@ from ..recording.cassette import Cassette, activate
 
 def main(args: argparse.Namespace) -> int:
     rows = read_dataset(Path(args.dataset))
-    config = load_config(args.config or None)
+    config = load_config(args.config or None, keep_managed=False)
     if config.errors:
         print(f"prompthooks: config {config.errors[0]}")
         return EXIT_ERROR

@@ -3,7 +3,9 @@
 managed ``/etc/prompthooks/`` > project ``<project>/.prompthooks/`` > user
 ``$XDG_CONFIG_HOME/prompthooks/``. Each location may hold ``hooks.json`` (Claude Code or
 Cursor style) and a ``hooks/`` folder of Cline-style executables. ``--config PATH`` replaces
-discovery; the paths keep the order given, the first being the highest priority.
+the project and user configs; the paths keep the order given, the first being the highest
+priority. The managed policy stays in force above them: a command line (which a project's own
+host config can set) cannot switch it off.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def discover(project_dir: str, environ: Mapping[str, str],
     return found
 
 
-def explicit(paths: Sequence[str]) -> list[tuple[Source, Path]]:
-    """Sources for ``--config`` paths, in the order given."""
-    return [(Source("config", path, priority), Path(path)) for priority, path in enumerate(paths)]
+def explicit(paths: Sequence[str],
+             managed_dir: Path | None = MANAGED_DIR) -> list[tuple[Source, Path]]:
+    """Sources for ``--config`` paths, in the order given, below the managed policy when one
+    exists (``managed_dir=None``: the paths alone, for testing policies)."""
+    found: list[tuple[Source, Path]] = []
+    if managed_dir is not None and managed_dir.is_dir():
+        found.append((Source("managed", str(managed_dir), 0), managed_dir))
+    return found + [(Source("config", path, len(found) + i), Path(path))
+                    for i, path in enumerate(paths)]

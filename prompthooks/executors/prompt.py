@@ -71,8 +71,9 @@ def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
 
 def cache_ttl(hook: Hook, event: Event) -> float | None:
     """The verdict cache's TTL for this hook and event: the handler's own, else the file's
-    (never for stop events), and none while a cassette is in use."""
-    if current_cassette() is not None:
+    (never for stop events), and none while a cassette is in use or for a managed hook (the
+    cache is a file the user, or an agent, can write)."""
+    if hook.managed or current_cassette() is not None:
         return None
     if hook.cache_ttl:
         return hook.cache_ttl

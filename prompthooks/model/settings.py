@@ -4,6 +4,11 @@ Model: the handler's ``model`` > ``PROMPTHOOKS_MODEL`` > the config's ``promptho
 :data:`DEFAULT_MODEL`. Endpoint: ``PROMPTHOOKS_API_BASE`` > the config's ``api_base``. Key:
 ``PROMPTHOOKS_API_KEY`` > the variable the config's ``api_key_env`` names > the provider's own
 variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself.
+
+A managed hook takes its model and endpoint from the managed file only: the environment
+variables above (which anything running as the user can set) do not redirect it. Its key
+still comes from the environment: a wrong key can only make it fail, and it fails closed if
+the policy says so.
 """
 
 from __future__ import annotations
@@ -50,9 +55,12 @@ def override_model(model: str | None) -> Iterator[None]:
 def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None) -> Endpoint:
     env = os.environ if environ is None else environ
     settings = hook.prompt_settings
-    model = (_override or hook.model or env.get("PROMPTHOOKS_MODEL")
-             or (settings.model if settings else None) or DEFAULT_MODEL)
-    api_base = env.get("PROMPTHOOKS_API_BASE") or (settings.api_base if settings else None)
+    overrides: Mapping[str, str] = {} if hook.managed else env
+    model = ((None if hook.managed else _override) or hook.model
+             or overrides.get("PROMPTHOOKS_MODEL") or (settings.model if settings else None)
+             or DEFAULT_MODEL)
+    api_base = (overrides.get("PROMPTHOOKS_API_BASE")
+                or (settings.api_base if settings else None))
     key_var = settings.api_key_env if settings else None
     api_key = env.get("PROMPTHOOKS_API_KEY") or (env.get(key_var) if key_var else None)
     return Endpoint(model, api_base or None, api_key or None)

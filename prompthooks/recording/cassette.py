@@ -214,7 +214,14 @@ def current() -> Cassette | None:
 
 
 def complete(request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
-    """The model-call boundary every prompt hook goes through: a cassette, or the model."""
+    """The model-call boundary every prompt hook goes through: a cassette, or the model.
+
+    A managed hook always asks the model itself, in this process: a cassette and the warm
+    worker's socket are things the user (or an agent) can write or stand in for."""
+    if hook.managed:
+        from ..model.call import complete as call_here
+
+        return call_here(request, deadline)
     cassette = current()
     if cassette is None:
         return call_model(request, deadline)
