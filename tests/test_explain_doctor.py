@@ -87,7 +87,7 @@ def test_explain_text_needs_no_server_and_never_imports_litellm(tmp_path: Path) 
     out = proc.stdout
     assert out.rstrip().endswith("NO-LITELLM")
     assert "Hooks for PreToolUse: 2 of 4 would run (1 more for other events)" in out
-    assert "RUNS  prompt inline prompt" in out and "SKIP  command true" in out
+    assert "RUNS  inline prompt  [config: " in out and "SKIP  command true" in out
     assert "model: team-fast; endpoint: http://127.0.0.1:" in out
     assert "----- user message -----" in out and "Block pushes to main." in out
 

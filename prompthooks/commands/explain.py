@@ -59,7 +59,8 @@ def _print(report: dict[str, Any], title: str) -> None:
     for hook in hooks:
         verdict = "RUNS" if hook["runs"] else "SKIP"
         policy = "fail-closed" if hook["fail_closed"] else "fail-open"
-        output.line(f"  {verdict}  {hook['kind']} {hook['name']}  [{hook['source']}: "
+        name = hook["name"] if hook["kind"] == "prompt" else f"command {hook['name']}"
+        output.line(f"  {verdict}  {name}  [{hook['source']}: "
                     f"{hook['label']}]  {policy}, timeout {hook['timeout']:g} s",
                     "green" if hook["runs"] else "dim")
         output.line(f"        why: {hook['why']}")
