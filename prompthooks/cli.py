@@ -149,7 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PromptHooksError as exc:
         if debug:
             raise
-        print(f"prompthooks: {exc.message}", file=sys.stderr)
+        from .redaction import redact
+
+        print(f"prompthooks: {redact(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -160,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             raise
-        print(f"prompthooks: internal error: {exc!r} (set PROMPTHOOKS_DEBUG=1 for the traceback)",
-              file=sys.stderr)
+        from .redaction import redact
+
+        print(f"prompthooks: internal error: {redact(repr(exc))} (set PROMPTHOOKS_DEBUG=1 for "
+              "the traceback)", file=sys.stderr)
         return EXIT_INTERNAL

@@ -6,8 +6,8 @@ settings ask for it, redacted and capped.
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +69,7 @@ def result_row(result: HookResult, base: Mapping[str, Any],
 def rows_for(outcome: Outcome, store_events: bool,
              environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The rows of one run (none when no hook applied to the event)."""
-    base = event_fields(outcome.event, uuid.uuid4().hex[:16])
+    base = event_fields(outcome.event, os.urandom(8).hex())
     if store_events:
         base["event_input"] = event_input(outcome.event, environ)
     return [result_row(r, base, environ) for r in outcome.decision.results]

@@ -21,6 +21,13 @@ from ..errors import EXIT_ERROR, InputError
 from ..hosts import Host
 
 
+def _say(line: str) -> None:
+    """One line on stderr (which hosts log), after the redaction pass."""
+    from ..redaction import redact
+
+    print(redact(line), file=sys.stderr)
+
+
 def _write(text: str) -> None:
     if text:
         sys.stdout.write(text + "\n")
@@ -53,7 +60,7 @@ def _guess(data: bytes, args: argparse.Namespace) -> tuple[Host | None, str | No
 
 
 def _bad_input(exc: InputError, data: bytes, args: argparse.Namespace) -> int:
-    print(f"prompthooks: {exc.message}", file=sys.stderr)
+    _say(f"prompthooks: {exc.message}")
     host, canonical, unknown = _guess(data, args)
     if unknown:
         return EXIT_ERROR  # no hook is configured for an event that does not exist
@@ -68,7 +75,7 @@ def _bad_input(exc: InputError, data: bytes, args: argparse.Namespace) -> int:
     if not guarded:
         return EXIT_ERROR
     message = f"Blocked by prompthooks: a fail-closed hook could not judge this event ({exc})"
-    print(f"prompthooks: {message}", file=sys.stderr)
+    _say(f"prompthooks: {message}")
     reply = (host or hosts.HOSTS["claude"]).block_reply(message)
     _write(reply.stdout)
     _audit_unreadable(loaded.audit, host, canonical, args.event, message, exc.message)
@@ -89,7 +96,7 @@ def _audit_unreadable(settings: dict[str, object], host: Host | None, canonical:
            "reason": redact(reason), "error": redact(error), "cached": 0, "replayed": 0}
     trouble = audit.record_rows(audit.resolve(settings), [row])
     if trouble:
-        print(f"prompthooks: {trouble}", file=sys.stderr)
+        _say(f"prompthooks: {trouble}")
 
 
 def _use_cassette(args: argparse.Namespace) -> None:
@@ -118,17 +125,16 @@ def main(args: argparse.Namespace) -> int:
         return _bad_input(exc, data, args)
     if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
         for warning in outcome.config.warnings:
-            print(f"prompthooks: warning: {warning}", file=sys.stderr)
+            _say(f"prompthooks: warning: {warning}")
     for problem in outcome.problems:
-        print(f"prompthooks: {problem}", file=sys.stderr)
+        _say(f"prompthooks: {problem}")
     for result in outcome.decision.results:
         if result.cached:
-            print(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache",
-                  file=sys.stderr)
+            _say(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache")
     _write(outcome.stdout)
     from .. import audit
 
     trouble = audit.record(outcome)  # after the reply: the host is never kept waiting for it
     if trouble:
-        print(f"prompthooks: {trouble}", file=sys.stderr)
+        _say(f"prompthooks: {trouble}")
     return outcome.exit_code

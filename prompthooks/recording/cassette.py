@@ -3,9 +3,10 @@
 An entry is keyed by a hash of what decides the reply (model, messages, response format,
 temperature, max_tokens), with the per-call fence nonce replaced by a fixed token so the key is
 stable. Nothing volatile (endpoint, key, time) is part of it, and no header or key is ever
-written. The file is YAML, one entry per call, sorted by key, with the rendered prompt next to
-the reply for reviewers. Writes take an exclusive lock on ``PATH.lock`` and replace the file
-atomically, so many hook processes can record into one cassette at once.
+written; the stored prompt and reply pass the redaction pass. The file is YAML, one entry per
+call, sorted by key, with the rendered prompt next to the reply for reviewers. Writes take an
+exclusive lock on ``PATH.lock`` and replace the file atomically, so many hook processes can
+record into one cassette at once.
 
 Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
 key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
@@ -167,9 +168,15 @@ class Cassette:
                 self.drift.append(Drift(hook.name, key, recorded["reply"], reply.text))
             return reply
         user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
+        from ..redaction import redact
+
+        # What is stored passes the redaction pass (the key stays computed from the real
+        # request): a cassette is committed to a repository and read by people.
+        hidden = [request.endpoint.api_key]
         self.write({
             "key": key, "hook": hook.name, "model": request.endpoint.model,
-            "prompt": _normalize(user, request.nonce), "reply": reply.text,
+            "prompt": redact(_normalize(user, request.nonce), hidden),
+            "reply": redact(reply.text, hidden),
             "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
             "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         })
