@@ -328,3 +328,15 @@ def test_text_sqlite_cannot_hold_is_replaced_not_fatal(tmp_path: Path) -> None:
         "decision": "deny", "reason": "bad \ud800 char", "cached": 0, "replayed": 0}
     store.write(tmp_path / "a.db", [row])
     assert _rows(tmp_path / "a.db")[0]["reason"] == "bad ? char"
+
+
+def test_a_priced_model_records_its_cost(tmp_path: Path, isolated_home: Path,
+                                         model: FakeModel) -> None:
+    model.script(verdict(True))
+    write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Judge. $ARGUMENTS", "model": "gpt-4o-mini"}]}]}})
+    run_cli(claude_bash("ls"), "--config", str(tmp_path / "hooks.json"))
+    (row,) = _rows(_default_db(isolated_home))
+    assert (row["model"], row["input_tokens"], row["output_tokens"]) == ("gpt-4o-mini", 120, 12)
+    # litellm's price map: 0.15 $ per million input tokens, 0.60 $ per million output tokens.
+    assert row["cost"] == pytest.approx(120 * 0.15e-6 + 12 * 0.60e-6)

@@ -141,7 +141,18 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
     return ModelReply(text=choice.message.content or "", model=str(response.model),
                       attempts=attempts,
                       input_tokens=getattr(usage, "prompt_tokens", None),
-                      output_tokens=getattr(usage, "completion_tokens", None))
+                      output_tokens=getattr(usage, "completion_tokens", None),
+                      cost=_cost(response, litellm))
+
+
+def _cost(response: Any, litellm: Any) -> float | None:
+    """What the call cost in US dollars, from litellm's local price map; None when the model
+    is not in it (a local server, a proxy alias)."""
+    try:
+        cost = litellm.completion_cost(completion_response=response)
+    except Exception:
+        return None
+    return float(cost) if cost else None
 
 
 def complete(request: ModelRequest, deadline: float) -> ModelReply:

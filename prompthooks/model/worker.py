@@ -119,7 +119,7 @@ def remote_complete(request: ModelRequest, deadline: float,
     verdict = answer.get("verdict")
     return ModelReply(text=answer["text"], model=answer["model"], attempts=answer["attempts"],
                       input_tokens=answer.get("input_tokens"),
-                      output_tokens=answer.get("output_tokens"),
+                      output_tokens=answer.get("output_tokens"), cost=answer.get("cost"),
                       verdict=Verdict(**verdict) if isinstance(verdict, dict) else None)
 
 
@@ -177,7 +177,7 @@ def _answer(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, An
         return {"error": str(exc)}
     answer: dict[str, Any] = {"text": reply.text, "model": reply.model,
                               "attempts": reply.attempts, "input_tokens": reply.input_tokens,
-                              "output_tokens": reply.output_tokens}
+                              "output_tokens": reply.output_tokens, "cost": reply.cost}
     # Parsed here, where pydantic is loaded already; the client re-parses on a failure.
     with contextlib.suppress(VerdictError):
         answer["verdict"] = asdict(parse_verdict(reply.text))
