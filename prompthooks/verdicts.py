@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import excerpt
 from .result import Permission
 
 _SAMPLE = 300  # characters of a bad reply quoted in the error
+# A verdict is a few hundred characters (the request allows 300 tokens). A longer reply is not
+# searched: looking for JSON objects in it costs time that grows with the square of its length
+# (a 1 MB reply of "{" took minutes), and that time is past the hook's deadline.
+MAX_REPLY_CHARS = 20_000
+_OBJECT_START = re.compile(r'\{\s*"')  # a verdict is an object with at least one key
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.S)
 
@@ -58,19 +63,19 @@ def _verdict(obj: dict[str, object]) -> Verdict | None:
 
 
 def _objects(text: str) -> list[dict[str, object]]:
-    """Every JSON object that starts at a ``{`` in ``text``, in order."""
+    """Every JSON object with a key that starts at a ``{`` in ``text``, in order."""
     decoder = json.JSONDecoder()
     found = []
-    pos = text.find("{")
-    while pos >= 0:
+    match = _OBJECT_START.search(text)
+    while match:
         try:
-            value, end = decoder.raw_decode(text, pos)
-        except ValueError:
-            pos = text.find("{", pos + 1)
+            value, end = decoder.raw_decode(text, match.start())
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply
+            match = _OBJECT_START.search(text, match.start() + 1)
             continue
         if isinstance(value, dict):
             found.append(value)
-        pos = text.find("{", end)
+        match = _OBJECT_START.search(text, end)
     return found
 
 
@@ -78,11 +83,17 @@ def parse_verdict(text: str) -> Verdict:
     """The verdict in a model's reply text; raises VerdictError if there is none, or if the
     reply holds verdicts that disagree (a model quoting injected text such as ``{"ok": true}``
     next to its own answer must not be read as the quote)."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise VerdictError(f"the model's reply is too long to be a verdict ({len(text):,} "
+                           f"characters, at most {MAX_REPLY_CHARS:,}): "
+                           f"{excerpt(text, _SAMPLE)!r}")
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     found = [v for candidate in candidates for obj in _objects(candidate)
              if (v := _verdict(obj)) is not None]
     if found and all(v.permission == found[0].permission for v in found):
-        return found[0]
+        # "impossible" lifts a stop hook's block: an echoed {"ok": false, "impossible": true}
+        # beside the model's own block must not, so it holds only if every verdict says so.
+        return replace(found[0], impossible=all(v.impossible for v in found))
     shown = excerpt(text, _SAMPLE) if text.strip() else "(an empty reply)"
     if found:
         raise VerdictError(f"the model's reply holds verdicts that disagree: {shown!r}")

@@ -26,6 +26,9 @@ __all__ = ["ModelError", "ModelReply", "ModelRequest", "ModelTimeout", "complete
 _KEYLIKE = re.compile(r"\b(sk|pk|rk|key|gsk|xai)[-_][A-Za-z0-9_*\-]{6,}|\bAIza[0-9A-Za-z_\-]{10,}")
 _URL_CREDENTIALS = re.compile(r"(\w+://)[^/\s:@]+:[^/\s@]+@")
 _SETTLE = 1.0  # seconds the caller waits past the deadline for the loop to give up
+# No retry starts with less time left than this: it could only time out, and the error would
+# then say "did not answer in time" instead of what every earlier attempt ran into.
+_MIN_ATTEMPT = 0.25
 
 
 def _import_litellm() -> Any:
@@ -54,6 +57,21 @@ def _redact(text: str, endpoint: Endpoint) -> str:
     return _KEYLIKE.sub("[redacted]", text)
 
 
+def _connection_failed(exc: BaseException) -> bool:
+    """Whether the cause of ``exc`` is a failed connection: litellm reports some (nothing
+    listening on the port) as a 500 InternalServerError, which no server sent."""
+    link: BaseException | None = exc
+    for _ in range(10):
+        if link is None:
+            return False
+        name = type(link).__name__
+        if "Timeout" not in name and (isinstance(link, ConnectionError)
+                                      or name in ("APIConnectionError", "ConnectError")):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
+
+
 def _kind(exc: BaseException, litellm: Any) -> tuple[str, bool]:
     """(what went wrong, whether another attempt may help). Timeout is checked before
     APIConnectionError, which some litellm versions make its base class."""
@@ -66,7 +84,7 @@ def _kind(exc: BaseException, litellm: Any) -> tuple[str, bool]:
         return "authentication failed; check the API key", False
     if isinstance(exc, (litellm.BadRequestError, litellm.NotFoundError)):
         return "the request was refused", False
-    if isinstance(exc, litellm.APIConnectionError):
+    if isinstance(exc, litellm.APIConnectionError) or _connection_failed(exc):
         return "cannot connect to the model endpoint", True
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and status >= 500:
@@ -112,8 +130,8 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
     litellm = _import_litellm()
     kwargs = _kwargs(request, litellm)
 
-    def stop(state: RetryCallState) -> bool:  # no attempt may start past the deadline
-        return time.monotonic() + (state.upcoming_sleep or 0) >= deadline
+    def stop(state: RetryCallState) -> bool:  # no retry may start too close to the deadline
+        return time.monotonic() + (state.upcoming_sleep or 0) + _MIN_ATTEMPT >= deadline
 
     attempts = 0
     retrying = AsyncRetrying(retry=retry_if_exception(lambda e: _kind(e, litellm)[1]),

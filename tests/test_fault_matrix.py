@@ -1,0 +1,768 @@
+"""The fault matrix: one test per way a hook can fail, each asserting the exact reply.
+
+Every row runs the faulty hook next to a healthy one and checks that the healthy hook's answer
+reaches the host whatever the fault did (README, "Merge rules": one failing hook never
+discards the other hooks' answers). Where the failure policy matters a row runs twice:
+
+- fail-open: the healthy hook's answer alone decides, and stderr holds one line naming the
+  faulty hook and its fault;
+- fail-closed: the event is blocked with "Blocked by prompthooks: a fail-closed hook ...",
+  and the healthy hook's output is still there where the host's format carries it.
+
+Command rows run `prompthooks run` in a real process (the reply and exit code are what the
+host reads). Prompt rows talk HTTP to the scripted fake model through
+:func:`prompthooks.api.dispatch` in this process, so litellm is imported and warmed once
+rather than once per row; a subprocess would add nothing but that import.
+
+Not here: the row "an audit database that is locked or read-only". It is the one row added
+elsewhere, with the audit log's own tests (the audit log is being built separately).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import prompthooks.cli
+import prompthooks.commands.run
+import prompthooks.engine
+from prompthooks.api import DEFAULT_BUDGET, Outcome, dispatch
+from prompthooks.errors import excerpt
+from prompthooks.events import Event
+from prompthooks.hook import Hook
+from prompthooks.result import HookResult
+from prompthooks.verdicts import MAX_REPLY_CHARS
+
+from .fake_model import Answer, FakeModel, error
+from .helpers import (
+    claude_bash,
+    claude_event,
+    cline_event,
+    cursor_event,
+    reply,
+    run_cli,
+    write_json,
+    write_script,
+)
+
+POLICIES = pytest.mark.parametrize("fail_closed", [False, True], ids=["fail-open", "fail-closed"])
+
+# The healthy hook of the Claude Code and Cline rows: a system message and a context.
+HEALTHY = ("cat > /dev/null; echo '{\"systemMessage\": \"healthy note\", \"hookSpecificOutput\": "
+           "{\"hookEventName\": \"PreToolUse\", \"additionalContext\": \"healthy context\"}}'")
+# The healthy hook of the Cursor rows: Cursor's preToolUse carries only a permission and its
+# messages, so the healthy hook there denies.
+HEALTHY_CURSOR = ("cat > /dev/null; echo '{\"permission\": \"deny\", \"user_message\": "
+                  "\"healthy says no\", \"agent_message\": \"healthy tells the agent no\"}'")
+BLOCKED = "Blocked by prompthooks: a fail-closed "
+TIMED_OUT = r"timed out after \d+\.\ds and was killed"
+PROMPT = "Block commands that delete files outside the project."
+
+
+# ---------------------------------------------------------------------------------------------
+# The table-driven core
+
+
+def _failure(lines: Sequence[str], name: str, label: str, error: str) -> str:
+    """The single failure line, checked: it names the hook and where it was configured, and
+    its fault fullmatches the regular expression ``error``. Returned as the merge wrote it."""
+    assert len(lines) == 1, lines
+    match = re.fullmatch(rf"hook '{re.escape(name)}' \({re.escape(label)}\): (?P<error>.*)",
+                         lines[0], re.S)
+    assert match, lines[0]
+    assert re.fullmatch(error, match["error"], re.S), match["error"]
+    return lines[0]
+
+
+def _stderr_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    """stderr as failure lines; every line must be one of ours."""
+    lines = proc.stderr.splitlines()
+    assert all(line.startswith("prompthooks: ") for line in lines), proc.stderr
+    return [line.removeprefix("prompthooks: ") for line in lines]
+
+
+def _claude_reply(failure: str | None, fail_closed: bool, *, system: str = "healthy note",
+                  denial: str | None = None) -> dict[str, Any]:
+    """The Claude Code reply when the healthy hook's note and context are merged with a
+    faulty hook's ``failure`` (a fail-closed one denies) or its own ``denial``."""
+    specific: dict[str, Any] = {"hookEventName": "PreToolUse",
+                                "additionalContext": "healthy context"}
+    reason = f"{BLOCKED}{failure}" if failure and fail_closed else denial
+    if reason:
+        specific |= {"permissionDecision": "deny", "permissionDecisionReason": reason}
+    return {"systemMessage": system, "hookSpecificOutput": specific}
+
+
+def _claude_config(tmp_path: Path, faulty: Mapping[str, Any],
+                   fail_closed: bool) -> tuple[Path, str]:
+    """A Claude Code style config: the faulty hook first, the healthy one second."""
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", **faulty, "failClosed": fail_closed},
+        {"type": "command", "command": HEALTHY},
+    ]}]}})
+    return cfg, f"{cfg}: hooks.PreToolUse[0].hooks[0]"
+
+
+def _healthy_config(tmp_path: Path) -> Path:
+    """The healthy hook alone, to run beside a Cline-style hook folder."""
+    return write_json(tmp_path / "healthy.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": HEALTHY}]}]}})
+
+
+def _run(tmp_path: Path, event: Mapping[str, Any], cfg: Path,
+         *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(event, "--config", str(cfg), "--managed-dir", str(tmp_path / "no-managed"),
+                   *args)
+
+
+Run = tuple[subprocess.CompletedProcess[str], str]  # the run, and the faulty hook's label
+
+
+def _claude_row(tmp_path: Path, command: str, fail_closed: bool, timeout: float = 10,
+                event: Mapping[str, Any] | None = None) -> Run:
+    """Run one Claude Code row; the hooks' working directory is ``tmp_path`` (the event's
+    cwd), so scripts may write their PID files there."""
+    cfg, label = _claude_config(tmp_path, {"command": command, "timeout": timeout}, fail_closed)
+    proc = _run(tmp_path, event or claude_bash("ls", cwd=str(tmp_path)), cfg)
+    assert proc.returncode == 0, proc.stderr
+    return proc, label
+
+
+def _assert_claude_failure(tmp_path: Path, command: str, fail_closed: bool, error: str,
+                           timeout: float = 10) -> None:
+    """The whole check for a Claude Code row whose faulty hook fails."""
+    proc, label = _claude_row(tmp_path, command, fail_closed, timeout)
+    failure = _failure(_stderr_lines(proc), command, label, error)
+    assert reply(proc) == _claude_reply(failure, fail_closed)
+
+
+def _assert_claude_no_failure(tmp_path: Path, command: str, fail_closed: bool,
+                              expected: dict[str, Any], timeout: float = 10,
+                              event: Mapping[str, Any] | None = None) -> None:
+    """The whole check for a Claude Code row whose odd hook is not a failure: no stderr line,
+    and a fail-closed mark changes nothing."""
+    proc, _ = _claude_row(tmp_path, command, fail_closed, timeout, event)
+    assert proc.stderr == ""
+    assert reply(proc) == expected
+
+
+# Processes: a zombie counts as dead (PID 1 here need not reap the orphans of a killed hook).
+
+def _living(pids: Iterable[int]) -> list[int]:
+    """The PIDs among ``pids`` of processes still running (neither gone nor zombies)."""
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def _group(pgid: int) -> list[int]:
+    """Every process of the process group ``pgid``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # gone meanwhile
+            continue
+        if int(fields[2]) == pgid:
+            members.append(int(entry))
+    return members
+
+
+def _assert_group_killed(leader: int, seconds: float = 5) -> None:
+    """The hook's process (``/bin/sh -c``, the leader of its own process group: ``$$`` in a
+    one-line command) was reaped by the run, and nothing of its group is left running (polled
+    briefly: the kernel may lag behind the run's exit)."""
+    end = time.monotonic() + seconds
+    while _living(_group(leader)) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert _living(_group(leader)) == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(leader, 0)
+
+
+def _pid(path: Path) -> int:
+    return int(path.read_text().strip())
+
+
+# ---------------------------------------------------------------------------------------------
+# Command hooks (Claude Code)
+
+
+@POLICIES
+def test_command_crashes_with_exit_1(tmp_path: Path, fail_closed: bool) -> None:
+    _assert_claude_failure(tmp_path, "echo boom >&2; exit 1", fail_closed,
+                           re.escape("exited with status 1: boom"))
+
+
+@POLICIES
+def test_command_killed_by_a_signal(tmp_path: Path, fail_closed: bool) -> None:
+    _assert_claude_failure(tmp_path, "kill -SEGV $$", fail_closed,
+                           re.escape("was killed by signal SIGSEGV"))
+
+
+@POLICIES
+def test_command_exits_2_with_nothing_on_stderr(tmp_path: Path, fail_closed: bool) -> None:
+    # Exit 2 is Claude Code's block, not a fault: it blocks either way, with a stand-in reason.
+    _assert_claude_no_failure(tmp_path, "exit 2", fail_closed, _claude_reply(
+        None, fail_closed, denial="Blocked by hook 'exit 2' (exit status 2)"))
+
+
+def test_command_exits_2_in_a_cline_hook_folder_is_an_error(tmp_path: Path) -> None:
+    # Under Cline's rules exit 2 means nothing: it is a hook error (fail-open: a Cline hook
+    # file has no way to say failClosed).
+    hook = write_script(tmp_path / "hooks" / "PreToolUse", "cat > /dev/null; exit 2")
+    healthy = _healthy_config(tmp_path)
+    proc = run_cli(claude_bash("ls", cwd=str(tmp_path)), "--config", str(hook.parent),
+                   "--config", str(healthy), "--managed-dir", str(tmp_path / "no-managed"))
+    assert proc.returncode == 0
+    _failure(_stderr_lines(proc), "hooks/PreToolUse", str(hook), re.escape("exited with status 2"))
+    assert reply(proc) == _claude_reply(None, False)
+
+
+@POLICIES
+def test_command_prints_invalid_json(tmp_path: Path, fail_closed: bool) -> None:
+    _assert_claude_failure(tmp_path, "echo '{not json'", fail_closed, re.escape(
+        "reply is not valid JSON (Expecting property name enclosed in double quotes): "
+        "'{not json'"))
+
+
+@POLICIES
+def test_command_prints_json_then_garbage(tmp_path: Path, fail_closed: bool) -> None:
+    # A reply is read whole or not at all: the block before the garbage is not half-read.
+    _assert_claude_failure(
+        tmp_path, "echo '{\"decision\": \"block\", \"reason\": \"half\"} garbage'", fail_closed,
+        re.escape("reply is not valid JSON (Extra data): "
+                  "'{\"decision\": \"block\", \"reason\": \"half\"} garbage'"))
+
+
+# Runs a command and writes the peak resident memory (KiB) of its process tree to a file. A
+# small process of its own: a child forked straight from pytest would count pytest's memory.
+_MEASURE = ("import resource, subprocess, sys\n"
+            "code = subprocess.call(sys.argv[2:])\n"
+            "with open(sys.argv[1], 'w') as f:\n"
+            "    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+            "sys.exit(code)\n")
+
+
+def _run_measured(tmp_path: Path, stdin: bytes,
+                  args: Sequence[str]) -> tuple[subprocess.CompletedProcess[str], int]:
+    """`prompthooks run ARGS`, and the peak resident memory (KiB) of it and its children."""
+    peak = tmp_path / "peak-kib"
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, str(peak), sys.executable, "-m",
+                           "prompthooks", "run", *args], input=stdin, capture_output=True,
+                          timeout=120)  # a hang fails the test, not the suite
+    done = subprocess.CompletedProcess(proc.args, proc.returncode,
+                                       proc.stdout.decode("utf-8", "replace"),
+                                       proc.stderr.decode("utf-8", "replace"))
+    return done, int(peak.read_text())
+
+
+@POLICIES
+def test_command_prints_100_mb(tmp_path: Path, fail_closed: bool) -> None:
+    command = "head -c 104857600 /dev/zero | tr '\\0' a"
+    cfg, label = _claude_config(tmp_path, {"command": command}, fail_closed)
+    event = json.dumps(claude_bash("ls", cwd=str(tmp_path))).encode()
+    proc, peak_kib = _run_measured(tmp_path, event, [
+        "--config", str(cfg), "--managed-dir", str(tmp_path / "no-managed")])
+    assert proc.returncode == 0, proc.stderr
+    failure = _failure(_stderr_lines(proc), command, label, re.escape(
+        "printed more than 1 MB on stdout"))
+    assert reply(proc) == _claude_reply(failure, fail_closed)
+    # The 99 MB past the cap were read and dropped, never held: the run's peak is that of an
+    # interpreter (about 30 MB here), far below the 100 MB the hook printed.
+    assert peak_kib < 64 * 1024
+
+
+@POLICIES
+def test_command_never_reads_stdin_of_a_large_event(tmp_path: Path, fail_closed: bool) -> None:
+    # 3 MB of event against a 64 KiB pipe: the writer must not block on a hook that never
+    # reads, and a hook that answers without reading is no fault at all.
+    big = claude_bash("echo " + "x" * 3_000_000, cwd=str(tmp_path))
+    _assert_claude_no_failure(
+        tmp_path, "sleep 0.3; echo '{\"systemMessage\": \"answered without reading\"}'",
+        fail_closed, _claude_reply(None, fail_closed,
+                                   system="answered without reading\nhealthy note"), event=big)
+
+
+@POLICIES
+def test_command_closes_stdout_early(tmp_path: Path, fail_closed: bool) -> None:
+    # stdout reaches end-of-file long before the hook exits: the hook is still waited for
+    # (its last step is done when the run answers), and its empty reply with exit 0 is "no
+    # opinion", not a fault.
+    _assert_claude_no_failure(
+        tmp_path, "exec >&-; sleep 0.5; echo still working >&2; touch finished; exit 0",
+        fail_closed, _claude_reply(None, fail_closed))
+    assert (tmp_path / "finished").exists()
+
+
+@POLICIES
+def test_command_forks_a_background_child_that_keeps_the_pipe(tmp_path: Path,
+                                                              fail_closed: bool) -> None:
+    # README, "Command hooks": when a hook exits normally, a background child it started is
+    # not waited for (its pipes are let go after 0.1 s) and not killed.
+    command = ("sleep 30 & echo $! > child.pid; "
+               "echo '{\"systemMessage\": \"answered before its child\"}'")
+    try:
+        _assert_claude_no_failure(tmp_path, command, fail_closed, _claude_reply(
+            None, fail_closed, system="answered before its child\nhealthy note"), timeout=20)
+        child = _pid(tmp_path / "child.pid")
+        assert _living([child]) == [child]  # documented: left running, not killed
+    finally:
+        if (tmp_path / "child.pid").exists():
+            os.kill(_pid(tmp_path / "child.pid"), 9)
+
+
+@POLICIES
+def test_command_ignores_sigterm_and_sleeps_past_the_deadline(tmp_path: Path,
+                                                              fail_closed: bool) -> None:
+    command = "echo $$ > hook.pid; trap '' TERM; sleep 30"
+    started = time.monotonic()
+    _assert_claude_failure(tmp_path, command, fail_closed, TIMED_OUT, timeout=1)
+    assert time.monotonic() - started < 1 + 5 + 10  # the timeout, generous start-up, slack
+    _assert_group_killed(_pid(tmp_path / "hook.pid"))  # the shell and its sleep
+
+
+@POLICIES
+def test_command_sleeps_past_the_deadline(tmp_path: Path, fail_closed: bool) -> None:
+    command = "echo $$ > hook.pid; sleep 30"
+    _assert_claude_failure(tmp_path, command, fail_closed, TIMED_OUT, timeout=1)
+    _assert_group_killed(_pid(tmp_path / "hook.pid"))
+
+
+def _shell_says(command: str, cwd: Path) -> str:
+    """What /bin/sh itself prints for ``command`` (dash and bash word it differently)."""
+    done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, cwd=cwd)
+    return excerpt(done.stderr)
+
+
+@POLICIES
+def test_command_does_not_exist(tmp_path: Path, fail_closed: bool) -> None:
+    said = _shell_says("/no/such/hook", tmp_path)
+    _assert_claude_failure(tmp_path, "/no/such/hook", fail_closed,
+                           re.escape(f"exited with status 127 (command not found): {said}"))
+
+
+@POLICIES
+def test_command_file_is_not_executable(tmp_path: Path, fail_closed: bool) -> None:
+    (tmp_path / "guard.sh").write_text("#!/bin/sh\necho '{\"decision\": \"block\"}'\n")
+    said = _shell_says("./guard.sh", tmp_path)
+    _assert_claude_failure(tmp_path, "./guard.sh", fail_closed,
+                           re.escape(f"exited with status 126 (not executable): {said}"))
+
+
+def test_command_file_is_not_executable_in_a_cline_hook_folder(tmp_path: Path) -> None:
+    # A Cline-style hook file is executed directly, not through a shell.
+    hook = tmp_path / "hooks" / "PreToolUse"
+    hook.parent.mkdir()
+    hook.write_text("#!/bin/sh\necho '{\"cancel\": true}'\n")
+    healthy = _healthy_config(tmp_path)
+    proc = run_cli(claude_bash("ls", cwd=str(tmp_path)), "--config", str(hook.parent),
+                   "--config", str(healthy), "--managed-dir", str(tmp_path / "no-managed"))
+    assert proc.returncode == 0
+    _failure(_stderr_lines(proc), "hooks/PreToolUse", str(hook),
+             re.escape(f"{hook} is not executable"))
+    assert reply(proc) == _claude_reply(None, False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Command hooks: Cursor and Cline replies (crash and timeout)
+
+
+def _cursor_row(tmp_path: Path, command: str, fail_closed: bool, timeout: float = 10) -> Run:
+    cfg = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {"preToolUse": [
+        {"command": command, "timeout": timeout, "failClosed": fail_closed},
+        {"command": HEALTHY_CURSOR},
+    ]}})
+    event = cursor_event("preToolUse", root=str(tmp_path), tool_name="Shell",
+                         tool_input={"command": "ls"})
+    proc = _run(tmp_path, event, cfg)
+    assert proc.returncode == 0, proc.stderr
+    return proc, f"{cfg}: hooks.preToolUse[0]"
+
+
+def _cursor_reply(failure: str, fail_closed: bool) -> dict[str, Any]:
+    if not fail_closed:
+        return {"permission": "deny", "user_message": "healthy says no",
+                "agent_message": "healthy tells the agent no"}
+    return {"permission": "deny", "user_message": f"{BLOCKED}{failure}\nhealthy says no",
+            "agent_message": f"{BLOCKED}{failure}\nhealthy tells the agent no"}
+
+
+@POLICIES
+def test_cursor_command_crashes(tmp_path: Path, fail_closed: bool) -> None:
+    command = "echo boom >&2; exit 1"
+    proc, label = _cursor_row(tmp_path, command, fail_closed)
+    failure = _failure(_stderr_lines(proc), command, label,
+                       re.escape("exited with status 1: boom"))
+    assert reply(proc) == _cursor_reply(failure, fail_closed)
+
+
+@POLICIES
+def test_cursor_command_sleeps_past_the_deadline(tmp_path: Path, fail_closed: bool) -> None:
+    command = "echo $$ > hook.pid; sleep 30"
+    proc, label = _cursor_row(tmp_path, command, fail_closed, timeout=1)
+    failure = _failure(_stderr_lines(proc), command, label, TIMED_OUT)
+    assert reply(proc) == _cursor_reply(failure, fail_closed)
+    _assert_group_killed(_pid(tmp_path / "hook.pid"))
+
+
+def _cline_row(tmp_path: Path, command: str, fail_closed: bool, timeout: float = 10) -> Run:
+    # A Claude Code style config serves Cline's events (Cline's own hook files cannot say
+    # failClosed); Cline's reply carries the healthy context, not its system message.
+    cfg, label = _claude_config(tmp_path, {"command": command, "timeout": timeout}, fail_closed)
+    event = cline_event("PreToolUse", root=str(tmp_path), toolName="execute_command",
+                        parameters={"command": "ls"})
+    proc = _run(tmp_path, event, cfg)
+    assert proc.returncode == 0, proc.stderr
+    return proc, label
+
+
+def _cline_reply(failure: str, fail_closed: bool) -> dict[str, Any]:
+    if not fail_closed:
+        return {"cancel": False, "contextModification": "healthy context"}
+    return {"cancel": True, "contextModification": "healthy context",
+            "errorMessage": f"{BLOCKED}{failure}"}
+
+
+@POLICIES
+def test_cline_command_crashes(tmp_path: Path, fail_closed: bool) -> None:
+    command = "echo boom >&2; exit 1"
+    proc, label = _cline_row(tmp_path, command, fail_closed)
+    failure = _failure(_stderr_lines(proc), command, label,
+                       re.escape("exited with status 1: boom"))
+    assert reply(proc) == _cline_reply(failure, fail_closed)
+
+
+@POLICIES
+def test_cline_command_sleeps_past_the_deadline(tmp_path: Path, fail_closed: bool) -> None:
+    command = "echo $$ > hook.pid; sleep 30"
+    proc, label = _cline_row(tmp_path, command, fail_closed, timeout=1)
+    failure = _failure(_stderr_lines(proc), command, label, TIMED_OUT)
+    assert reply(proc) == _cline_reply(failure, fail_closed)
+    _assert_group_killed(_pid(tmp_path / "hook.pid"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Prompt hooks (the fake model server)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _litellm_warm() -> Iterator[None]:
+    """Import litellm and make one call up front, so deadline rows measure the fault, not the
+    first call's set-up (over a second on this machine)."""
+    from prompthooks.model.call import _import_litellm
+    from prompthooks.model.call import complete as call_model
+    from prompthooks.model.settings import Endpoint
+    from prompthooks.model.types import ModelRequest
+
+    from .fake_model import serve
+
+    _import_litellm()
+    server = serve()
+    state = next(server)
+    request = ModelRequest(Endpoint("test-model", state.url, "warm-up-key"),
+                           ({"role": "user", "content": "warm up"},))
+    call_model(request, time.monotonic() + 30)
+    next(server, None)
+    yield
+
+
+def _prompt_row(tmp_path: Path, fail_closed: bool, timeout: float = 2) -> tuple[Outcome, str]:
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": PROMPT, "timeout": timeout, "failClosed": fail_closed},
+        {"type": "command", "command": HEALTHY},
+    ]}]}})
+    outcome = dispatch(claude_bash("ls", cwd=str(tmp_path)), config_paths=[str(cfg)], budget=30,
+                       managed_dir=tmp_path / "no-managed")
+    assert outcome.exit_code == 0
+    return outcome, f"{cfg}: hooks.PreToolUse[0].hooks[0]"
+
+
+def _assert_prompt_failure(tmp_path: Path, fail_closed: bool, error: str,
+                           timeout: float = 2) -> str:
+    """The whole check for a prompt row whose model call fails; returns the error."""
+    outcome, label = _prompt_row(tmp_path, fail_closed, timeout)
+    failure = _failure(outcome.problems, "inline prompt", label, error)
+    assert json.loads(outcome.stdout) == _claude_reply(failure, fail_closed)
+    return failure
+
+
+def _attempts(failure: str) -> int:
+    match = re.search(r"\(test-model, (\d+) attempts?\)", failure)
+    assert match, failure
+    return int(match[1])
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@POLICIES
+def test_prompt_endpoint_refuses_connections(tmp_path: Path, fail_closed: bool,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROMPTHOOKS_API_BASE", f"http://127.0.0.1:{_closed_port()}/v1")
+    monkeypatch.setenv("PROMPTHOOKS_MODEL", "test-model")
+    failure = _assert_prompt_failure(tmp_path, fail_closed, re.escape(
+        "cannot connect to the model endpoint (test-model, ") + r"\d+" + re.escape(
+        " attempts): litellm.InternalServerError: InternalServerError: OpenAIException - "
+        "Connection error."))
+    assert _attempts(failure) >= 2  # retried while time remained
+
+
+def _assert_retried(tmp_path: Path, model: FakeModel, fail_closed: bool, what: str,
+                    detail: str) -> None:
+    failure = _assert_prompt_failure(tmp_path, fail_closed, re.escape(
+        f"{what} (test-model, ") + r"\d+" + re.escape(f" attempts): {detail}"))
+    assert _attempts(failure) == len(model.requests) >= 2
+
+
+@POLICIES
+def test_prompt_endpoint_answers_429_forever(tmp_path: Path, model: FakeModel,
+                                             fail_closed: bool) -> None:
+    model.script(error(429, "slow down"))
+    _assert_retried(tmp_path, model, fail_closed, "rate limited (429)",
+                    "litellm.RateLimitError: RateLimitError: OpenAIException - slow down")
+
+
+@POLICIES
+def test_prompt_endpoint_answers_500(tmp_path: Path, model: FakeModel, fail_closed: bool) -> None:
+    model.script(error(500, "boom"))
+    _assert_retried(tmp_path, model, fail_closed, "the model endpoint failed (500)",
+                    "litellm.InternalServerError: InternalServerError: OpenAIException - boom")
+
+
+@POLICIES
+def test_prompt_endpoint_answers_an_empty_body(tmp_path: Path, model: FakeModel,
+                                               fail_closed: bool) -> None:
+    # The server said 200; the "500" is litellm's name for a body it cannot parse.
+    model.script(Answer(body=""))
+    _assert_retried(tmp_path, model, fail_closed, "the model endpoint failed (500)",
+                    "litellm.InternalServerError: InternalServerError: OpenAIException - "
+                    "Expecting value: line 1 column 1 (char 0)")
+
+
+@POLICIES
+def test_prompt_endpoint_answers_an_html_body(tmp_path: Path, model: FakeModel,
+                                              fail_closed: bool) -> None:
+    page = "<html><body>502 Bad Gateway</body></html>"
+    model.script(Answer(body=page, content_type="text/html"))
+    _assert_retried(tmp_path, model, fail_closed, "the model endpoint failed (500)",
+                    "litellm.InternalServerError: InternalServerError: OpenAIException - Empty "
+                    f"or invalid response from LLM endpoint. Received: '{page}'. Check the "
+                    "reverse proxy or model server configuration.")
+
+
+@POLICIES
+def test_prompt_reply_of_the_wrong_schema(tmp_path: Path, model: FakeModel,
+                                          fail_closed: bool) -> None:
+    model.script(Answer('{"answer": "yes", "confidence": 0.9}'))
+    _assert_prompt_failure(tmp_path, fail_closed, re.escape(
+        "the model's reply is not a verdict: '{\"answer\": \"yes\", \"confidence\": 0.9}'"))
+    assert len(model.requests) == 1  # a reply, however wrong, is not retried
+
+
+@POLICIES
+def test_prompt_reply_in_markdown_fences_is_accepted(tmp_path: Path, model: FakeModel,
+                                                     fail_closed: bool) -> None:
+    # README, "Verdicts": markdown fences are stripped. Not a fault: the verdict decides.
+    model.script(Answer('```json\n{"ok": false, "reason": "deletes the home directory"}\n```'))
+    outcome, _ = _prompt_row(tmp_path, fail_closed)
+    assert outcome.problems == ()
+    assert json.loads(outcome.stdout) == _claude_reply(
+        None, fail_closed, denial="deletes the home directory")
+
+
+@POLICIES
+def test_prompt_reply_of_1_mb(tmp_path: Path, model: FakeModel, fail_closed: bool) -> None:
+    # A verdict is a few hundred characters; a longer reply is a hook error, quoted short.
+    text = ("all good " * 120_000)[:1_048_576] + '{"ok": true}'
+    model.script(Answer(text))
+    _assert_prompt_failure(tmp_path, fail_closed, re.escape(
+        f"the model's reply is too long to be a verdict (1,048,588 characters, at most "
+        f"{MAX_REPLY_CHARS:,}): {excerpt(text, 300)!r}"))
+
+
+@POLICIES
+@pytest.mark.parametrize("text", [
+    "{" * MAX_REPLY_CHARS,  # searching each "{" used to cost a scan back to the start
+    '{"a":' * (MAX_REPLY_CHARS // 5),  # nested past the JSON decoder's recursion limit
+], ids=["open-braces", "deep-nesting"])
+def test_prompt_reply_of_pathological_json_under_the_cap(tmp_path: Path, model: FakeModel,
+                                                         fail_closed: bool, text: str) -> None:
+    # Read in bounded time, and a hook error like any other reply without a verdict (the
+    # nesting used to escape as "internal error: RecursionError(...)").
+    model.script(Answer(text))
+    _assert_prompt_failure(tmp_path, fail_closed, re.escape(
+        f"the model's reply is not a verdict: {excerpt(text, 300)!r}"))
+
+
+@POLICIES
+def test_prompt_reply_after_the_deadline(tmp_path: Path, model: FakeModel,
+                                         fail_closed: bool) -> None:
+    model.script(Answer('{"ok": false, "reason": "too late"}', delay=30))
+    started = time.monotonic()
+    outcome, label = _prompt_row(tmp_path, fail_closed, timeout=2)
+    assert time.monotonic() - started < 2 + 5
+    failure = _failure(outcome.problems, "inline prompt", label,
+                       re.escape("the model did not answer in time (test-model, 1 attempt)"))
+    assert [r.status for r in outcome.decision.results] == ["timeout", "ok"]
+    assert json.loads(outcome.stdout) == _claude_reply(failure, fail_closed)
+
+
+def _cassette_row(tmp_path: Path, fail_closed: bool, cassette: Path) -> Run:
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": PROMPT, "failClosed": fail_closed},
+        {"type": "command", "command": HEALTHY},
+    ]}]}})
+    proc = _run(tmp_path, claude_bash("ls", cwd=str(tmp_path)), cfg, "--replay", str(cassette))
+    assert proc.returncode == 0, proc.stderr
+    return proc, f"{cfg}: hooks.PreToolUse[0].hooks[0]"
+
+
+@POLICIES
+def test_prompt_replay_of_a_cassette_that_is_not_yaml(tmp_path: Path, fail_closed: bool) -> None:
+    import yaml
+
+    tape = tmp_path / "tape.yaml"
+    tape.write_text("entries: [\n  {key: 'unclosed\n")
+    with pytest.raises(yaml.YAMLError) as parsed:
+        yaml.safe_load(tape.read_text())
+    proc, label = _cassette_row(tmp_path, fail_closed, tape)
+    failure = _failure(_stderr_lines(proc), "inline prompt", label, re.escape(
+        f"cassette {tape} cannot be read: {excerpt(str(parsed.value))}"))
+    assert reply(proc) == _claude_reply(failure, fail_closed)
+
+
+@POLICIES
+def test_prompt_replay_of_a_file_that_is_not_a_cassette(tmp_path: Path,
+                                                        fail_closed: bool) -> None:
+    tape = tmp_path / "tape.yaml"
+    tape.write_text("- just\n- a list\n")
+    proc, label = _cassette_row(tmp_path, fail_closed, tape)
+    failure = _failure(_stderr_lines(proc), "inline prompt", label, re.escape(
+        f"cassette {tape} is not a cassette (no 'entries' list)"))
+    assert reply(proc) == _claude_reply(failure, fail_closed)
+
+
+# ---------------------------------------------------------------------------------------------
+# The deadline promise, the default budgets, and exit code 3
+
+
+@POLICIES
+def test_the_run_answers_within_its_budget_and_kills_the_whole_group(tmp_path: Path,
+                                                                     fail_closed: bool) -> None:
+    # No hook timeout (Claude Code style: 600 s); only the run's --budget 2 stops it. The hook
+    # ignores SIGTERM and leaves two children behind, one holding its stdout.
+    write_script(tmp_path / "stubborn.sh", """
+trap '' TERM
+awk '{print $5}' /proc/$$/stat > hook.pgid
+sleep 30 &
+echo $! > child.pid
+sleep 30 > /dev/null 2>&1 &
+echo $! > quiet.pid
+sleep 30
+""")
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "./stubborn.sh", "failClosed": fail_closed},
+        {"type": "command", "command": "cat > /dev/null; echo healthy says no >&2; exit 2"},
+    ]}]}})
+    # The budget counts from the start of the run, config loading included: load it once
+    # first (an event no hook matches), so a cold pydantic import on a busy machine cannot
+    # eat the healthy hook's share of the 2 s.
+    warm = _run(tmp_path, claude_event("Stop", cwd=str(tmp_path)), cfg)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (0, "", "")
+    started = time.monotonic()
+    proc = _run(tmp_path, claude_bash("ls", cwd=str(tmp_path)), cfg, "--budget", "2")
+    assert time.monotonic() - started < 2 + 5 + 10  # the budget, start-up, a noisy machine
+    assert proc.returncode == 0, proc.stderr
+    failure = _failure(_stderr_lines(proc), "./stubborn.sh",
+                       f"{cfg}: hooks.PreToolUse[0].hooks[0]", TIMED_OUT)
+    reason = f"{BLOCKED}{failure}\nhealthy says no" if fail_closed else "healthy says no"
+    assert reply(proc) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": reason}}
+    _assert_group_killed(_pid(tmp_path / "hook.pgid"))
+    assert _living([_pid(tmp_path / "child.pid"), _pid(tmp_path / "quiet.pid")]) == []
+
+
+@pytest.mark.parametrize(("host", "event", "budget"), [
+    ("claude", claude_bash("ls"), 590.0),
+    ("cursor", cursor_event("preToolUse", tool_name="Shell", tool_input={"command": "ls"}), 55.0),
+    ("cline", cline_event("PreToolUse", toolName="execute_command",
+                          parameters={"command": "ls"}), 28.0),
+])
+def test_default_budget_per_host_is_the_deadline_without_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str, event: dict[str, Any],
+        budget: float) -> None:
+    # README, "The run's budget": 590 s for Claude Code, 55 s for Cursor, 28 s for Cline. A
+    # hook whose own timeout is longer gets exactly the run's deadline.
+    assert DEFAULT_BUDGET[host] == budget
+    seen: list[float] = []
+
+    def recording_executor(hook: Hook, event: Event, deadline: float) -> HookResult:
+        seen.append(deadline)
+        return HookResult(hook=hook)
+
+    monkeypatch.setattr(prompthooks.engine, "executor_for", lambda hook: recording_executor)
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "true", "timeout": 100_000}]}]}})
+    before = time.monotonic()
+    outcome = dispatch(event, config_paths=[str(cfg)], managed_dir=tmp_path / "no-managed")
+    after = time.monotonic()
+    assert outcome.event.host == host
+    (deadline,) = seen
+    assert before + budget <= deadline <= after + budget
+
+
+def test_an_internal_error_is_exit_3_and_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(args: object) -> int:
+        raise RuntimeError("planted fault")
+
+    monkeypatch.setattr(prompthooks.commands.run, "main", broken)
+    assert prompthooks.cli.main(["run"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("prompthooks: internal error: RuntimeError('planted fault') "
+                            "(set PROMPTHOOKS_DEBUG=1 for the traceback)\n")
+
+
+def test_an_internal_error_in_a_real_process_is_exit_3(tmp_path: Path) -> None:
+    # The same in a process of its own: the engine itself raises mid-run.
+    code = ("import sys, prompthooks.api\n"
+            "def broken(*args, **kwargs):\n"
+            "    raise RuntimeError('planted fault')\n"
+            "prompthooks.api.decide = broken\n"
+            "from prompthooks.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "true"}]}]}})
+    proc = subprocess.run([sys.executable, "-c", code, "run", "--config", str(cfg),
+                           "--managed-dir", str(tmp_path / "no-managed")],
+                          input=json.dumps(claude_bash("ls")).encode(), capture_output=True,
+                          timeout=60)
+    assert (proc.returncode, proc.stdout) == (3, b"")
+    assert proc.stderr.decode() == ("prompthooks: internal error: RuntimeError('planted fault') "
+                                    "(set PROMPTHOOKS_DEBUG=1 for the traceback)\n")
