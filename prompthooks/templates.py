@@ -144,6 +144,13 @@ def _longest_string(value: Any) -> int:
     return 0
 
 
+def _dumps(value: Any) -> str:
+    """JSON that keeps non-ASCII text readable, with a lone surrogate (``"\\ud800"`` in the
+    host's JSON) written back as its ``\\u`` escape: raw, it cannot be encoded as UTF-8, so the
+    request could not be sent (nor keyed in a cassette) and the hook would fail open."""
+    return json.dumps(value, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
+
+
 def event_json(raw: Mapping[str, Any], raw_text: str, budget: int) -> tuple[str, bool]:
     """The event's JSON for a prompt, at most ``budget`` characters, and whether it was cut.
 
@@ -156,7 +163,7 @@ def event_json(raw: Mapping[str, Any], raw_text: str, budget: int) -> tuple[str,
     best = None
     while low <= high:  # the largest per-string cap whose JSON fits the budget
         cap = (low + high) // 2
-        text = json.dumps(_cap_strings(raw, cap), ensure_ascii=False)
+        text = _dumps(_cap_strings(raw, cap))
         if len(text) <= budget:
             best, low = text, cap + 1
         else:

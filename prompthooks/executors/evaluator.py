@@ -3,6 +3,8 @@ boundary of the fence that holds the (untrusted) event data."""
 
 from __future__ import annotations
 
+import re
+
 from ..events import Event
 
 _WHAT_FALSE_MEANS = {
@@ -15,6 +17,10 @@ _WHAT_FALSE_MEANS = {
     "SubagentStop": "the subagent may not stop yet: your reason becomes its next instruction",
     "SubagentStart": "the subagent is not started and your reason is shown",
 }
+# The tool's name comes from the event (a Cline use_mcp_tool call names its own server and tool;
+# an MCP server names its tools): it is named in the system message only when it is a plain
+# identifier, so no newline, brace or sentence from the data ever reaches our instructions.
+_PLAIN_TOOL = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _STOP_NOTE = (
     ' If the condition can never be met (the task is impossible, or the policy does not apply '
     'to this session), reply {"ok": false, "reason": "...", "impossible": true} so the agent '
@@ -44,6 +50,7 @@ def system_message(event: Event, nonce: str) -> str:
         what_false_means=_WHAT_FALSE_MEANS.get(event.name, "the action is blocked"),
         stop_note=_STOP_NOTE if stop else "",
         event=event.name,
-        tool=f", tool {event.tool_name}" if event.tool_name else "",
+        tool=f", tool {event.tool_name}"
+        if event.tool_name and _PLAIN_TOOL.fullmatch(event.tool_name) else "",
         nonce=nonce,
     )
