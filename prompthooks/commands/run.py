@@ -48,12 +48,11 @@ def _guess(data: bytes, args: argparse.Namespace) -> tuple[Host | None, str | No
             host = hosts.detect(raw)
         except InputError:
             host = None
-    name = args.event
-    if name is None and raw is not None and host is not None:
-        for key in ("hook_event_name", "hookName"):
-            if isinstance(raw.get(key), str):
-                name = raw[key]
-    if host is None or name is None:
+    name = args.event  # as the hosts' parsers read it: an empty name is no name
+    if not name and raw is not None and host is not None:
+        name = next((raw[key] for key in ("hook_event_name", "hookName")
+                     if isinstance(raw.get(key), str) and raw[key]), None)
+    if host is None or not name:
         return host, None, False
     canonical = host.HOST_EVENTS.get(name)
     return host, canonical, canonical is None
