@@ -64,6 +64,7 @@ class Outcome:
     decision: Decision
     reply: Reply
     config: Config
+    deadline: float  # the time.monotonic() instant the run had to answer by
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -138,12 +139,14 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
              event_name: str | None = None, config: Config | None = None,
              config_paths: Sequence[str] | None = None, budget: float | None = None,
              environ: Mapping[str, str] | None = None,
-             managed_dir: Path = discovery.MANAGED_DIR) -> Outcome:
-    """Run every hook that applies to one event and merge their answers.
+             managed_dir: Path = discovery.MANAGED_DIR, started: float | None = None) -> Outcome:
+    """Run every hook that applies to one event and merge their answers, within ``budget``
+    seconds (default: the host's, see DEFAULT_BUDGET) of ``started`` (a ``time.monotonic()``
+    instant; default: now).
 
     Raises :class:`~prompthooks.errors.InputError` when the event cannot be read.
     """
-    start = time.monotonic()
+    start = time.monotonic() if started is None else started
     module, event = parse_event(data, host, event_name, environ)
     if config is None:
         config = load_config(config_paths, event.project_dir, environ, managed_dir)
@@ -152,7 +155,7 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     reply = module.render(decision, event)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
         reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report
-    return Outcome(event, decision, reply, config)
+    return Outcome(event, decision, reply, config, deadline)
 
 
 def _says_nothing(decision: Decision) -> bool:

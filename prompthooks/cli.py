@@ -4,6 +4,7 @@ errors into a single line on stderr and a documented exit code."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -138,14 +139,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _leave(code: int) -> NoReturn:
+    """End the `run` process now: the reply is written and the audit rows are stored, and the
+    host waits for the exit. The interpreter's own teardown takes about a second once litellm
+    is loaded, and would let a hook thread still being stopped hold the process."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader that went away, a closed stream
+            stream.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     try:
         args = build_parser().parse_args(argv)
+        # The process's own command line (not a call from Python): `run` then counts its
+        # budget from the spawn, as the host does, and ends the process itself.
+        args.entry = argv is None
         from importlib import import_module
 
         command = import_module(f".commands.{args.command}", __package__)
-        return int(command.main(args))
+        code = int(command.main(args))
+        if args.entry and args.command == "run":
+            _leave(code)
+        return code
     except PromptHooksError as exc:
         if debug:
             raise

@@ -1,7 +1,10 @@
 """The engine: pick the hooks an event selects, run them all at once under deadlines, merge.
 
-Every hook gets the deadline ``min(its own timeout, the run's budget)``; all start together,
-so an event takes as long as its slowest hook, not the sum. Identical handlers listed by
+Every hook gets the deadline ``min(its own timeout, the run's deadline less a reserve)``; all
+start together, so an event takes as long as its slowest hook, not the sum. The reserve is the
+time a hook takes to be stopped (SIGTERM, a grace, SIGKILL; a model call giving up), so every
+result, a timed-out hook's fallback included, is in before the run's deadline; a hook whose
+executor is still busy at that deadline counts as timed out. Identical handlers listed by
 several sources run once (fail-closed if any copy says so).
 """
 
@@ -15,13 +18,15 @@ from dataclasses import replace
 from .config.loader import LoadFailure
 from .events import STOP_EVENTS, Event
 from .executors import executor_for
-from .executors.command import KILL_GRACE
+from .executors.command import KILL_GRACE, kill_running
 from .hook import Hook, Trigger
 from .merge import Decision, merge
 from .result import HookResult
 
-# How long past the run's deadline the engine waits for executors to finish killing.
-_SETTLE = 2 * KILL_GRACE + 0.2
+# How long before the run's deadline hooks are stopped: killing a command hook's group takes up
+# to KILL_GRACE, a model call gives up within its settle time (model/call.py, 1 s). At most
+# half the time left, so a short budget still gives the hooks half of it.
+RESERVE = 2 * KILL_GRACE + 0.2
 
 
 def select(hooks: Iterable[Hook], event: Event) -> list[Hook]:
@@ -65,28 +70,39 @@ def _run_one(hook: Hook, event: Event, deadline: float) -> HookResult:
                           duration=time.monotonic() - start)
 
 
+def hook_deadline(deadline: float, now: float) -> float:
+    """The instant every hook must be done by, for a run that answers at ``deadline``."""
+    return deadline - min(RESERVE, max(0.0, deadline - now) / 2)
+
+
 def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float) -> list[HookResult]:
-    """Run every hook concurrently; a hook still running past the deadline counts as timed out."""
-    if len(hooks) == 1:
-        return [_run_one(hooks[0], event, deadline)]
+    """Run every hook concurrently, each in a thread of its own (even one hook: its executor,
+    not the caller, may be what overruns). Returns at ``deadline`` at the latest: a hook
+    still running then counts as timed out."""
     results: list[HookResult | None] = [None] * len(hooks)
+    started = time.monotonic()
+    stop_by = hook_deadline(deadline, started)
 
     def work(i: int, hook: Hook) -> None:
-        results[i] = _run_one(hook, event, deadline)
+        results[i] = _run_one(hook, event, stop_by)
 
     threads = [threading.Thread(target=work, args=(i, h), daemon=True)
                for i, h in enumerate(hooks)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(max(0.0, deadline + _SETTLE - time.monotonic()))
-    return [r if r is not None else HookResult(hook=h, status="timeout",
-                                               error="did not finish before the deadline")
+        thread.join(max(0.0, deadline - time.monotonic()))
+    for thread in threads:
+        if thread.is_alive() and thread.ident is not None:
+            kill_running(thread.ident)  # a hook still being stopped: no grace left for it
+    late = time.monotonic() - started
+    return [r if r is not None else HookResult(hook=h, status="timeout", duration=late,
+                                               error="did not finish before the run's deadline")
             for r, h in zip(results, hooks, strict=True)]
 
 
 def decide(hooks: Sequence[Hook], failures: Iterable[LoadFailure], event: Event,
            deadline: float) -> Decision:
-    """Select, run and merge: the whole engine for one event."""
+    """Select, run and merge: the whole engine for one event, answered by ``deadline``."""
     selected = select(hooks, event)
     return merge([*failure_results(failures, event), *run_hooks(selected, event, deadline)])

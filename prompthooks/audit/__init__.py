@@ -7,6 +7,7 @@ wait in a spool file when they can), never the host's reply.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,25 +19,35 @@ if TYPE_CHECKING:
 __all__ = ["AuditSettings", "record", "record_rows", "resolve"]
 
 
-def record_rows(settings: AuditSettings, rows: list[dict[str, Any]]) -> str | None:
-    """Write rows; the problem as one line, or None."""
+_MIN_WAIT = 0.05  # seconds a writer past the run's deadline still waits for the database
+
+
+def record_rows(settings: AuditSettings, rows: list[dict[str, Any]],
+                by: float | None = None) -> str | None:
+    """Write rows, waiting for a busy database until ``by`` (a ``time.monotonic()`` instant)
+    at most; the problem as one line, or None."""
     if not settings.enabled or not rows:
         return None
-    from .store import AuditError, write
+    from .store import BUSY_TIMEOUT, AuditError, write
 
+    wait = BUSY_TIMEOUT if by is None else min(BUSY_TIMEOUT,
+                                               max(_MIN_WAIT, by - time.monotonic()))
     try:
-        write(settings.path, rows)
+        write(settings.path, rows, timeout=wait)
     except AuditError as exc:
         return str(exc)
     return None
 
 
 def record(outcome: Outcome, environ: Mapping[str, str] | None = None) -> str | None:
-    """Log one dispatched event as configured; the problem as one line, or None."""
+    """Log one dispatched event as configured; the problem as one line, or None. A busy
+    database is waited for only until the run's deadline (the host waits for the process to
+    exit): past it the rows go to the spool."""
     env = os.environ if environ is None else environ
     settings = resolve(outcome.config.loaded.audit, env)
     if not settings.enabled or not outcome.decision.results:
         return None
     from .rows import rows_for
 
-    return record_rows(settings, rows_for(outcome, settings.store_events, env))
+    return record_rows(settings, rows_for(outcome, settings.store_events, env),
+                       by=outcome.deadline)

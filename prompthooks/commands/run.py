@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from .. import hosts
@@ -26,6 +27,20 @@ def _say(line: str) -> None:
     from ..redaction import redact
 
     print(redact(line), file=sys.stderr)
+
+
+def _process_start() -> float:
+    """When this process started, as a ``time.monotonic()`` instant: the host's clock for its
+    timeout starts at the spawn, before the interpreter and our modules load (seconds on a
+    busy machine). Now, where /proc cannot tell."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - min(max(age, 0.0), 60.0)  # a sane age only: a clock can be off
 
 
 def _write(text: str) -> None:
@@ -107,6 +122,7 @@ def _use_cassette(args: argparse.Namespace) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    started = _process_start() if args.entry else None
     data = sys.stdin.buffer.read()
     _use_cassette(args)
     from .. import model
@@ -117,7 +133,7 @@ def main(args: argparse.Namespace) -> int:
         with contextlib.redirect_stdout(sys.stderr):
             outcome = dispatch(
                 data, host=args.host, event_name=args.event, config_paths=args.config or None,
-                budget=args.budget,
+                budget=args.budget, started=started,
                 managed_dir=Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR,
             )
     except InputError as exc:

@@ -16,6 +16,7 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -29,6 +30,9 @@ DRAIN_AFTER_EXIT = 0.1  # seconds to keep reading pipes after the hook process e
 KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 _CHUNK = 65536
 _POLL = 0.05  # exit polling interval where pidfd_open is not available
+# The process group of the hook each executor thread is running (by thread id), so that a run
+# that must answer while a hook is still being stopped can kill it outright: kill_running.
+_RUNNING: dict[int, int] = {}
 
 
 @dataclass
@@ -83,6 +87,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(KILL_GRACE)
     _signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def kill_running(thread_id: int) -> None:
+    """SIGKILL the process group of the hook that thread ``thread_id`` is running, if any."""
+    pgid = _RUNNING.get(thread_id)
+    if pgid is not None:
+        _signal_group(pgid, signal.SIGKILL)
 
 
 def _pidfd(pid: int) -> int | None:
@@ -197,11 +208,14 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
             "does not exist" if isinstance(exc, FileNotFoundError) else f"cannot run: {exc}")
         return HookResult(hook=hook, status="error", error=f"{argv[0]} {what}",
                           duration=time.monotonic() - start)
+    _RUNNING[threading.get_ident()] = proc.pid
     try:
         outcome = _communicate(proc, event.raw_bytes, deadline)
     except BaseException:
         _kill_group(proc)  # never leave a hook running behind an unexpected error
         raise
+    finally:
+        _RUNNING.pop(threading.get_ident(), None)
     duration = time.monotonic() - start
     if outcome.timed_out:
         return HookResult(hook=hook, status="timeout", duration=duration,
