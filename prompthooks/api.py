@@ -49,7 +49,8 @@ class Config:
 
     @property
     def errors(self) -> list[str]:
-        return [f.message for f in self.loaded.failures]
+        """Every problem of the sources that failed to load (a file may have several)."""
+        return [d for f in self.loaded.failures for d in (f.details or (f.message,))]
 
     @property
     def unknown_events(self) -> list[str]:

@@ -6,6 +6,8 @@ errors: only a fail-closed hook may turn an error into a block.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # Documented exit codes of the `prompthooks` command (see README, "Exit codes").
 EXIT_OK = 0
 EXIT_ERROR = 1  # bad input, bad config, unknown event: a non-blocking error for every host
@@ -48,3 +50,16 @@ class ConfigError(PromptHooksError):
         self.path = path
         self.json_path = json_path
         self.detail = message
+        self.details: tuple[str, ...] = (self.message,)  # every problem, when a file has several
+
+    @classmethod
+    def of_all(cls, problems: Sequence[ConfigError]) -> ConfigError:
+        """One error for a file's problems: the first, counting the others, carrying all."""
+        first = problems[0]
+        if len(problems) == 1:
+            return first
+        more = len(problems) - 1
+        error = cls(first.path, f"{first.detail} (and {more} more problem{'s' * (more > 1)})",
+                    first.json_path)
+        error.details = tuple(p.message for p in problems)
+        return error

@@ -54,6 +54,42 @@ def test_broken_configs_with_exact_messages(tmp_path: Path) -> None:
     assert proc.stdout.splitlines()[-1].endswith("5 errors, 0 warnings")
 
 
+def test_every_problem_of_a_file_is_reported(tmp_path: Path) -> None:
+    # Values first: a file whose values are sound is then checked for matchers, prompt files
+    # and event names, each problem on its own line. `run` counts the file as one failure.
+    values = write_json(tmp_path / "values.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "x", "timeout": "ten"},
+        {"type": "command", "command": "x", "failClosed": "maybe"}]}]}})
+    rest = write_json(tmp_path / "rest.json", {"hooks": {
+        "PreToolUse": [{"matcher": "Bash(", "hooks": [{"type": "command", "command": "x"}]},
+                       {"matcher": "Edit|(", "hooks": [
+                           {"type": "prompt", "prompt_file": "no-such-policy"}]}],
+        "Nope": [{"hooks": [{"type": "command", "command": "x"}]}]}})
+    proc = _validate(values, rest)
+    assert proc.returncode == 1
+    assert _problems(proc) == [
+        f"error: {values}: hooks.PreToolUse[0].hooks[0].timeout: Input should be a valid number",
+        f"error: {values}: hooks.PreToolUse[0].hooks[1].failClosed: Input should be a valid "
+        "boolean",
+        f"error: {rest}: hooks.PreToolUse[0].matcher: invalid matcher regex 'Bash(': missing ), "
+        "unterminated subpattern at position 4",
+        f"error: {rest}: hooks.PreToolUse[1].matcher: invalid matcher regex 'Edit|(': missing ), "
+        "unterminated subpattern at position 5",
+        f"error: {rest}: hooks.PreToolUse[1].hooks[0].prompt_file: prompt file 'no-such-policy' "
+        "not found (shipped templates: credential-reads, destructive-shell, force-push, "
+        "network-exfiltration, prompt-secrets, secrets-in-files, stop-when-done, "
+        "tool-output-injection)",
+        f"error: {rest}: hooks.Nope: unknown Claude Code event; its hooks are ignored",
+    ]
+    run = subprocess.run([sys.executable, "-m", "prompthooks", "run", "--config", str(values),
+                          "--managed-dir", str(tmp_path / "none")], capture_output=True,
+                         text=True, timeout=60,
+                         input=json.dumps({"session_id": "s", "hook_event_name": "Stop"}))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"prompthooks: config {values}: hooks.PreToolUse[0].hooks[0].timeout: "
+                          "Input should be a valid number (and 1 more problem)\n")
+
+
 def test_clean_config_with_ignored_keys_warns_and_passes(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "settings.json", {"permissions": {}, "hooks": {"PreToolUse": [
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "shiny": 1}]}]}})

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
-from ..matchers import Matcher, claude_matcher, cursor_matcher
+from ..matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
 from . import cache
 
 # Per-hook timeouts when the handler gives none (seconds), by dialect: Claude Code's command
@@ -38,6 +38,7 @@ class LoadFailure:
     message: str
     fail_closed: bool
     events: frozenset[str] | None = None  # canonical events; None = every event
+    details: tuple[str, ...] = ()  # every problem, when the file has several
 
 
 @dataclass
@@ -125,11 +126,15 @@ def _working_dir(dialect: Dialect, path: Path, project_dir: str) -> str | None:
     return str(project) if folder == project or project in folder.parents else str(folder)
 
 
-def _matcher(make: Any, pattern: str | None, path: Path, where: str) -> Matcher:
+def _matcher(make: Any, pattern: str | None, path: Path, where: str,
+             problems: list[ConfigError]) -> Matcher:
+    """The matcher; a pattern that does not compile is added to ``problems`` (the file then
+    fails as a whole, so the stand-in returned for it never runs)."""
     try:
         return make(pattern)  # type: ignore[no-any-return]
     except ValueError as exc:
-        raise ConfigError(str(path), str(exc), where) from None
+        problems.append(ConfigError(str(path), str(exc), where))
+        return MATCH_ALL
 
 
 def _validate(model: Any, data: Mapping[str, Any], path: Path) -> Any:
@@ -138,7 +143,10 @@ def _validate(model: Any, data: Mapping[str, Any], path: Path) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise _validation_error(path, exc) from None
+        raise ConfigError.of_all([
+            ConfigError(str(path), error["msg"].removeprefix("Value error, "),
+                        json_path(error["loc"]) or "(top level)")
+            for error in exc.errors()]) from None
 
 
 def _settings(model: Any) -> PromptSettings | None:
@@ -159,22 +167,23 @@ def _audit_settings(model: Any, path: Path, loaded: Loaded) -> None:
         loaded.audit.setdefault(key, value)
 
 
-def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str) -> None:
+def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
+                       problems: list[ConfigError]) -> None:
     from ..templates import TemplateError, resolve_prompt_file
 
     if name:
         try:
             resolve_prompt_file(name, config_dir)
         except TemplateError as exc:
-            raise ConfigError(str(path), str(exc), f"{where}.prompt_file") from None
+            problems.append(ConfigError(str(path), str(exc), f"{where}.prompt_file"))
 
 
 def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
-          **fields: Any) -> Hook | None:
+          problems: list[ConfigError], **fields: Any) -> Hook | None:
     """The Hook for one handler of a JSON config, or None (with a warning) if we cannot run it."""
     loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
     if handler.type == "prompt":
-        _check_prompt_file(handler.prompt_file, fields["config_dir"], path, where)
+        _check_prompt_file(handler.prompt_file, fields["config_dir"], path, where, problems)
         return Hook(kind="prompt", label=label, prompt=handler.prompt,
                     prompt_file=handler.prompt_file, model=handler.model,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
@@ -202,6 +211,7 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
     settings = _settings(model)
     _audit_settings(model, path, loaded)
     out: list[Hook] = []
+    problems: list[ConfigError] = []
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     for event_key, groups in model.hooks.items():
         config_event = claude.CONFIG_EVENTS.get(event_key)
@@ -211,16 +221,20 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
         for gi, group in enumerate(groups):
             where = f"hooks.{event_key}[{gi}]"
             loaded.warnings += [f"{path}: {w}" for w in _extras(group, where)]
-            matcher = _matcher(claude_matcher, group.matcher, path, f"{where}.matcher")
+            matcher = _matcher(claude_matcher, group.matcher, path, f"{where}.matcher",
+                               problems)
             for hi, handler in enumerate(group.hooks):
                 hook = _hook(handler, label=f"{path}: {where}.hooks[{hi}]",
                              where=f"{where}.hooks[{hi}]", path=path, loaded=loaded,
-                             source=source, dialect="claude", config_event=event_key,
+                             problems=problems, source=source, dialect="claude",
+                             config_event=event_key,
                              index=len(out), trigger=config_event.trigger, matcher=matcher,
                              match_on=config_event.match_on, prompt_settings=settings,
                              config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)
+    if problems:
+        raise ConfigError.of_all(problems)
     return out
 
 
@@ -232,6 +246,7 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
     settings = _settings(model)
     _audit_settings(model, path, loaded)
     out: list[Hook] = []
+    problems: list[ConfigError] = []
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     cwd = _working_dir("cursor", path, project_dir)
     for event_key, handlers in model.hooks.items():
@@ -243,24 +258,18 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
         for i, handler in enumerate(handlers):
             where = f"hooks.{event_key}[{i}]"
             hook = _hook(handler, label=f"{path}: {where}", where=where, path=path,
-                         loaded=loaded, source=source, dialect="cursor",
+                         loaded=loaded, problems=problems, source=source, dialect="cursor",
                          config_event=event_key, index=len(out), trigger=config_event.trigger,
-                         matcher=_matcher(make, handler.matcher, path, f"{where}.matcher"),
+                         matcher=_matcher(make, handler.matcher, path, f"{where}.matcher",
+                                          problems),
                          match_on=config_event.match_on, loop_limit=handler.loop_limit,
                          prompt_settings=settings, cwd=cwd,
                          config_dir=str(path.parent.resolve()))
             if hook:
                 out.append(hook)
+    if problems:
+        raise ConfigError.of_all(problems)
     return out
-
-
-def _validation_error(path: Path, exc: Any) -> ConfigError:
-    errors = exc.errors()
-    first = errors[0]
-    message = first["msg"].removeprefix("Value error, ")
-    if len(errors) > 1:
-        message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
-    return ConfigError(str(path), message, json_path(first["loc"]) or "(top level)")
 
 
 def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
@@ -281,7 +290,8 @@ def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
         managed = source.name == "managed"
         events = None if managed else _fail_closed_events(data, detect_dialect(data)
                                                           if isinstance(data, dict) else "claude")
-        loaded.failures.append(LoadFailure(source, exc.message, managed or bool(events), events))
+        loaded.failures.append(LoadFailure(source, exc.message, managed or bool(events), events,
+                                           exc.details if len(exc.details) > 1 else ()))
         return
     loaded.hooks += hooks
 
@@ -400,7 +410,8 @@ def _to_cache(loaded: Loaded) -> dict[str, Any]:
         "unknown_events": loaded.unknown_events,
         "failures": [{"source": asdict(f.source), "message": f.message,
                       "fail_closed": f.fail_closed,
-                      "events": None if f.events is None else sorted(f.events)}
+                      "events": None if f.events is None else sorted(f.events),
+                      "details": list(f.details)}
                      for f in loaded.failures],
         "sources": [asdict(s) for s in loaded.sources],
         "audit": loaded.audit,
@@ -409,7 +420,8 @@ def _to_cache(loaded: Loaded) -> dict[str, Any]:
 
 def _from_cache(data: Mapping[str, Any]) -> Loaded:
     failures = [LoadFailure(Source(**f["source"]), f["message"], f["fail_closed"],
-                            None if f["events"] is None else frozenset(f["events"]))
+                            None if f["events"] is None else frozenset(f["events"]),
+                            tuple(f["details"]))
                 for f in data["failures"]]
     return Loaded(hooks=[cache.hook_from_data(h) for h in data["hooks"]],
                   warnings=list(data["warnings"]), failures=failures,
