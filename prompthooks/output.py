@@ -13,6 +13,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+_SHORT = 24  # characters: a column never wider than this is never folded
+
 
 def color_enabled() -> bool:
     """Colour only for a terminal, and never when NO_COLOR is set to anything non-empty."""
@@ -24,38 +26,52 @@ def print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-def _console() -> Any:
+def _console(plain: bool = False) -> Any:
     from rich.console import Console
 
-    color = color_enabled()
+    color = color_enabled() and not plain
     # Not a terminal: plain text, wide enough that a row (a path, a reason) stays one line
     # for grep; the table is only as wide as its content.
     return Console(no_color=not color, color_system="auto" if color else None,
-                   highlight=False, width=None if color else 1000, force_terminal=False)
+                   highlight=False, width=None if color else 1000, force_terminal=color)
+
+
+def _grid(columns: Sequence[str], cells: list[list[str]], widths: list[int], title: str | None,
+          boxed: bool) -> Any:
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    grid = Table(title=title, title_justify="left", box=box.HEAVY_HEAD if boxed else None,
+                 show_edge=boxed, pad_edge=boxed)
+    for column, widest in zip(columns, widths, strict=True):
+        # A short column (a decision, a count, a time) is never broken inside a word; a long
+        # one (a reason, a path) folds, but not below _SHORT characters.
+        grid.add_column(column, overflow="fold", no_wrap=widest <= _SHORT,
+                        min_width=min(widest, _SHORT))
+    for row in cells:
+        grid.add_row(*(escape(cell) for cell in row))
+    return grid
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
           title: str | None = None) -> None:
     """Print rows as a table (None prints as an empty cell)."""
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-
-    color = color_enabled()
-    # Plain output (a pipe, a file, NO_COLOR): a header line then one line per row, columns
-    # aligned, no rules or trailing blanks, so it reads and greps like classic tool output.
-    grid = Table(title=title, title_justify="left", box=box.HEAVY_HEAD if color else None,
-                 show_edge=color, pad_edge=color)
-    for column in columns:
-        grid.add_column(column, overflow="fold")
-    for row in rows:
-        grid.add_row(*(escape("" if cell is None else str(cell)) for cell in row))
+    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+    widths = [max([len(column), *(len(row[i]) for row in cells)])
+              for i, column in enumerate(columns)]
     console = _console()
-    if color:
-        console.print(grid)
-        return
+    if color_enabled():
+        # The boxed table only where it fits: each column at its minimum, plus padding and
+        # rules. Else rich would crop columns, or fold cells a letter wide.
+        if sum(min(w, _SHORT) + 3 for w in widths) + 1 <= console.width:
+            console.print(_grid(columns, cells, widths, title, boxed=True))
+            return
+        console = _console(plain=True)
+    # Plain output (a pipe, a file, NO_COLOR, a narrow terminal): a header line then one line
+    # per row, columns aligned, no rules or trailing blanks, like classic tool output.
     with console.capture() as captured:
-        console.print(grid)
+        console.print(_grid(columns, cells, widths, title, boxed=False))
     lines = [text.rstrip() for text in captured.get().splitlines()]
     sys.stdout.write("".join(text + "\n" for text in lines if text))
     sys.stdout.flush()

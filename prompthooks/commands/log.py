@@ -115,5 +115,5 @@ def _stats(rows: list[dict[str, Any]], as_json: bool) -> int:
           s["errors"], f"{s['block_rate']:.1%}", f"{s['p50_ms']:.0f}", f"{s['p95_ms']:.0f}",
           f"{s['max_ms']:.0f}", s["tokens"] or "", f"{s['cost']:.4f}" if s["cost"] else ""]
          for s in summary["hooks"]),
-        title=f"{summary['runs']} decisions, {summary['events']} events")
+        title=f"{summary['runs']} hook runs, {summary['events']} events")
     return EXIT_OK
