@@ -117,6 +117,20 @@ def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
     return check("warm worker", "ok", f"running ({path})")
 
 
+def _cannot_write(path: Path) -> str | None:
+    """Why ``run`` could not write the audit log at ``path`` (or its spool beside it), or None.
+    SQLite needs the database, its ``-wal`` and ``-shm`` files and, to make them, the folder."""
+    folder = next((p for p in path.parents if p.exists()), Path("/"))
+    if not folder.is_dir():
+        return f"{folder} is a file, not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{folder} is not writable"
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if file.exists() and not (file.is_file() and os.access(file, os.W_OK)):
+            return f"{file} is not a writable file"
+    return None
+
+
 def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
     from .audit import resolve
 
@@ -124,12 +138,11 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
     if not settings.enabled:
         return check("audit log", "skip", "off (prompthooks.audit.enabled is false)")
     path = settings.path
+    blocked = _cannot_write(path)
+    if blocked:
+        return check("audit log", "fail", f"{path}: {blocked}; rows would be lost")
     if not path.exists():
-        folder = next((p for p in path.parents if p.exists()), Path("/"))
-        writable = os.access(folder, os.W_OK)
-        return check("audit log", "ok" if writable else "fail",
-                     f"{path} (created on the first run)" if writable
-                     else f"{path}: {folder} is not writable")
+        return check("audit log", "ok", f"{path} (created on the first run)")
     import sqlite3
 
     from .audit.store import AuditError, connect

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import stat
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +67,31 @@ def cline_event(hook: str, root: str = "/tmp", **data: Any) -> dict[str, Any]:
 
 
 def run_cli(stdin: bytes | str | Mapping[str, Any], *args: str, cwd: Path | str | None = None,
-            env: Mapping[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+            env: Mapping[str, str] | None = None, timeout: float = 60,
+            preexec_fn: Callable[[], None] | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m prompthooks run ARGS` with ``stdin``; output decoded as text."""
     if isinstance(stdin, Mapping):
         stdin = json.dumps(stdin)
     data = stdin.encode() if isinstance(stdin, str) else stdin
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run([sys.executable, "-m", "prompthooks", "run", *args], input=data,
-                          capture_output=True, cwd=cwd, env=full_env, timeout=timeout)
+                          capture_output=True, cwd=cwd, env=full_env, timeout=timeout,
+                          preexec_fn=preexec_fn)
     return subprocess.CompletedProcess(proc.args, proc.returncode,
                                        proc.stdout.decode("utf-8", "replace"),
                                        proc.stderr.decode("utf-8", "replace"))
+
+
+def file_modes_bind_root() -> None:
+    """For ``preexec_fn``: drop the capabilities that let root ignore file modes (from the
+    bounding set, so the program it runs never gets them back), so that a read-only file is
+    read-only to the child as it would be to any user. Nothing to do for other users."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
 
 
 def reply(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:

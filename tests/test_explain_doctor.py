@@ -7,21 +7,25 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from prompthooks.audit import store
+
 from .fake_model import FakeModel, verdict
-from .helpers import claude_bash, cursor_event, write_json
+from .helpers import claude_bash, cursor_event, file_modes_bind_root, write_json
 
 KEY = "sk-ant-api03-plantedSecretValue0123456789"
 
 
 def _cli(*args: str, stdin: Any = None, cwd: Path | None = None,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+         env: dict[str, str] | None = None,
+         preexec_fn: Callable[[], None] | None = None) -> subprocess.CompletedProcess[str]:
     data = json.dumps(stdin) if isinstance(stdin, dict) else stdin
     return subprocess.run([sys.executable, "-m", "prompthooks", *args], input=data,
                           capture_output=True, text=True, cwd=cwd, timeout=120,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, **(env or {})}, preexec_fn=preexec_fn)
 
 
 def _closed_port() -> str:
@@ -128,6 +132,35 @@ def test_doctor_offline_reports_everything_without_a_key(tmp_path: Path) -> None
     assert checks["warm worker"]["detail"] == "off (PROMPTHOOKS_WORKER=0)"
     assert checks["audit log"]["detail"].endswith("audit.db (created on the first run)")
     assert checks["glue"]["status"] == "warn"
+
+
+def _doctor_audit(tmp_path: Path, db: Path) -> tuple[int, dict[str, str]]:
+    cfg = write_json(tmp_path / "hooks.json", {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
+        "prompthooks": {"audit": {"path": str(db)}}})
+    proc = _cli("doctor", "--offline", "--json", "--config", str(cfg), "--project",
+                str(tmp_path), preexec_fn=file_modes_bind_root)
+    checks = {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
+    return proc.returncode, checks["audit log"]
+
+
+def test_doctor_fails_an_audit_log_that_cannot_be_written(tmp_path: Path) -> None:
+    (tmp_path / "notadir").write_text("a file where the log's folder should be")
+    db = tmp_path / "notadir" / "audit.db"
+    assert _doctor_audit(tmp_path, db) == (1, {
+        "check": "audit log", "status": "fail",
+        "detail": f"{db}: {tmp_path / 'notadir'} is a file, not a folder; rows would be lost"})
+    db = tmp_path / "log" / "audit.db"
+    store.connect(db).close()
+    for path in db.parent.glob("audit.db*"):
+        path.chmod(0o400)
+    assert _doctor_audit(tmp_path, db) == (1, {
+        "check": "audit log", "status": "fail",
+        "detail": f"{db}: {db} is not a writable file; rows would be lost"})
+    for path in db.parent.glob("audit.db*"):
+        path.chmod(0o600)
+    assert _doctor_audit(tmp_path, db) == (0, {
+        "check": "audit log", "status": "ok", "detail": f"{db}: 0 rows"})
 
 
 def test_doctor_probes_each_model_once(tmp_path: Path, model: FakeModel) -> None:

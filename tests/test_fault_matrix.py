@@ -14,12 +14,13 @@ host reads). Prompt rows talk HTTP to the scripted fake model through
 :func:`prompthooks.api.dispatch` in this process, so litellm is imported and warmed once
 rather than once per row; a subprocess would add nothing but that import.
 
-Not here: the row "an audit database that is locked or read-only". It is the one row added
-elsewhere, with the audit log's own tests (the audit log is being built separately).
+The audit database rows run as root too: the run's process drops the capabilities that let
+root ignore file modes (helpers.file_modes_bind_root), so a read-only file is read-only to it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -51,6 +52,7 @@ from .helpers import (
     claude_event,
     cline_event,
     cursor_event,
+    file_modes_bind_root,
     reply,
     run_cli,
     write_json,
@@ -669,6 +671,83 @@ def test_prompt_replay_of_a_file_that_is_not_a_cassette(tmp_path: Path,
 
 
 # ---------------------------------------------------------------------------------------------
+# The audit database: a log that cannot be written costs one line on stderr, never the reply
+
+
+def _audit_row(tmp_path: Path, fail_closed: bool, db: Path) -> tuple[Run, list[str]]:
+    """A Claude Code row whose faulty hook exits 1, logging to ``db``: the run, and its
+    stderr lines about the audit log."""
+    cfg = write_json(tmp_path / "hooks.json", {
+        "hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "exit 1", "failClosed": fail_closed},
+            {"type": "command", "command": HEALTHY}]}]},
+        "prompthooks": {"audit": {"path": str(db)}}})
+    proc = run_cli(claude_bash("ls", cwd=str(tmp_path)), "--config", str(cfg), "--managed-dir",
+                   str(tmp_path / "no-managed"), preexec_fn=file_modes_bind_root)
+    assert proc.returncode == 0, proc.stderr
+    lines = _stderr_lines(proc)
+    audit = [line for line in lines if line.startswith("audit log ")]
+    label = f"{cfg}: hooks.PreToolUse[0].hooks[0]"
+    failure = _failure([line for line in lines if line not in audit], "exit 1", label,
+                       re.escape("exited with status 1"))
+    assert reply(proc) == _claude_reply(failure, fail_closed)  # the log changed nothing
+    return (proc, label), audit
+
+
+def _logged(db: Path) -> int:
+    with contextlib.closing(store.connect(db, create=False)) as conn:
+        return int(conn.execute("SELECT count(*) FROM decisions").fetchone()[0])
+
+
+@POLICIES
+def test_audit_database_locked_by_another_writer(tmp_path: Path, fail_closed: bool) -> None:
+    db = tmp_path / "log" / "audit.db"
+    holder = store.connect(db)
+    holder.execute("BEGIN EXCLUSIVE")  # past the busy timeout: the run cannot wait for it
+    try:
+        _, audit = _audit_row(tmp_path, fail_closed, db)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert audit == [f"audit log {db}: database is locked; 2 row(s) kept in {db}.pending for "
+                     "the next write"]
+    assert _logged(db) == 0
+    _, audit = _audit_row(tmp_path, fail_closed, db)  # the next writer moves them in
+    assert audit == [] and _logged(db) == 4
+    assert (tmp_path / "log" / "audit.db.pending").read_text() == ""
+
+
+@POLICIES
+def test_audit_database_file_is_read_only(tmp_path: Path, fail_closed: bool) -> None:
+    db = tmp_path / "log" / "audit.db"
+    store.connect(db).close()
+    db.chmod(0o400)
+    _, audit = _audit_row(tmp_path, fail_closed, db)
+    assert audit == [f"audit log {db}: attempt to write a readonly database; 2 row(s) kept in "
+                     f"{db}.pending for the next write"]
+    for path in db.parent.glob("audit.db*"):  # mended (SQLite gave -wal and -shm its mode)
+        path.chmod(0o600)
+    _, audit = _audit_row(tmp_path, fail_closed, db)  # the next writer moves the rows in
+    assert audit == [] and _logged(db) == 4
+
+
+@POLICIES
+def test_audit_database_and_its_folder_are_read_only(tmp_path: Path, fail_closed: bool) -> None:
+    db = tmp_path / "log" / "audit.db"
+    store.connect(db).close()
+    db.chmod(0o400)
+    db.parent.chmod(0o500)
+    try:
+        _, audit = _audit_row(tmp_path, fail_closed, db)
+    finally:
+        db.parent.chmod(0o700)
+    (line,) = audit
+    assert line.startswith(f"audit log {db}: ")
+    assert line.endswith("; 2 row(s) lost: cannot spool them either (Permission denied)")
+    assert _logged(db) == 0 and not (tmp_path / "log" / "audit.db.pending").exists()
+
+
+# ---------------------------------------------------------------------------------------------
 # The deadline promise, the default budgets, and exit code 3
 
 
@@ -832,8 +911,10 @@ def test_an_internal_error_is_exit_3_and_one_line(monkeypatch: pytest.MonkeyPatc
                             "(set PROMPTHOOKS_DEBUG=1 for the traceback)\n")
 
 
-def test_an_internal_error_in_a_real_process_is_exit_3(tmp_path: Path) -> None:
-    # The same in a process of its own: the engine itself raises mid-run.
+@POLICIES
+def test_an_internal_error_in_a_real_process(tmp_path: Path, fail_closed: bool) -> None:
+    # The engine itself raises mid-run. Exit 3 is a non-blocking error for every host, so
+    # with a fail-closed hook on the event it is a block instead.
     code = ("import sys, prompthooks.api\n"
             "def broken(*args, **kwargs):\n"
             "    raise RuntimeError('planted fault')\n"
@@ -841,11 +922,17 @@ def test_an_internal_error_in_a_real_process_is_exit_3(tmp_path: Path) -> None:
             "from prompthooks.cli import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
-        {"type": "command", "command": "true"}]}]}})
+        {"type": "command", "command": "true", "failClosed": fail_closed}]}]}})
     proc = subprocess.run([sys.executable, "-c", code, "run", "--config", str(cfg),
                            "--managed-dir", str(tmp_path / "no-managed")],
                           input=json.dumps(claude_bash("ls")).encode(), capture_output=True,
                           timeout=60)
-    assert (proc.returncode, proc.stdout) == (3, b"")
-    assert proc.stderr.decode() == ("prompthooks: internal error: RuntimeError('planted fault') "
-                                    "(set PROMPTHOOKS_DEBUG=1 for the traceback)\n")
+    problem = ("internal error: RuntimeError('planted fault') (set PROMPTHOOKS_DEBUG=1 for the "
+               "traceback)")
+    if not fail_closed:
+        assert (proc.returncode, proc.stdout) == (3, b"")
+        assert proc.stderr.decode() == f"prompthooks: {problem}\n"
+        return
+    message = f"Blocked by prompthooks: a fail-closed hook could not judge this event ({problem})"
+    assert (proc.returncode, proc.stdout) == (2, b"")  # Claude Code's block: reason on stderr
+    assert proc.stderr.decode() == f"prompthooks: {message}\n"

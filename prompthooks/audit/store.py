@@ -93,6 +93,8 @@ def connect(path: Path, create: bool = True, timeout: float = BUSY_TIMEOUT) -> s
 
 
 def _why(exc: BaseException) -> str:
+    if isinstance(exc, FileExistsError) and exc.filename:  # making a folder where a file is
+        return f"{exc.filename} is a file, not a folder"
     return exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
 
 

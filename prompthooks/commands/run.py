@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import hosts
 from ..api import dispatch, load_config
 from ..config import discovery
-from ..errors import EXIT_ERROR, InputError
+from ..errors import EXIT_ERROR, EXIT_INTERNAL, InputError
 from ..hosts import Host
 
 
@@ -73,10 +73,15 @@ def _guess(data: bytes, args: argparse.Namespace) -> tuple[Host | None, str | No
     return host, canonical, canonical is None
 
 
-def _bad_input(exc: InputError, data: bytes, args: argparse.Namespace) -> int:
-    _say(f"prompthooks: {exc.message}")
+def _unjudged(problem: str, kind: str, data: bytes, args: argparse.Namespace,
+              exit_code: int) -> int:
+    """The event could not be judged (``kind`` "input": it cannot be read; "internal": a bug
+    in prompthooks). One line on stderr saying so and ``exit_code``, a non-blocking error for
+    every host; but when a fail-closed hook could have applied to the event, the block that
+    says so instead: a fail-closed gate never fails open."""
     host, canonical, unknown = _guess(data, args)
     if unknown:
+        _say(f"prompthooks: {problem}")
         return EXIT_ERROR  # no hook is configured for an event that does not exist
     project = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("CURSOR_PROJECT_DIR")
                or os.getcwd())
@@ -87,26 +92,29 @@ def _bad_input(exc: InputError, data: bytes, args: argparse.Namespace) -> int:
                                                 or canonical in f.events)
                              for f in loaded.failures)
     if not guarded:
-        return EXIT_ERROR
-    message = f"Blocked by prompthooks: a fail-closed hook could not judge this event ({exc})"
+        _say(f"prompthooks: {problem}")
+        return exit_code
+    message = f"Blocked by prompthooks: a fail-closed hook could not judge this event ({problem})"
     _say(f"prompthooks: {message}")
     reply = (host or hosts.HOSTS["claude"]).block_reply(message)
     _write(reply.stdout)
-    _audit_unreadable(loaded.audit, host, canonical, args.event, message, exc.message)
+    _audit_unjudged(loaded.audit, kind, host, canonical, args.event, message, problem)
     return reply.exit_code
 
 
-def _audit_unreadable(settings: dict[str, object], host: Host | None, canonical: str | None,
-                      host_event: str | None, reason: str, error: str) -> None:
-    """A fail-closed block of an event that could not be read is logged as one row."""
+def _audit_unjudged(settings: dict[str, object], kind: str, host: Host | None,
+                    canonical: str | None, host_event: str | None, reason: str,
+                    error: str) -> None:
+    """A fail-closed block of an event that could not be judged is logged as one row."""
     from .. import audit
     from ..audit.rows import now
     from ..redaction import redact
 
+    hook = "(unreadable event)" if kind == "input" else "(internal error)"
     row = {"time": now(), "run_id": os.urandom(8).hex(), "host": host.NAME if host else "?",
            "event": canonical or "?", "host_event": host_event or "?",
-           "hook": "(unreadable event)", "hook_label": "stdin", "source": "input",
-           "kind": "input", "fail_closed": 1, "status": "error", "decision": "deny",
+           "hook": hook, "hook_label": "stdin", "source": "input",
+           "kind": kind, "fail_closed": 1, "status": "error", "decision": "deny",
            "reason": redact(reason), "error": redact(error), "cached": 0, "replayed": 0}
     trouble = audit.record_rows(audit.resolve(settings), [row])
     if trouble:
@@ -137,7 +145,12 @@ def main(args: argparse.Namespace) -> int:
                 managed_dir=Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR,
             )
     except InputError as exc:
-        return _bad_input(exc, data, args)
+        return _unjudged(exc.message, "input", data, args, EXIT_ERROR)
+    except Exception as exc:
+        if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
+            raise
+        problem = f"internal error: {exc!r} (set PROMPTHOOKS_DEBUG=1 for the traceback)"
+        return _unjudged(problem, "internal", data, args, EXIT_INTERNAL)
     if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
         for warning in outcome.config.warnings:
             _say(f"prompthooks: warning: {warning}")
