@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -91,6 +92,50 @@ def test_no_worker_means_in_process_and_one_is_started_for_later(
     assert '"permissionDecisionReason": "now warm"' in again.stdout
     assert "HEAVY=\n" in again.stderr
     assert _wait(lambda: not path.exists(), 30)  # idle for 5 s: the worker left
+
+
+def _fill_queue(path: Path) -> list[socket.socket]:
+    """Connections that fill the listen queue at ``path``, as a burst of events does."""
+    waiting = []
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.setblocking(False)
+        try:
+            conn.connect(str(path))
+        except BlockingIOError:
+            conn.close()
+            return waiting
+        waiting.append(conn)
+
+
+@pytest.mark.parametrize("queue", ["room", "full"])
+def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
+        tmp_path: Path, model: FakeModel, warm_env: dict[str, str], queue: str) -> None:
+    # A worker that never answers (on a machine too busy for it), its listen queue with room
+    # or full: the hook times out. Starting another worker, or importing litellm here, would
+    # only add to that load.
+    path = worker.socket_path(warm_env)
+    path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as busy:
+        busy.bind(str(path))
+        busy.listen(8)
+        waiting = _fill_queue(path) if queue == "full" else []
+        assert len(waiting) == (9 if queue == "full" else 0)  # the queue holds backlog + 1
+        cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "timeout": 2}]}]}})
+        probe = tmp_path / "probe.py"
+        probe.write_text(PROBE)
+        proc = subprocess.run([sys.executable, str(probe), str(cfg)], capture_output=True,
+                              text=True, input=json.dumps(claude_bash("rm -rf /")), timeout=120)
+        for conn in waiting:
+            conn.close()
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"prompthooks: hook 'inline prompt' ({cfg}: hooks.PreToolUse[0].hooks[0]): the model "
+        "did not answer in time (test-model, through the warm worker)",
+        "HEAVY="]  # litellm was not imported here
+    assert not path.with_suffix(".starting").exists()  # and no other worker was started
+    assert model.requests == []
 
 
 def test_worker_refuses_another_version_or_environment(warm_env: dict[str, str]) -> None:

@@ -175,6 +175,8 @@ def _cost(response: Any, litellm: Any) -> float | None:
 
 def complete(request: ModelRequest, deadline: float) -> ModelReply:
     """Ask the model, retrying within ``deadline`` (a ``time.monotonic()`` instant)."""
+    if time.monotonic() >= deadline:  # not even litellm's import: it could only be wasted
+        raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})")
     try:
         return loop.run(_complete(request, deadline), deadline - time.monotonic() + _SETTLE)
     except concurrent.futures.TimeoutError:

@@ -36,6 +36,7 @@ from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
+_RETRY_CONNECT = 0.05  # seconds between connects to a worker whose listen queue is full
 _ENV_PREFIXES = ("PROMPTHOOKS_", "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", "GEMINI_",
                  "GOOGLE_", "MISTRAL_", "GROQ_", "OLLAMA_", "AWS_", "VERTEX", "COHERE_",
                  "DEEPSEEK_", "XAI_", "OPENROUTER_", "TOGETHER", "FIREWORKS_", "HTTP_PROXY",
@@ -95,6 +96,19 @@ class WorkerUnavailable(Exception):
     """No worker answered; the caller does the work itself."""
 
 
+def _connect(conn: socket.socket, path: Path, deadline: float) -> None:
+    """Connect to the worker. A full listen queue (a burst of events) fails a Unix socket's
+    connect at once with EAGAIN: that is a busy worker, tried again until the deadline."""
+    while True:
+        try:
+            conn.connect(str(path))
+            return
+        except BlockingIOError:
+            if time.monotonic() + _RETRY_CONNECT >= deadline:
+                raise TimeoutError from None
+            time.sleep(_RETRY_CONNECT)
+
+
 def remote_complete(request: ModelRequest, deadline: float,
                     environ: Mapping[str, str] | None = None) -> ModelReply:
     """Ask the worker; raises WorkerUnavailable when it cannot (then call in process)."""
@@ -106,9 +120,14 @@ def remote_complete(request: ModelRequest, deadline: float,
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(remaining + 1.0)
-            conn.connect(str(path))
+            _connect(conn, path, deadline)
             conn.sendall(json.dumps(_request_data(request, remaining)).encode() + b"\n")
             answer = json.loads(conn.makefile("rb").readline())
+    except TimeoutError:
+        # A worker is there but did not answer in time (a busy machine): another worker, or
+        # litellm imported here, would only add to the load that made it late.
+        raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model}, "
+                           "through the warm worker)") from None
     except (OSError, ValueError) as exc:
         raise WorkerUnavailable from exc
     if answer.get("unavailable"):
@@ -202,7 +221,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         tmp.unlink(missing_ok=True)
         listener.bind(str(tmp))
-        listener.listen(64)
+        listener.listen(socket.SOMAXCONN)  # a burst of events queues, not refused
         os.replace(tmp, path)  # atomically take over from a dead worker's socket
         mine = (path.stat().st_dev, path.stat().st_ino)
         path.with_suffix(".starting").unlink(missing_ok=True)

@@ -100,7 +100,10 @@ class Cassette:
         import yaml
 
         try:
-            data = yaml.safe_load(self.path.read_text(encoding="utf-8"))
+            # libyaml's loader where PyYAML has it: some 20 times faster, and every replaying
+            # run reads the whole cassette.
+            data = yaml.load(self.path.read_text(encoding="utf-8"),
+                             Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise CassetteError(f"cassette {self.path} cannot be read: "
                                 f"{excerpt(str(exc))}") from None
