@@ -96,7 +96,7 @@ def test_no_worker_means_in_process_and_one_is_started_for_later(
 
 def _fill_queue(path: Path) -> list[socket.socket]:
     """Connections that fill the listen queue at ``path``, as a burst of events does."""
-    waiting = []
+    waiting: list[socket.socket] = []
     while True:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.setblocking(False)
