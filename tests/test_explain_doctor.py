@@ -163,6 +163,12 @@ def test_doctor_fails_an_audit_log_that_cannot_be_written(tmp_path: Path) -> Non
         "check": "audit log", "status": "ok", "detail": f"{db}: 0 rows"})
 
 
+def test_doctor_for_a_project_that_does_not_exist(tmp_path: Path) -> None:
+    proc = _cli("doctor", "--offline", "--project", str(tmp_path / "nowhere"))
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == f"prompthooks: no such project folder: {tmp_path / 'nowhere'}\n"
+
+
 def test_doctor_probes_each_model_once(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(True))
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [

@@ -13,7 +13,7 @@ from .. import output
 from ..api import load_config
 from ..config import discovery
 from ..doctor import run_checks
-from ..errors import EXIT_ERROR, EXIT_OK
+from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim"}
 
@@ -21,6 +21,8 @@ _STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim"}
 def main(args: argparse.Namespace) -> int:
     project = Path(args.project or os.environ.get("CLAUDE_PROJECT_DIR")
                    or os.environ.get("CURSOR_PROJECT_DIR") or os.getcwd()).absolute()
+    if not project.is_dir():
+        raise PromptHooksError(f"no such project folder: {project}")
     managed = Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # check the files themselves
     config = load_config(args.config or None, str(project), env, managed)
