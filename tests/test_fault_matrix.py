@@ -412,24 +412,6 @@ def _cursor_reply(failure: str, fail_closed: bool) -> dict[str, Any]:
             "agent_message": f"{BLOCKED}{failure}\nhealthy tells the agent no"}
 
 
-@POLICIES
-def test_cursor_command_crashes(tmp_path: Path, fail_closed: bool) -> None:
-    command = "echo boom >&2; exit 1"
-    proc, label = _cursor_row(tmp_path, command, fail_closed)
-    failure = _failure(_stderr_lines(proc), command, label,
-                       re.escape("exited with status 1: boom"))
-    assert reply(proc) == _cursor_reply(failure, fail_closed)
-
-
-@POLICIES
-def test_cursor_command_sleeps_past_the_deadline(tmp_path: Path, fail_closed: bool) -> None:
-    command = "echo $$ > hook.pid; sleep 30"
-    proc, label = _cursor_row(tmp_path, command, fail_closed, timeout=1)
-    failure = _failure(_stderr_lines(proc), command, label, TIMED_OUT)
-    assert reply(proc) == _cursor_reply(failure, fail_closed)
-    _assert_group_killed(_pid(tmp_path / "hook.pid"))
-
-
 def _cline_row(tmp_path: Path, command: str, fail_closed: bool, timeout: float = 10) -> Run:
     # A Claude Code style config serves Cline's events (Cline's own hook files cannot say
     # failClosed); Cline's reply carries the healthy context, not its system message.
@@ -448,21 +430,32 @@ def _cline_reply(failure: str, fail_closed: bool) -> dict[str, Any]:
             "errorMessage": f"{BLOCKED}{failure}"}
 
 
+# Per host: how a row runs, and the reply when the faulty hook failed.
+HOST_ROWS = {"cursor": (_cursor_row, _cursor_reply), "cline": (_cline_row, _cline_reply)}
+HOSTS = pytest.mark.parametrize("host", sorted(HOST_ROWS))
+
+
 @POLICIES
-def test_cline_command_crashes(tmp_path: Path, fail_closed: bool) -> None:
+@HOSTS
+def test_command_crashes_under_cursor_and_cline(tmp_path: Path, fail_closed: bool,
+                                                host: str) -> None:
+    row, expected = HOST_ROWS[host]
     command = "echo boom >&2; exit 1"
-    proc, label = _cline_row(tmp_path, command, fail_closed)
+    proc, label = row(tmp_path, command, fail_closed)
     failure = _failure(_stderr_lines(proc), command, label,
                        re.escape("exited with status 1: boom"))
-    assert reply(proc) == _cline_reply(failure, fail_closed)
+    assert reply(proc) == expected(failure, fail_closed)
 
 
 @POLICIES
-def test_cline_command_sleeps_past_the_deadline(tmp_path: Path, fail_closed: bool) -> None:
+@HOSTS
+def test_command_sleeps_past_the_deadline_under_cursor_and_cline(
+        tmp_path: Path, fail_closed: bool, host: str) -> None:
+    row, expected = HOST_ROWS[host]
     command = "echo $$ > hook.pid; sleep 30"
-    proc, label = _cline_row(tmp_path, command, fail_closed, timeout=1)
+    proc, label = row(tmp_path, command, fail_closed, 1)
     failure = _failure(_stderr_lines(proc), command, label, TIMED_OUT)
-    assert reply(proc) == _cline_reply(failure, fail_closed)
+    assert reply(proc) == expected(failure, fail_closed)
     _assert_group_killed(_pid(tmp_path / "hook.pid"))
 
 
