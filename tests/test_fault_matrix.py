@@ -39,7 +39,7 @@ import prompthooks.commands.run
 import prompthooks.engine
 from prompthooks.api import DEFAULT_BUDGET, Outcome, dispatch
 from prompthooks.audit import store
-from prompthooks.engine import RESERVE
+from prompthooks.engine import RESERVE, hook_deadline
 from prompthooks.errors import excerpt
 from prompthooks.events import Event
 from prompthooks.hook import Hook
@@ -859,6 +859,14 @@ def test_a_slow_start_counts_against_the_budget(tmp_path: Path) -> None:
     assert reply(proc) == {"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "permissionDecision": "deny",
         "permissionDecisionReason": f"{BLOCKED}{failure}"}}
+
+
+@pytest.mark.parametrize(("left", "hooks_get"), [
+    (590.0, 588.8), (28.0, 26.8), (2.4, 1.2), (2.0, 1.0), (1.0, 0.5), (0.0, 0.0), (-1.0, -1.0)])
+def test_hooks_are_done_a_reserve_before_the_run_answers(left: float, hooks_get: float) -> None:
+    # README, "The run's budget": 1.2 s before it, or half of what is left when that is
+    # under 2.4 s; nothing is added once the time is gone.
+    assert hook_deadline(100.0 + left, 100.0) == pytest.approx(100.0 + hooks_get)
 
 
 @pytest.mark.parametrize(("host", "event", "budget"), [
