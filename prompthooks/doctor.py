@@ -118,16 +118,18 @@ def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _cannot_write(path: Path) -> str | None:
-    """Why ``run`` could not write the audit log at ``path`` (or its spool beside it), or None.
-    SQLite needs the database, its ``-wal`` and ``-shm`` files and, to make them, the folder."""
+    """Why ``run`` could not write the audit log at ``path``, and what becomes of the rows, or
+    None. SQLite needs the database, its ``-wal`` and ``-shm`` files and, to make them, the
+    folder; the spool beside it needs only the folder."""
     folder = next((p for p in path.parents if p.exists()), Path("/"))
     if not folder.is_dir():
-        return f"{folder} is a file, not a folder"
+        return f"{folder} is a file, not a folder; rows would be lost"
     if not os.access(folder, os.W_OK | os.X_OK):
-        return f"{folder} is not writable"
+        return f"{folder} is not writable; rows would be lost"
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         if file.exists() and not (file.is_file() and os.access(file, os.W_OK)):
-            return f"{file} is not a writable file"
+            return (f"{file} is not a writable file; rows would wait in "
+                    f"{path.name}.pending until it is")
     return None
 
 
@@ -140,7 +142,7 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
     path = settings.path
     blocked = _cannot_write(path)
     if blocked:
-        return check("audit log", "fail", f"{path}: {blocked}; rows would be lost")
+        return check("audit log", "fail", f"{path}: {blocked}")
     if not path.exists():
         return check("audit log", "ok", f"{path} (created on the first run)")
     import sqlite3

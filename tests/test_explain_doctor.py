@@ -156,7 +156,8 @@ def test_doctor_fails_an_audit_log_that_cannot_be_written(tmp_path: Path) -> Non
         path.chmod(0o400)
     assert _doctor_audit(tmp_path, db) == (1, {
         "check": "audit log", "status": "fail",
-        "detail": f"{db}: {db} is not a writable file; rows would be lost"})
+        "detail": f"{db}: {db} is not a writable file; rows would wait in audit.db.pending "
+                  "until it is"})
     for path in db.parent.glob("audit.db*"):
         path.chmod(0o600)
     assert _doctor_audit(tmp_path, db) == (0, {

@@ -131,6 +131,7 @@ def _use_cassette(args: argparse.Namespace) -> None:
 
 def main(args: argparse.Namespace) -> int:
     started = _process_start() if args.entry else None
+    debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     data = sys.stdin.buffer.read()
     _use_cassette(args)
     from .. import model
@@ -147,11 +148,11 @@ def main(args: argparse.Namespace) -> int:
     except InputError as exc:
         return _unjudged(exc.message, "input", data, args, EXIT_ERROR)
     except Exception as exc:
-        if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
+        if debug:
             raise
         problem = f"internal error: {exc!r} (set PROMPTHOOKS_DEBUG=1 for the traceback)"
         return _unjudged(problem, "internal", data, args, EXIT_INTERNAL)
-    if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
+    if debug:
         for warning in outcome.config.warnings:
             _say(f"prompthooks: warning: {warning}")
     for problem in outcome.problems:
