@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -27,9 +28,8 @@ from .hook import Source
 from .hosts import Host, Reply
 from .merge import Decision
 
-# The run's whole budget per host (seconds): below the time each host gives one hook
-# (Claude Code 600 s by default, Cline 30 s; Cursor documents none, the glue sets 60 s).
-DEFAULT_BUDGET: dict[str, float] = {"claude": 590.0, "cursor": 55.0, "cline": 28.0}
+# The run's whole budget per host (seconds), each host's own BUDGET.
+DEFAULT_BUDGET: dict[str, float] = {name: host.BUDGET for name, host in hosts.HOSTS.items()}
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -114,7 +114,8 @@ def parse_event(data: bytes | str | Mapping[str, Any], host: str | None = None,
 
 def load_config(paths: Sequence[str] | None = None, project_dir: str | None = None,
                 environ: Mapping[str, str] | None = None,
-                managed_dir: Path = discovery.MANAGED_DIR, keep_managed: bool = True) -> Config:
+                managed_dir: discovery.Managed = discovery.MANAGED_DIR,
+                keep_managed: bool = True) -> Config:
     """Load ``paths`` (in priority order) under the managed policy, or discover the managed,
     project and user configs. ``keep_managed=False`` loads ``paths`` alone (to test or
     measure a policy, never to guard a real event)."""
@@ -140,10 +141,12 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
              event_name: str | None = None, config: Config | None = None,
              config_paths: Sequence[str] | None = None, budget: float | None = None,
              environ: Mapping[str, str] | None = None,
-             managed_dir: Path = discovery.MANAGED_DIR, started: float | None = None) -> Outcome:
+             managed_dir: discovery.Managed = discovery.MANAGED_DIR, started: float | None = None,
+             cancel: threading.Event | None = None) -> Outcome:
     """Run every hook that applies to one event and merge their answers, within ``budget``
     seconds (default: the host's, see DEFAULT_BUDGET) of ``started`` (a ``time.monotonic()``
-    instant; default: now).
+    instant; default: now). Setting ``cancel`` makes the run answer at once: the hooks still
+    running count as timed out.
 
     Raises :class:`~prompthooks.errors.InputError` when the event cannot be read.
     """
@@ -152,7 +155,7 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     if config is None:
         config = load_config(config_paths, event.project_dir, environ, managed_dir)
     deadline = start + (budget if budget is not None else DEFAULT_BUDGET[module.NAME])
-    decision = decide(config.loaded.hooks, config.loaded.failures, event, deadline)
+    decision = decide(config.loaded.hooks, config.loaded.failures, event, deadline, cancel)
     reply = module.render(decision, event)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
         reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report

@@ -27,6 +27,7 @@ from .result import HookResult
 # to KILL_GRACE, a model call gives up within its settle time (model/call.py, 1 s). At most
 # half the time left, so a short budget still gives the hooks half of it.
 RESERVE = 2 * KILL_GRACE + 0.2
+_CANCEL_POLL = 0.05  # seconds between looks at a run's cancel flag while hooks run
 
 
 def select(hooks: Iterable[Hook], event: Event) -> list[Hook]:
@@ -75,10 +76,12 @@ def hook_deadline(deadline: float, now: float) -> float:
     return deadline - min(RESERVE, max(0.0, deadline - now) / 2)
 
 
-def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float) -> list[HookResult]:
+def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float,
+              cancel: threading.Event | None = None) -> list[HookResult]:
     """Run every hook concurrently, each in a thread of its own (even one hook: its executor,
-    not the caller, may be what overruns). Returns at ``deadline`` at the latest: a hook
-    still running then counts as timed out."""
+    not the caller, may be what overruns). Returns at ``deadline`` at the latest, or soon
+    after ``cancel`` is set (the run was told to stop): a hook still running then counts as
+    timed out."""
     results: list[HookResult | None] = [None] * len(hooks)
     started = time.monotonic()
     stop_by = hook_deadline(deadline, started)
@@ -88,21 +91,30 @@ def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float) -> list[Hook
 
     threads = [threading.Thread(target=work, args=(i, h), daemon=True)
                for i, h in enumerate(hooks)]
+    if cancel is None or not cancel.is_set():
+        for thread in threads:
+            thread.start()
     for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
+        while thread.is_alive() and not (cancel is not None and cancel.is_set()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            # With a cancel to watch, wake up now and then to see it.
+            thread.join(left if cancel is None else min(left, _CANCEL_POLL))
     for thread in threads:
         if thread.is_alive() and thread.ident is not None:
             kill_running(thread.ident)  # a hook still being stopped: no grace left for it
     late = time.monotonic() - started
-    return [r if r is not None else HookResult(hook=h, status="timeout", duration=late,
-                                               error="did not finish before the run's deadline")
+    why = ("the run was stopped before it finished" if cancel is not None and cancel.is_set()
+           else "did not finish before the run's deadline")
+    return [r if r is not None else HookResult(hook=h, status="timeout", duration=late, error=why)
             for r, h in zip(results, hooks, strict=True)]
 
 
 def decide(hooks: Sequence[Hook], failures: Iterable[LoadFailure], event: Event,
-           deadline: float) -> Decision:
-    """Select, run and merge: the whole engine for one event, answered by ``deadline``."""
+           deadline: float, cancel: threading.Event | None = None) -> Decision:
+    """Select, run and merge: the whole engine for one event, answered by ``deadline`` (or
+    as soon as ``cancel`` is set)."""
     selected = select(hooks, event)
-    return merge([*failure_results(failures, event), *run_hooks(selected, event, deadline)])
+    return merge([*failure_results(failures, event),
+                  *run_hooks(selected, event, deadline, cancel)])

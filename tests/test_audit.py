@@ -296,7 +296,7 @@ def test_a_fail_closed_block_of_an_unreadable_event_is_logged(tmp_path: Path,
     assert (row["host"], row["event"], row["hook"], row["kind"], row["decision"]) == (
         "claude", "?", "(unreadable event)", "input", "deny")
     assert row["error"].startswith("the event on stdin is not valid JSON")
-    assert row["reason"].startswith("Blocked by prompthooks: a fail-closed hook could not judge")
+    assert row["reason"].startswith("Blocked by prompthooks: a managed or fail-closed hook could not judge")
 
 
 def test_text_sqlite_cannot_hold_is_replaced_not_fatal(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def test_bad_stdin_with_a_fail_closed_hook_blocks(tmp_path: Path, stdin: bytes) 
     proc = run_cli(stdin, "--config", str(cfg))
     assert proc.returncode == 2  # Claude Code and Cursor: block, reason on stderr
     assert _one_line(proc.stderr).startswith(
-        "prompthooks: Blocked by prompthooks: a fail-closed hook could not judge this event (")
+        "prompthooks: Blocked by prompthooks: a managed or fail-closed hook could not judge this event (")
 
 
 def test_bad_stdin_with_a_fail_closed_hook_blocks_for_cline(tmp_path: Path) -> None:

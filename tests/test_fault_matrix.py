@@ -830,9 +830,12 @@ def test_the_run_answers_within_its_budget_when_the_model_never_does(
         proc, took = _timed_run(claude_bash("ls", cwd=str(tmp_path)), cfg, tmp_path, env)
     assert took < BUDGET + HOST_MARGIN
     assert proc.returncode == 0, proc.stderr
+    # Which of the two says it depends on the machine's load: the model call gives up by its
+    # own deadline, or (litellm's import still running) the engine stops waiting for it.
     failure = _failure(_stderr_lines(proc), "inline prompt",
                        f"{cfg}: hooks.PreToolUse[0].hooks[0]",
-                       r"the model did not answer in time \(test-model(, \d+ attempts?)?\)")
+                       r"the model did not answer in time \(test-model(, \d+ attempts?)?\)"
+                       r"|did not finish before the run's deadline")
     assert reply(proc) == _claude_reply(failure, fail_closed)
 
 
@@ -934,6 +937,6 @@ def test_an_internal_error_in_a_real_process(tmp_path: Path, fail_closed: bool) 
         assert (proc.returncode, proc.stdout) == (3, b"")
         assert proc.stderr.decode() == f"prompthooks: {problem}\n"
         return
-    message = f"Blocked by prompthooks: a fail-closed hook could not judge this event ({problem})"
+    message = f"Blocked by prompthooks: a managed or fail-closed hook could not judge this event ({problem})"
     assert (proc.returncode, proc.stdout) == (2, b"")  # Claude Code's block: reason on stderr
     assert proc.stderr.decode() == f"prompthooks: {message}\n"

@@ -23,7 +23,7 @@ def main(args: argparse.Namespace) -> int:
                    or os.environ.get("CURSOR_PROJECT_DIR") or os.getcwd()).absolute()
     if not project.is_dir():
         raise PromptHooksError(f"no such project folder: {project}")
-    managed = Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR
+    managed = discovery.managed_dirs(args.managed_dir)
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # check the files themselves
     config = load_config(args.config or None, str(project), env, managed)
     checks = run_checks(config, project, args.offline)

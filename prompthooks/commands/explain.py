@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from .. import output
@@ -20,7 +19,7 @@ from ..explain import explain
 def main(args: argparse.Namespace) -> int:
     data = sys.stdin.buffer.read()
     host, event = parse_event(data, args.host, args.event)
-    managed = Path(args.managed_dir) if args.managed_dir else discovery.MANAGED_DIR
+    managed = discovery.managed_dirs(args.managed_dir)
     config = load_config(args.config or None, event.project_dir, managed_dir=managed)
     report = explain(config, event, DEFAULT_BUDGET[host.NAME])
     if args.json:

@@ -5,7 +5,8 @@ managed ``/etc/prompthooks/`` > project ``<project>/.prompthooks/`` > user
 Cursor style) and a ``hooks/`` folder of Cline-style executables. ``--config PATH`` replaces
 the project and user configs; the paths keep the order given, the first being the highest
 priority. The managed policy stays in force above them: a command line (which a project's own
-host config can set) cannot switch it off.
+host config can set) cannot switch it off. A command line may add a managed folder (for
+tests: ``run --managed-dir``), never remove or replace ``/etc/prompthooks``.
 """
 
 from __future__ import annotations
@@ -13,11 +14,24 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 from ..hook import Source
 
 MANAGED_DIR = Path("/etc/prompthooks")
 PROJECT_DIR_NAME = ".prompthooks"
+# One managed folder, or several (highest priority first).
+Managed: TypeAlias = Path | Sequence[Path]
+
+
+def managed_dirs(extra: str | None) -> tuple[Path, ...]:
+    """The managed folders of a command line: ``/etc/prompthooks``, then ``extra`` if given."""
+    return (MANAGED_DIR, Path(extra)) if extra else (MANAGED_DIR,)
+
+
+def _managed(managed: Managed | None) -> list[tuple[str, Path]]:
+    folders = [] if managed is None else [managed] if isinstance(managed, Path) else managed
+    return [("managed", folder) for folder in folders]
 
 
 def user_dir(environ: Mapping[str, str]) -> Path:
@@ -26,9 +40,9 @@ def user_dir(environ: Mapping[str, str]) -> Path:
 
 
 def discover(project_dir: str, environ: Mapping[str, str],
-             managed_dir: Path = MANAGED_DIR) -> list[tuple[Source, Path]]:
+             managed_dir: Managed = MANAGED_DIR) -> list[tuple[Source, Path]]:
     """The discovered locations that exist, highest priority first (each folder once)."""
-    candidates = [("managed", managed_dir), ("project", Path(project_dir) / PROJECT_DIR_NAME),
+    candidates = [*_managed(managed_dir), ("project", Path(project_dir) / PROJECT_DIR_NAME),
                   ("user", user_dir(environ))]
     found: list[tuple[Source, Path]] = []
     seen: set[Path] = set()
@@ -42,11 +56,12 @@ def discover(project_dir: str, environ: Mapping[str, str],
 
 
 def explicit(paths: Sequence[str],
-             managed_dir: Path | None = MANAGED_DIR) -> list[tuple[Source, Path]]:
+             managed_dir: Managed | None = MANAGED_DIR) -> list[tuple[Source, Path]]:
     """Sources for ``--config`` paths, in the order given, below the managed policy when one
     exists (``managed_dir=None``: the paths alone, for testing policies)."""
     found: list[tuple[Source, Path]] = []
-    if managed_dir is not None and managed_dir.is_dir():
-        found.append((Source("managed", str(managed_dir), 0), managed_dir))
+    for _, folder in _managed(managed_dir):
+        if folder.is_dir():
+            found.append((Source("managed", str(folder), len(found)), folder))
     return found + [(Source("config", path, len(found) + i), Path(path))
                     for i, path in enumerate(paths)]

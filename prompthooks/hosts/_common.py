@@ -78,6 +78,7 @@ class Host(Protocol):
 
     NAME: str
     TITLE: str
+    BUDGET: float
     CONFIG_EVENTS: dict[str, ConfigEvent]
     HOST_EVENTS: dict[str, str]
 

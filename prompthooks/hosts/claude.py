@@ -14,6 +14,8 @@ from ._common import ConfigEvent, Reply, dumps, project_dir, shell_command, text
 
 NAME = "claude"
 TITLE = "Claude Code"
+# The run's whole budget (seconds): Claude Code gives a command hook 600 s.
+BUDGET = 590.0
 
 # Event -> the input field its matcher is compared with (None: matchers are ignored).
 _SUBJECT_FIELD: dict[str, str | None] = {

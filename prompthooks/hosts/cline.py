@@ -13,6 +13,8 @@ from ._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_c
 
 NAME = "cline"
 TITLE = "Cline"
+# The run's whole budget (seconds): Cline gives a hook 30 s.
+BUDGET = 28.0
 
 # Cline hook name -> the canonical event (with the subject that tells its variants apart).
 CONFIG_EVENTS: dict[str, ConfigEvent] = {

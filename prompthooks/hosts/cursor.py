@@ -15,6 +15,8 @@ from ._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_c
 
 NAME = "cursor"
 TITLE = "Cursor"
+# The run's whole budget (seconds): Cursor documents no default; the glue sets 60 s.
+BUDGET = 55.0
 
 _EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 # Cursor event -> (canonical event, the canonical tools it stands for, the matcher subject).

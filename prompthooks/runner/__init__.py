@@ -1,0 +1,7 @@
+"""The ``run`` command's process: a supervisor that always answers by the deadline, and the
+work it watches (read config, run the hooks, merge, reply, audit) in a child process.
+
+Whatever happens to the work (an exception, a hang, a hook that kills or stops it), the
+supervisor answers: the work's reply if it came in time, otherwise a block when a managed or
+fail-closed hook could apply to the event, otherwise one line and a non-blocking exit code.
+"""

@@ -1,0 +1,80 @@
+"""What the work tells its supervisor, as JSON lines on a pipe (or to a list, in process).
+
+Messages, in the order they are sent:
+
+- ``{"guard": bool, "audit": {...}}``: once the config is loaded, whether a managed or
+  fail-closed hook could apply to the event, and the audit settings: what the supervisor
+  needs to answer on its own if the work goes no further;
+- ``{"group": pgid}`` / ``{"ended": pgid}``: a command hook's process group started / ended,
+  so the supervisor can kill what is left of a run it gave up on;
+- ``{"failed": problem, "kind": "input"|"internal"}``: the event could not be judged;
+- ``{"reply": stdout, "exit": code}``: the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Report:
+    """What the supervisor has heard from the work so far."""
+
+    guard: bool | None = None
+    audit: dict[str, Any] | None = None
+    groups: set[int] = field(default_factory=set)
+    failed: tuple[str, str] | None = None  # (problem, kind)
+    reply: tuple[str, int] | None = None  # (stdout, exit code)
+
+    def take(self, message: dict[str, Any]) -> None:
+        if "guard" in message:
+            self.guard = bool(message["guard"])
+            self.audit = dict(message.get("audit") or {})
+        elif "group" in message:
+            self.groups.add(int(message["group"]))
+        elif "ended" in message:
+            self.groups.discard(int(message["ended"]))
+        elif "failed" in message:
+            self.failed = (str(message["failed"]), str(message.get("kind", "internal")))
+        elif "reply" in message:
+            self.reply = (str(message["reply"]), int(message["exit"]))
+
+
+class Channel:
+    """Sends messages to the supervisor: over a pipe, or into ``report`` in this process."""
+
+    def __init__(self, fd: int | None = None, report: Report | None = None) -> None:
+        self._fd = fd
+        self.report = report if report is not None else Report()
+        self._lock = threading.Lock()  # hook threads announce groups while the main thread talks
+
+    def send(self, **message: Any) -> None:
+        if self._fd is None:
+            self.report.take(message)
+            return
+        data = memoryview((json.dumps(message, ensure_ascii=True) + "\n").encode())
+        with self._lock:
+            while data:
+                try:
+                    data = data[os.write(self._fd, data):]
+                except BrokenPipeError:  # the supervisor has answered and gone
+                    return
+
+
+# The channel of this process's run, if any: command hooks announce their process groups on it.
+_current: Channel | None = None
+
+
+def open_channel(channel: Channel) -> None:
+    global _current
+    _current = channel
+
+
+def announce(pgid: int, started: bool) -> None:
+    """A command hook's process group started (or ended); a no-op outside a supervised run."""
+    if _current is not None:
+        _current.send(**({"group": pgid} if started else {"ended": pgid}))

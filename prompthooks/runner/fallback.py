@@ -1,0 +1,153 @@
+"""The answer for an event that could not be judged: a block when a managed or fail-closed
+hook could apply to it (a gate never fails open), otherwise one line and a non-blocking exit
+code. Used by the supervisor whenever the work did not reply: it failed, hung, or was killed.
+
+It never repeats the work that failed: it uses what the work reported (the guard, sent once the
+config was loaded) or, when the work never got that far, a load of the managed policy alone,
+given only the time that is left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import hosts
+from ..errors import EXIT_ERROR, InputError
+from ..hosts import Host
+
+if TYPE_CHECKING:
+    from ..config.loader import Loaded
+
+
+@dataclass(frozen=True)
+class Guess:
+    """What can be told of an event without judging it."""
+
+    host: Host | None
+    host_event: str | None
+    canonical: str | None  # None: not known, so every event
+    unknown: bool  # the event is known not to exist: no hook can be configured for it
+
+
+def say(line: str) -> None:
+    """One line on stderr (which hosts log), after the redaction pass."""
+    from ..redaction import redact
+
+    print(redact(line), file=sys.stderr, flush=True)
+
+
+def guess(data: bytes, host_name: str | None, event_name: str | None) -> Guess:
+    """The host and canonical event of ``data``, as far as they can be told."""
+    host = hosts.HOSTS.get(host_name) if host_name else None
+    raw = None
+    try:
+        value = json.loads(data.removeprefix(b"\xef\xbb\xbf"))
+        raw = value if isinstance(value, dict) else None
+    except (ValueError, RecursionError):
+        pass
+    if host is None and raw is not None:
+        try:
+            host = hosts.detect(raw)
+        except InputError:
+            host = None
+    name = event_name  # as the hosts' parsers read it: an empty name is no name
+    if not name and raw is not None and host is not None:
+        name = next((raw[key] for key in ("hook_event_name", "hookName")
+                     if isinstance(raw.get(key), str) and raw[key]), None)
+    if host is None or not name:
+        return Guess(host, name, None, False)
+    canonical = host.HOST_EVENTS.get(name)
+    return Guess(host, name, canonical, canonical is None)
+
+
+def guarded(loaded: Loaded, canonical: str | None) -> bool:
+    """Whether a managed or fail-closed hook (or a source that failed to load and blocks)
+    could apply to ``canonical`` (None: to some event). Matchers are not consulted: a hook
+    that could apply counts."""
+    def could(event: str) -> bool:
+        return canonical is None or event == canonical
+
+    if any((h.fail_closed or h.source.name == "managed") and could(h.trigger.event)
+           for h in loaded.hooks):
+        return True
+    return any(f.fail_closed and (canonical is None or f.events is None or canonical in f.events)
+               for f in loaded.failures)
+
+
+def managed_guard(canonical: str | None, managed: Sequence[Path],
+                  by: float) -> tuple[bool, dict[str, Any]]:
+    """The guard and audit settings from the managed policy alone, loaded by ``by`` (a
+    ``time.monotonic()`` instant); if it cannot be loaded by then, a managed folder that
+    exists guards every event."""
+    found: list[tuple[bool, dict[str, Any]]] = []
+
+    def load() -> None:
+        from ..config import discovery
+        from ..config.loader import load_sources
+
+        sources = discovery.explicit([], managed)
+        loaded = load_sources(sources, os.getcwd())
+        found.append((guarded(loaded, canonical), loaded.audit))
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(max(0.0, by - time.monotonic()))
+    if found:
+        return found[0]
+    return any(folder.is_dir() for folder in managed), {}
+
+
+def answer(problem: str, kind: str, found: Guess, guard: bool, audit: dict[str, Any],
+           exit_code: int, by: float) -> int:
+    """Answer an event that was not judged: print what the host reads, log one audit row, and
+    return the exit code."""
+    if found.unknown:
+        say(f"prompthooks: {problem}")
+        return EXIT_ERROR  # no hook is configured for an event that does not exist
+    if not guard:
+        say(f"prompthooks: {problem}")
+        _log(audit, kind, found, None, problem, by)
+        return exit_code
+    message = ("Blocked by prompthooks: a managed or fail-closed hook could not judge this "
+               f"event ({problem})")
+    say(f"prompthooks: {message}")
+    reply = (found.host or hosts.HOSTS["claude"]).block_reply(message)
+    if reply.stdout:
+        try:
+            sys.stdout.write(reply.stdout + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass  # a reader that went away: the exit code still says it
+    _log(audit, kind, found, message, problem, by)
+    return reply.exit_code
+
+
+def _log(settings: dict[str, Any], kind: str, found: Guess, reason: str | None, error: str,
+         by: float) -> None:
+    """One audit row for an event that was not judged (blocked, or let through)."""
+    from .. import audit
+    from ..audit.rows import now
+    from ..redaction import redact
+
+    hook = "(unreadable event)" if kind == "input" else "(internal error)"
+    row = {"time": now(), "run_id": os.urandom(8).hex(),
+           "host": found.host.NAME if found.host else "?", "event": found.canonical or "?",
+           "host_event": found.host_event or "?", "hook": hook, "hook_label": "stdin",
+           "source": "input", "kind": kind, "fail_closed": int(reason is not None),
+           "status": "error", "decision": "deny" if reason else "none",
+           "reason": redact(reason) if reason else None, "error": redact(error), "cached": 0,
+           "replayed": 0}
+    try:
+        trouble = audit.record_rows(audit.resolve(settings), [row], by=by)
+    except Exception as exc:  # the log never changes the answer
+        trouble = f"audit log: {exc!r}"
+    if trouble:
+        say(f"prompthooks: {trouble}")

@@ -1,0 +1,106 @@
+"""The work of one run: read the config, judge the event, send the reply, then log it.
+
+It reports to its supervisor through a :class:`~.channel.Channel`: the guard as soon as the
+config is loaded (so that whatever happens next, the supervisor can answer for a managed or
+fail-closed gate), then the reply or why there is none. Nothing after the reply (the audit
+log, redaction) can change it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+from .channel import Channel
+from .fallback import guarded, guess, say
+
+if TYPE_CHECKING:
+    from ..api import Outcome
+
+
+@dataclass(frozen=True)
+class Job:
+    """One event to judge, as the command line and stdin gave it."""
+
+    data: bytes
+    host: str | None
+    event: str | None
+    config: Sequence[str]
+    managed: Sequence[Path]
+    started: float  # time.monotonic() instant the run's budget counts from
+    budget: float | None  # seconds from ``started`` to answer by (None: the host's default)
+    debug: bool = False
+    unreadable: str | None = None  # why the event could not be read from stdin, if it could not
+
+
+def judge(job: Job, channel: Channel, cancel: threading.Event | None = None) -> None:
+    """Judge ``job`` and send the reply on ``channel``; never raises: a failure is sent as a
+    message and left to the supervisor's failure policy."""
+    try:
+        _judge(job, channel, cancel)
+    except Exception as exc:
+        if job.debug:
+            traceback.print_exc()
+        channel.send(failed=f"internal error: {exc!r} (set PROMPTHOOKS_DEBUG=1 for the "
+                            "traceback)", kind="internal")
+
+
+def _project_of_unreadable() -> str:
+    return (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("CURSOR_PROJECT_DIR")
+            or os.getcwd())
+
+
+def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:
+    from ..api import dispatch, load_config, parse_event
+
+    problem: str | None = job.unreadable
+    canonical: str | None
+    try:
+        if problem is not None:
+            raise InputError(problem)
+        _, event = parse_event(job.data, job.host, job.event)
+        project, canonical = event.project_dir, event.name
+    except InputError as exc:
+        problem = exc.message
+        project, canonical = _project_of_unreadable(), guess(job.data, job.host,
+                                                             job.event).canonical
+    config = load_config(job.config or None, project, managed_dir=job.managed)
+    channel.send(guard=guarded(config.loaded, canonical), audit=config.loaded.audit)
+    if problem is not None:
+        channel.send(failed=problem, kind="input")
+        return
+    # Only the reply may reach stdout: anything a library prints goes to stderr.
+    with contextlib.redirect_stdout(sys.stderr):
+        outcome = dispatch(job.data, host=job.host, event_name=job.event, config=config,
+                           budget=job.budget, started=job.started, cancel=cancel)
+    if job.debug:
+        for warning in outcome.config.warnings:
+            say(f"prompthooks: warning: {warning}")
+    for line in outcome.problems:
+        say(f"prompthooks: {line}")
+    for result in outcome.decision.results:
+        if result.cached:
+            say(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache")
+    channel.send(reply=outcome.stdout, exit=outcome.exit_code)
+    _log(outcome)
+
+
+def _log(outcome: Outcome) -> None:
+    """The audit rows, after the reply: the host is never kept waiting for them, and nothing
+    here can change the answer."""
+    from .. import audit
+
+    try:
+        trouble = audit.record(outcome)
+    except Exception as exc:
+        trouble = f"audit log: cannot write: {exc!r}"
+    if trouble:
+        say(f"prompthooks: {trouble}")

@@ -1,0 +1,52 @@
+"""Reading the event from stdin under a deadline.
+
+A host writes one JSON object and closes the pipe; one that keeps it open must not keep the
+run from answering. Reading stops at end of file, at a complete JSON object (the pipe may
+stay open behind it), at the size cap, or at the deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import time
+
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+_CHUNK = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+
+
+def _complete(data: bytes) -> bool:
+    """Whether ``data`` is a whole JSON object already."""
+    try:
+        return isinstance(json.loads(data.removeprefix(_BOM)), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def read_event(deadline: float, fd: int = 0,
+               cap: int = MAX_EVENT_BYTES) -> tuple[bytes, str | None]:
+    """The bytes of the event, and the reason it cannot be had (None when it can)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return b"".join(chunks), "no complete event on stdin in time (stdin was not closed)"
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, _CHUNK)
+        except OSError as exc:
+            return b"".join(chunks), f"cannot read stdin: {exc.strerror or exc}"
+        if not chunk:
+            return b"".join(chunks), None
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            return b"", f"the event on stdin is larger than {cap // (1024 * 1024)} MB"
+        # Only worth a parse when this read could have finished an object.
+        if chunk.rstrip().endswith(b"}") and _complete(b"".join(chunks)):
+            return b"".join(chunks), None

@@ -1,0 +1,195 @@
+"""The supervisor: the process the host started, which answers by the deadline whatever
+happens to the work.
+
+It reads the event (under the deadline), forks, and lets the child do the work (see
+``judge``). The child has until a short reserve before the run's deadline; the supervisor
+relays the reply the moment it comes. If none comes (the child raised, hung on something, or
+was killed or stopped: a hook can signal its parent), the supervisor kills what is left of the
+child and its hooks and answers with the failure policy (``fallback``). SIGTERM or SIGINT from
+the host makes the child answer at once with what it has, and write its audit rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType
+
+from ..errors import EXIT_ERROR, EXIT_INTERNAL
+from .channel import Channel, Report, open_channel
+from .fallback import answer, guess, managed_guard
+from .judge import Job, judge
+from .stdin import read_event
+
+# Seconds between the child's deadline and the run's: what the supervisor needs to answer on
+# its own (kill the child and its hooks; at worst, load the managed policy). A quarter of the
+# time left, for short budgets.
+FALLBACK_RESERVE = 1.0
+# Seconds the child is given to answer after SIGTERM before the supervisor answers for it.
+TERM_GRACE = 1.0
+_SMALLEST_BUDGET = 28.0  # Cline's: the deadline for reading an event whose host is not known
+
+
+def fallback_reserve(deadline: float, now: float) -> float:
+    return min(FALLBACK_RESERVE, max(0.0, deadline - now) / 4)
+
+
+def _kill(pid: int, groups: set[int]) -> None:
+    """SIGKILL the child (stopped or not) and the process groups of the hooks it started."""
+    for pgid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _write(text: str) -> None:
+    if not text:
+        return
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass  # a reader that went away: the exit code still says it
+
+
+def _child(job: Job, write_fd: int) -> None:
+    """The work, in the forked child. Never returns."""
+    cancel = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        cancel.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    # The host reads the reply from the supervisor only: anything written to our stdout goes
+    # to stderr, and nothing here reads the host's stdin.
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    channel = Channel(write_fd)
+    open_channel(channel)
+    try:
+        judge(job, channel, cancel)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(0)
+
+
+class _Waiter:
+    """Reads the child's messages until it replies and exits, or until it must give up."""
+
+    def __init__(self, read_fd: int, pid: int) -> None:
+        self.pid = pid
+        self.report = Report()
+        self.give_up_at = 0.0
+        self.closed = False  # the child closed its end: it exited (or was killed)
+        self._buffer = b""
+        self._fd = read_fd
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(read_fd, selectors.EVENT_READ)
+        self._selector.register(self._wake_r, selectors.EVENT_READ)
+
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        """The host wants an answer now: the child gets to answer with what it has."""
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGTERM)
+        self.give_up_at = min(self.give_up_at, time.monotonic() + TERM_GRACE)
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"x")
+
+    def wait(self, until: Callable[[Report], bool]) -> None:
+        """Read messages until ``until(report)`` holds, the child has gone, or time is up."""
+        while not until(self.report) and not self.closed:
+            left = self.give_up_at - time.monotonic()
+            if left <= 0:
+                return
+            for key, _ in self._selector.select(left):
+                if key.fd == self._wake_r:
+                    with contextlib.suppress(OSError):
+                        os.read(self._wake_r, 64)
+                    continue
+                chunk = os.read(self._fd, 1 << 16)
+                if not chunk:
+                    self.closed = True
+                    self._selector.unregister(self._fd)
+                    break
+                self._buffer += chunk
+                *lines, self._buffer = self._buffer.split(b"\n")
+                for line in lines:
+                    with contextlib.suppress(ValueError, TypeError):
+                        self.report.take(json.loads(line))
+
+
+def _why_no_answer(waiter: _Waiter) -> tuple[str, str, int]:
+    """(problem, audit kind, exit code) for a child that did not reply."""
+    if waiter.report.failed is not None:
+        problem, kind = waiter.report.failed
+        return problem, kind, EXIT_ERROR if kind == "input" else EXIT_INTERNAL
+    if waiter.closed:
+        with contextlib.suppress(ChildProcessError, OSError):
+            _, status = os.waitpid(waiter.pid, 0)
+            if os.WIFSIGNALED(status):
+                name = signal.Signals(os.WTERMSIG(status)).name
+                return (f"internal error: the run was killed by {name} before it answered",
+                        "internal", EXIT_INTERNAL)
+        return "internal error: the run ended before it answered", "internal", EXIT_INTERNAL
+    return ("internal error: the run did not answer before its deadline", "internal",
+            EXIT_INTERNAL)
+
+
+def supervise(job: Job, managed: Sequence[Path]) -> int:
+    """Read the event, have a child judge it, and answer by the deadline; the exit code.
+    ``job`` has everything but the event and the budget's end, which are found here."""
+    from .. import hosts
+
+    named = hosts.HOSTS.get(job.host) if job.host else None
+    first = job.started + (job.budget if job.budget is not None else
+                           named.BUDGET if named else _SMALLEST_BUDGET)
+    data, unreadable = read_event(first - fallback_reserve(first, time.monotonic()))
+    found = guess(data, job.host, job.event)
+    total = job.budget if job.budget is not None else (
+        found.host.BUDGET if found.host else _SMALLEST_BUDGET)
+    deadline = job.started + total
+    child_deadline = deadline - fallback_reserve(deadline, time.monotonic())
+    job = replace(job, data=data, unreadable=unreadable, managed=managed,
+                  budget=child_deadline - job.started)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        _child(job, write_fd)
+    os.close(write_fd)
+    waiter = _Waiter(read_fd, pid)
+    waiter.give_up_at = child_deadline + (deadline - child_deadline) / 4
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, waiter.on_signal)
+    waiter.wait(lambda report: report.reply is not None or report.failed is not None)
+    report = waiter.report
+    if report.reply is not None:
+        stdout, code = report.reply
+        _write(stdout)
+        waiter.give_up_at = deadline  # the audit rows: until the deadline, not past it
+        waiter.wait(lambda _: False)
+        if not waiter.closed:
+            _kill(pid, report.groups)
+        return code
+    problem, kind, code = _why_no_answer(waiter)
+    _kill(pid, report.groups)
+    guard, audit = report.guard, report.audit or {}
+    if guard is None:
+        guard, audit = managed_guard(found.canonical, managed, deadline - 0.1)
+    return answer(problem, kind, found, guard, audit, code, deadline)
