@@ -149,8 +149,28 @@ def _leave(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _standard_streams() -> None:
+    """A closed stdin, stdout or stderr becomes /dev/null: otherwise Python leaves the stream
+    None (``print(file=None)`` writes to stdout: error lines around the JSON reply), and the
+    next file opened would take its number."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115
+            continue
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
+    if argv is None:  # the process's own streams: not a call from Python
+        _standard_streams()
     try:
         args = build_parser().parse_args(argv)
         # The process's own command line (not a call from Python): `run` then counts its

@@ -8,9 +8,12 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -98,3 +101,51 @@ def reply(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     """The JSON object prompthooks printed (``{}`` for an empty stdout)."""
     text = proc.stdout.strip()
     return json.loads(text) if text else {}
+
+
+# Processes: a zombie counts as dead (PID 1 here need not reap the orphans of a killed hook).
+
+def living(pids: Iterable[int]) -> list[int]:
+    """The PIDs among ``pids`` of processes still running (neither gone nor zombies)."""
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def process_group(pgid: int) -> list[int]:
+    """Every process of the process group ``pgid``."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # gone meanwhile
+            continue
+        if int(fields[2]) == pgid:
+            members.append(int(entry))
+    return members
+
+
+def assert_group_killed(leader: int, seconds: float = 5) -> None:
+    """The hook's process (``/bin/sh -c``, the leader of its own process group: ``$$`` in a
+    one-line command) was reaped by the run, and nothing of its group is left running (polled
+    briefly: the kernel may lag behind the run's exit)."""
+    end = time.monotonic() + seconds
+    while living(process_group(leader)) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert living(process_group(leader)) == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(leader, 0)
+
+
+def read_pid(path: Path) -> int:
+    return int(path.read_text().strip())

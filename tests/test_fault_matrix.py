@@ -28,7 +28,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +48,14 @@ from prompthooks.verdicts import MAX_REPLY_CHARS
 
 from .fake_model import Answer, FakeModel, error
 from .helpers import (
+    assert_group_killed,
     claude_bash,
     claude_event,
     cline_event,
     cursor_event,
     file_modes_bind_root,
+    living,
+    read_pid,
     reply,
     run_cli,
     write_json,
@@ -158,54 +161,6 @@ def _assert_claude_no_failure(tmp_path: Path, command: str, fail_closed: bool,
     proc, _ = _claude_row(tmp_path, command, fail_closed, timeout, event)
     assert proc.stderr == ""
     assert reply(proc) == expected
-
-
-# Processes: a zombie counts as dead (PID 1 here need not reap the orphans of a killed hook).
-
-def _living(pids: Iterable[int]) -> list[int]:
-    """The PIDs among ``pids`` of processes still running (neither gone nor zombies)."""
-    alive = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            continue
-        if state != "Z":
-            alive.append(pid)
-    return alive
-
-
-def _group(pgid: int) -> list[int]:
-    """Every process of the process group ``pgid``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:  # gone meanwhile
-            continue
-        if int(fields[2]) == pgid:
-            members.append(int(entry))
-    return members
-
-
-def _assert_group_killed(leader: int, seconds: float = 5) -> None:
-    """The hook's process (``/bin/sh -c``, the leader of its own process group: ``$$`` in a
-    one-line command) was reaped by the run, and nothing of its group is left running (polled
-    briefly: the kernel may lag behind the run's exit)."""
-    end = time.monotonic() + seconds
-    while _living(_group(leader)) and time.monotonic() < end:
-        time.sleep(0.05)
-    assert _living(_group(leader)) == []
-    with pytest.raises(ProcessLookupError):
-        os.kill(leader, 0)
-
-
-def _pid(path: Path) -> int:
-    return int(path.read_text().strip())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,11 +284,11 @@ def test_command_forks_a_background_child_that_keeps_the_pipe(tmp_path: Path,
     try:
         _assert_claude_no_failure(tmp_path, command, fail_closed, _claude_reply(
             None, fail_closed, system="answered before its child\nhealthy note"), timeout=20)
-        child = _pid(tmp_path / "child.pid")
-        assert _living([child]) == [child]  # documented: left running, not killed
+        child = read_pid(tmp_path / "child.pid")
+        assert living([child]) == [child]  # documented: left running, not killed
     finally:
         if (tmp_path / "child.pid").exists():
-            os.kill(_pid(tmp_path / "child.pid"), 9)
+            os.kill(read_pid(tmp_path / "child.pid"), 9)
 
 
 @POLICIES
@@ -343,14 +298,14 @@ def test_command_ignores_sigterm_and_sleeps_past_the_deadline(tmp_path: Path,
     started = time.monotonic()
     _assert_claude_failure(tmp_path, command, fail_closed, TIMED_OUT, timeout=1)
     assert time.monotonic() - started < 1 + 5 + 10  # the timeout, generous start-up, slack
-    _assert_group_killed(_pid(tmp_path / "hook.pid"))  # the shell and its sleep
+    assert_group_killed(read_pid(tmp_path / "hook.pid"))  # the shell and its sleep
 
 
 @POLICIES
 def test_command_sleeps_past_the_deadline(tmp_path: Path, fail_closed: bool) -> None:
     command = "echo $$ > hook.pid; sleep 30"
     _assert_claude_failure(tmp_path, command, fail_closed, TIMED_OUT, timeout=1)
-    _assert_group_killed(_pid(tmp_path / "hook.pid"))
+    assert_group_killed(read_pid(tmp_path / "hook.pid"))
 
 
 def _shell_says(command: str, cwd: Path) -> str:
@@ -456,7 +411,7 @@ def test_command_sleeps_past_the_deadline_under_cursor_and_cline(
     proc, label = row(tmp_path, command, fail_closed, 1)
     failure = _failure(_stderr_lines(proc), command, label, TIMED_OUT)
     assert reply(proc) == expected(failure, fail_closed)
-    _assert_group_killed(_pid(tmp_path / "hook.pid"))
+    assert_group_killed(read_pid(tmp_path / "hook.pid"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -769,7 +724,7 @@ def _warm(tmp_path: Path, cfg: Path) -> None:
 
 
 @POLICIES
-def test_the_run_answers_within_its_budget_and_kills_the_whole_group(
+def test_the_run_answers_within_its_budget_and_kills_the_wholeprocess_group(
         tmp_path: Path, isolated_home: Path, fail_closed: bool) -> None:
     # No hook timeout (Claude Code style: 600 s); only the run's --budget stops it. The hook
     # ignores SIGTERM and leaves two children behind, one holding its stdout. Another
@@ -807,8 +762,8 @@ sleep 30
     assert reply(proc) == {"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "permissionDecision": "deny",
         "permissionDecisionReason": reason}}
-    _assert_group_killed(_pid(tmp_path / "hook.pgid"))
-    assert _living([_pid(tmp_path / "child.pid"), _pid(tmp_path / "quiet.pid")]) == []
+    assert_group_killed(read_pid(tmp_path / "hook.pgid"))
+    assert living([read_pid(tmp_path / "child.pid"), read_pid(tmp_path / "quiet.pid")]) == []
 
 
 @POLICIES

@@ -87,7 +87,7 @@ def connect(path: Path, create: bool = True, timeout: float = BUSY_TIMEOUT) -> s
         except BaseException:
             conn.close()
             raise
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, ValueError, sqlite3.Error) as exc:
         raise AuditError(f"audit log {path}: {_why(exc)}") from None
     return conn
 
@@ -95,6 +95,8 @@ def connect(path: Path, create: bool = True, timeout: float = BUSY_TIMEOUT) -> s
 def _why(exc: BaseException) -> str:
     if isinstance(exc, FileExistsError) and exc.filename:  # making a folder where a file is
         return f"{exc.filename} is a file, not a folder"
+    if isinstance(exc, ValueError):
+        return f"not a usable path ({exc})"
     return exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
 
 
@@ -141,17 +143,32 @@ def _pending(path: Path) -> Path:
 
 
 def _take_pending(path: Path) -> tuple[list[dict[str, Any]], Any]:
-    """Rows spooled by writers that could not get in, and the locked spool to empty."""
+    """Rows spooled by writers that could not get in, and the locked spool to empty. A line
+    that is not a row (anyone who can write the spool can append one) is left out."""
     spool = _pending(path)
     if not spool.exists():
         return [], None
-    handle = open(spool, "r+", encoding="utf-8")  # noqa: SIM115 - held until committed
+    handle = open(spool, "r+", encoding="utf-8", errors="replace")  # noqa: SIM115 - held until committed
     fcntl.flock(handle, fcntl.LOCK_EX)
     rows = []
     for line in handle:
-        with contextlib.suppress(ValueError):
-            rows.append(json.loads(line))
+        with contextlib.suppress(ValueError, RecursionError):
+            row = json.loads(line)
+            if isinstance(row, dict):
+                rows.append(row)
     return rows, handle
+
+
+def _insert_spooled(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Spooled rows one by one: one that SQLite refuses (a wrong type, a missing column) is
+    dropped, never left to block every later write."""
+    for row in rows:
+        conn.execute("SAVEPOINT spooled")
+        try:
+            _insert(conn, [row])
+        except (sqlite3.Error, ValueError, TypeError, OverflowError):
+            conn.execute("ROLLBACK TO spooled")
+        conn.execute("RELEASE spooled")
 
 
 def _spool(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
@@ -172,7 +189,8 @@ def write(path: Path, rows: Sequence[Mapping[str, Any]], timeout: float = BUSY_T
             spooled, spool = _take_pending(path)
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                _insert(conn, [*spooled, *rows])
+                _insert(conn, rows)
+                _insert_spooled(conn, spooled)
                 conn.execute("COMMIT")
                 if spool is not None:
                     spool.truncate(0)
@@ -181,11 +199,12 @@ def write(path: Path, rows: Sequence[Mapping[str, Any]], timeout: float = BUSY_T
                     spool.close()
         finally:
             conn.close()
-    except (AuditError, OSError, sqlite3.Error) as exc:
+    except (AuditError, OSError, ValueError, sqlite3.Error) as exc:
+        # ValueError: a path holding a NUL byte, say; nothing about the log may escape.
         why = str(exc) if isinstance(exc, AuditError) else f"audit log {path}: {_why(exc)}"
         try:
             _spool(path, rows)
-        except OSError as spool_exc:
+        except (OSError, ValueError) as spool_exc:
             raise AuditError(f"{why}; {len(rows)} row(s) lost: cannot spool them either "
                              f"({_why(spool_exc)})") from None
         raise AuditError(f"{why}; {len(rows)} row(s) kept in {_pending(path)} for the next "

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ..events import Event
 from ..hook import Hook
 from ..result import HookResult
+from ..runner.channel import announce
 from .replies import result_from_reply
 
 OUTPUT_CAP = 1024 * 1024
@@ -209,6 +210,7 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
         return HookResult(hook=hook, status="error", error=f"{argv[0]} {what}",
                           duration=time.monotonic() - start)
     _RUNNING[threading.get_ident()] = proc.pid
+    announce(proc.pid, True)  # so a supervisor that gives up on the run can kill the group
     try:
         outcome = _communicate(proc, event.raw_bytes, deadline)
     except BaseException:
@@ -216,6 +218,7 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
         raise
     finally:
         _RUNNING.pop(threading.get_ident(), None)
+        announce(proc.pid, False)
     duration = time.monotonic() - start
     if outcome.timed_out:
         return HookResult(hook=hook, status="timeout", duration=duration,

@@ -43,9 +43,30 @@ def fallback_reserve(deadline: float, now: float) -> float:
     return min(FALLBACK_RESERVE, max(0.0, deadline - now) / 4)
 
 
+def _child_groups(pid: int) -> set[int]:
+    """The process groups of ``pid``'s children (Linux /proc; none elsewhere)."""
+    groups = set()
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:  # ppid; fields[2] is the process group
+                groups.add(int(fields[2]))
+    return groups
+
+
 def _kill(pid: int, groups: set[int]) -> None:
-    """SIGKILL the child (stopped or not) and the process groups of the hooks it started."""
-    for pgid in groups:
+    """SIGKILL the child (stopped or not) and the process groups of the hooks it started:
+    those it announced, and those it had no time to (it was stopped or killed just after
+    spawning one): its children, looked up while it is frozen."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGSTOP)
+    for pgid in groups | (_child_groups(pid) - {os.getpgid(0)}):
         with contextlib.suppress(OSError):
             os.killpg(pgid, signal.SIGKILL)
     with contextlib.suppress(OSError):
