@@ -81,6 +81,8 @@ def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:
     with contextlib.redirect_stdout(sys.stderr):
         outcome = dispatch(job.data, host=job.host, event_name=job.event, config=config,
                            budget=job.budget, started=job.started, cancel=cancel)
+    channel.send(reply=outcome.stdout, exit=outcome.exit_code)
+    # After the reply: the lines pass the redaction pass, which must never delay the answer.
     if job.debug:
         for warning in outcome.config.warnings:
             say(f"prompthooks: warning: {warning}")
@@ -89,7 +91,6 @@ def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:
     for result in outcome.decision.results:
         if result.cached:
             say(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache")
-    channel.send(reply=outcome.stdout, exit=outcome.exit_code)
     _log(outcome)
 
 

@@ -155,6 +155,17 @@ class _Waiter:
                         self.report.take(json.loads(line))
 
 
+def _reaped(pid: int, wait: float = 0.5) -> int | None:
+    """The wait status of the child that closed its end of the pipe (it is exiting), waited
+    for ``wait`` seconds at most."""
+    end = time.monotonic() + wait
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done or time.monotonic() >= end:
+            return status if done else None
+        time.sleep(0.01)
+
+
 def _why_no_answer(waiter: _Waiter) -> tuple[str, str, int]:
     """(problem, audit kind, exit code) for a child that did not reply."""
     if waiter.report.failed is not None:
@@ -162,8 +173,8 @@ def _why_no_answer(waiter: _Waiter) -> tuple[str, str, int]:
         return problem, kind, EXIT_ERROR if kind == "input" else EXIT_INTERNAL
     if waiter.closed:
         with contextlib.suppress(ChildProcessError, OSError):
-            _, status = os.waitpid(waiter.pid, 0)
-            if os.WIFSIGNALED(status):
+            status = _reaped(waiter.pid)
+            if status is not None and os.WIFSIGNALED(status):
                 name = signal.Signals(os.WTERMSIG(status)).name
                 return (f"internal error: the run was killed by {name} before it answered",
                         "internal", EXIT_INTERNAL)
