@@ -21,7 +21,7 @@ _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
 
 def _visible(char: str, newlines: bool) -> str:
     code = ord(char)
-    if (code < 0x20 and not (newlines and char == "\n")) or 0x7F <= code <= 0x9F:
+    if (code < 0x20 and not (newlines and char in "\n\t")) or 0x7F <= code <= 0x9F:
         return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(char, f"\\x{code:02x}")
     return f"\\u{code:04x}" if char in _BIDI else char
 
@@ -29,7 +29,7 @@ def _visible(char: str, newlines: bool) -> str:
 def printable(text: str, newlines: bool = False) -> str:
     """``text`` with control characters (C0, DEL, C1) and bidi overrides written as escapes
     (``\\x1b``, ``\\u202e``): text from the agent or the log must not drive the terminal.
-    ``newlines`` keeps line breaks."""
+    ``newlines`` keeps line breaks and tabs (for multi-line text, not for one-line cells)."""
     if text.isprintable() and not any(c in _BIDI for c in text):
         return text  # the common case, at C speed
     return "".join(_visible(c, newlines) for c in text)
@@ -76,7 +76,7 @@ def _grid(columns: Sequence[str], cells: list[list[str]], widths: list[int], tit
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
           title: str | None = None) -> None:
     """Print rows as a table (None prints as an empty cell; control characters as escapes,
-    line breaks kept)."""
+    line breaks and tabs kept)."""
     cells = [["" if cell is None else printable(str(cell), newlines=True) for cell in row]
              for row in rows]
     widths = [max([len(column), *(len(row[i]) for row in cells)])

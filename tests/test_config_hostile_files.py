@@ -94,6 +94,11 @@ def test_hooks_json_that_is_a_fifo_or_a_terabyte_is_refused_unread(
     assert failure.message.startswith(f"{cfg}: {expected}")
 
 
+def test_a_config_path_that_is_a_fifo_is_refused_unread(tmp_path: Path) -> None:
+    fifo = _fifo(tmp_path / "policy.json")
+    assert _failure(fifo).message == f"{fifo}: is not a regular file (a FIFO)"
+
+
 def test_hooks_json_that_is_a_device_is_refused_unopened(tmp_path: Path) -> None:
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "hooks.json").symlink_to("/dev/zero")
@@ -177,6 +182,14 @@ def test_a_huge_prompt_file_that_says_failclosed_still_blocks_its_event(tmp_path
     failure = _failure(tmp_path)
     assert "is larger than 1024 KiB" in failure.message
     assert failure.fail_closed and failure.events == frozenset({"PreToolUse"})
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_a_prompt_hook_timeout_must_be_a_positive_finite_number(tmp_path: Path,
+                                                                 value: str) -> None:
+    (tmp_path / "PreToolUse.md").write_text(f"---\ntimeout: {value}\n---\nJudge it.\n")
+    assert "bad front matter value: timeout must be a positive number" in (
+        _failure(tmp_path).message)
 
 
 def test_a_folder_of_many_other_files_is_not_listed(tmp_path: Path,

@@ -130,3 +130,12 @@ def test_log_escapes_control_characters_and_json_stays_exact(tmp_path: Path) -> 
     (row,) = json.loads(_cli("log", "--db", db, "--json").stdout)
     assert row["tool"] == f"Bash{nasty}\nfake row"  # exact
     assert row["reason"] == "no \x1b[2J\u202e here"
+
+
+def test_printable_escapes_what_drives_a_terminal() -> None:
+    from prompthooks.output import printable
+
+    text = "a\tb\nc\x1b[2J\x7f\x9b\u202e\u2066é✓"
+    assert printable(text) == "a\\tb\\nc\\x1b[2J\\x7f\\x9b\\u202e\\u2066é✓"
+    assert printable(text, newlines=True) == "a\tb\nc\\x1b[2J\\x7f\\x9b\\u202e\\u2066é✓"
+    assert printable("plain text, 100%") == "plain text, 100%"

@@ -340,6 +340,8 @@ def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> 
     try:
         meta, body = parse_front_matter(files.read_text(path))
         timeout = float(meta.get("timeout", PROMPT_TIMEOUT))
+        if not 0 < timeout < float("inf"):  # "nan" and "inf" parse as floats too
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
         chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
     except files.UnsafeFile as exc:
         raise ConfigError(str(path), str(exc)) from None
