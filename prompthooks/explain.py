@@ -12,7 +12,7 @@ from .api import Config
 from .engine import select
 from .events import STOP_EVENTS, Event
 from .hook import Hook
-from .redaction import redact
+from .redaction import config_keys, redact
 
 _WHAT = {"tool": "tool", "cursor_tool": "tool type", "command": "command",
          "subject": "event subject"}
@@ -43,7 +43,8 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
     return ok, f"regex {matcher.pattern!r} {'is' if ok else 'is not'} found in {what}"
 
 
-def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None) -> dict[str, Any]:
+def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
+            keys: list[str]) -> dict[str, Any]:
     from .executors.prompt import build_request
     from .templates import TemplateError
 
@@ -61,22 +62,25 @@ def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None) -> dict
         "api_key": "set" if endpoint.api_key else "not set (the provider's own variable, "
                                                   "if any)",
         "messages": [{"role": m["role"],
-                      "content": redact(m["content"], [endpoint.api_key], environ)}
+                      "content": redact(m["content"], [endpoint.api_key, *keys], environ)}
                      for m in request.messages],
         "notes": notes,
     }
 
 
-def _hook_entry(hook: Hook, runs: bool, why: str) -> dict[str, Any]:
-    return {"name": hook.name, "label": hook.label, "source": hook.source.name,
+def _hook_entry(hook: Hook, runs: bool, why: str, keys: list[str],
+                environ: Mapping[str, str] | None) -> dict[str, Any]:
+    return {"name": redact(hook.name, keys, environ), "label": redact(hook.label, keys, environ),
+            "source": hook.source.name,
             "kind": hook.kind, "fail_closed": hook.fail_closed, "timeout": hook.timeout,
-            "runs": runs, "why": why}
+            "runs": runs, "why": redact(why, keys, environ)}  # it quotes the command
 
 
 def explain(config: Config, event: Event, budget: float,
             environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The dry-run report for one event, as plain data (``--json`` prints it as is)."""
     kept = {hook.identity(): hook for hook in select(config.hooks, event)}
+    keys = config_keys(config.hooks, environ)
     hooks: list[dict[str, Any]] = []
     others = 0
     for hook in sorted(config.hooks, key=lambda h: (h.source.priority, h.index)):
@@ -90,18 +94,18 @@ def explain(config: Config, event: Event, budget: float,
                                 f"(loop_count {event.loop_count})")
         elif winner is not None and winner.label != hook.label:
             runs, why = False, f"{why}; the same handler runs once, as {winner.label}"
-        entry = _hook_entry(winner or hook, runs, why)
+        entry = _hook_entry(winner or hook, runs, why, keys, environ)
         if runs and hook.kind == "prompt":
-            entry["prompt"] = _prompt(hook, event, environ)
+            entry["prompt"] = _prompt(hook, event, environ, keys)
         hooks.append(entry)
-    failures = [{"source": f.source.name, "message": f.message,
+    failures = [{"source": f.source.name, "message": redact(f.message, keys, environ),
                  "fail_closed": f.fail_closed and (f.events is None or event.name in f.events)}
                 for f in config.loaded.failures]
     return {
         "host": event.host,
         "event": {"host_event": event.host_event, "name": event.name, "tool": event.tool_name,
                   "host_tool": event.host_tool_name,
-                  "command": redact(event.command, environ=environ) if event.command else None,
+                  "command": redact(event.command, keys, environ) if event.command else None,
                   "subject": event.subject, "project": event.project_dir},
         "sources": [{"name": s.name, "path": s.path, "priority": s.priority}
                     for s in config.loaded.sources],

@@ -98,15 +98,18 @@ class Hook:
 
     @property
     def name(self) -> str:
-        """A short human name: the command, the executable or the prompt's file.
+        """A short human name: the command (redacted), the executable or the prompt's file.
 
         An inline prompt is never quoted: its text is policy, not something for the agent."""
         if self.kind == "prompt":
             return f"prompt {self.prompt_file}" if self.prompt_file else "inline prompt"
+        from .redaction import redact
+
         if self.executable:
-            return "/".join(self.executable.split("/")[-2:])
-        text = self.command or "?"
-        text = " ".join(text.split())
+            return redact("/".join(self.executable.split("/")[-2:]))
+        # Redacted before it is cut, so no secret is cut in two: a command may carry one
+        # ("GH_TOKEN=ghp_... ./x.sh"), and the name is stored, logged and shown.
+        text = redact(" ".join((self.command or "?").split()))
         return text if len(text) <= 60 else text[:57] + "..."
 
     def applies_to(self, event: Event) -> bool:

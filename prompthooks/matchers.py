@@ -5,13 +5,22 @@ Claude Code: missing, ``""`` or ``"*"`` match everything; a value made only of l
 an unanchored regular expression (``Edit.*`` also matches ``NotebookEdit``).
 Cursor: a regular expression; it must match a whole tool type (``Shell|Read``, ``MCP:.*``) and
 is searched for anywhere in a shell command string (``curl|wget``).
+
+Patterns come from config files (which an agent may write) and are searched in text the agent
+chose, so they run on RE2 (the ``google-re2`` package), whose time is linear in the text
+whatever the pattern: ``^(a|aa)+$`` against a long command answers at once, where Python's
+``re`` would backtrack for ever. RE2 has no lookaround and no backreferences; a pattern using
+them is a config error. It is imported only when a regex is compiled or searched (about
+10 ms), never for name-list matchers or on a run whose config comes from the cache and whose
+event no regex matcher looks at.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Mode = Literal["all", "names", "search", "full"]
 _NAME_LIST = re.compile(r"[A-Za-z0-9_\- ,|]*")
@@ -32,19 +41,52 @@ class Matcher:
             return False
         if self.mode == "names":
             return subject in self.names
+        regex = _compiled(self.pattern)
+        if regex is None:
+            # Only a cache entry written by something else can hold a pattern that does not
+            # compile (a config's patterns are checked as it loads): the hook runs.
+            return True
+        # Bytes, so that a lone surrogate from the host's JSON ("\ud800") is matched like any
+        # other character instead of failing to encode.
+        text = subject.encode("utf-8", "surrogatepass")
         if self.mode == "full":
-            return re.fullmatch(self.pattern, subject) is not None
-        return re.search(self.pattern, subject) is not None
+            return regex.fullmatch(text) is not None
+        return regex.search(text) is not None
 
 
 MATCH_ALL = Matcher()
 
 
-def _check_regex(pattern: str) -> None:
+def _compile(pattern: str) -> Any:
+    """The RE2 regex; ValueError says why a pattern is refused."""
+    import re2  # type: ignore[import-untyped]  # lazily: see the module docstring
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own line on stderr
+    try:
+        return re2.compile(pattern, options)
+    except (re2.error, UnicodeError) as exc:
+        why = exc.args[0] if isinstance(exc, re2.error) and exc.args else exc
+        why = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
     try:
         re.compile(pattern)
-    except re.error as exc:
+    except (re.error, RecursionError, OverflowError) as exc:  # not a regex at all
         raise ValueError(f"invalid matcher regex {pattern!r}: {exc}") from None
+    raise ValueError(f"matcher regex {pattern!r} is not supported: {why} (matchers run in "
+                     "linear time, on RE2: no lookaround, backreferences, atomic groups or "
+                     "possessive quantifiers)")
+
+
+@functools.lru_cache(maxsize=128)
+def _compiled(pattern: str) -> Any:
+    try:
+        return _compile(pattern)
+    except ValueError:
+        return None
+
+
+def _check_regex(pattern: str) -> None:
+    _compile(pattern)
 
 
 def claude_matcher(pattern: str | None) -> Matcher:

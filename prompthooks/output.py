@@ -14,6 +14,25 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 _SHORT = 24  # characters: a column never wider than this is never folded
+# Bidirectional overrides and isolates: they reorder what a terminal shows ("Trojan Source").
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                  "\u2066\u2067\u2068\u2069")
+
+
+def _visible(char: str, newlines: bool) -> str:
+    code = ord(char)
+    if (code < 0x20 and not (newlines and char in "\n\t")) or 0x7F <= code <= 0x9F:
+        return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(char, f"\\x{code:02x}")
+    return f"\\u{code:04x}" if char in _BIDI else char
+
+
+def printable(text: str, newlines: bool = False) -> str:
+    """``text`` with control characters (C0, DEL, C1) and bidi overrides written as escapes
+    (``\\x1b``, ``\\u202e``): text from the agent or the log must not drive the terminal.
+    ``newlines`` keeps line breaks and tabs (for multi-line text, not for one-line cells)."""
+    if text.isprintable() and not any(c in _BIDI for c in text):
+        return text  # the common case, at C speed
+    return "".join(_visible(c, newlines) for c in text)
 
 
 def color_enabled() -> bool:
@@ -56,8 +75,10 @@ def _grid(columns: Sequence[str], cells: list[list[str]], widths: list[int], tit
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
           title: str | None = None) -> None:
-    """Print rows as a table (None prints as an empty cell)."""
-    cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+    """Print rows as a table (None prints as an empty cell; control characters as escapes,
+    line breaks and tabs kept)."""
+    cells = [["" if cell is None else printable(str(cell), newlines=True) for cell in row]
+             for row in rows]
     widths = [max([len(column), *(len(row[i]) for row in cells)])
               for i, column in enumerate(columns)]
     console = _console()
@@ -78,7 +99,8 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
 
 
 def line(text: str, style: str | None = None) -> None:
-    """One line of text, styled only when colour is on; never read as rich markup."""
+    """One line of text, styled only when colour is on; never read as rich markup, and its
+    control characters shown as escapes."""
     from rich.text import Text
 
-    _console().print(Text(text, style=style or ""))
+    _console().print(Text(printable(text, newlines=True), style=style or ""))

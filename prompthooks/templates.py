@@ -71,8 +71,14 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def load_template_file(path: Path) -> Template:
+    """A prompt file: a regular file of at most 1 MiB (a FIFO or a huge file is refused,
+    never waited for or read whole)."""
+    from .config.files import UnsafeFile, read_text
+
     try:
-        meta, body = parse_front_matter(path.read_text(encoding="utf-8"))
+        meta, body = parse_front_matter(read_text(path))
+    except UnsafeFile as exc:
+        raise TemplateError(f"prompt file {path} {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise TemplateError(f"cannot read prompt file {path}: {exc}") from None
     return Template(body, meta, str(path))

@@ -1,6 +1,7 @@
 """Audit rows from one dispatched event: one per hook that ran (or config that failed).
 
-Reasons and errors pass through the redaction pass; the event input is stored only when the
+The hook's name and label, reasons and errors pass through the redaction pass, which also
+hides the keys the configs' ``api_key_env`` name; the event input is stored only when the
 settings ask for it, redacted and capped.
 """
 
@@ -8,11 +9,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..merge import apply_failure_policy
-from ..redaction import redact, redact_optional
+from ..redaction import config_keys, redact
 from ..result import HookResult
 
 if TYPE_CHECKING:
@@ -36,9 +37,10 @@ def _model(result: HookResult) -> str | None:
     return endpoint_for(result.hook).model  # the model it would have asked
 
 
-def event_input(event: Event, environ: Mapping[str, str] | None = None) -> str:
-    text = redact(event.raw_bytes.decode("utf-8", "replace"), environ=environ)
-    return text if len(text) <= MAX_EVENT_INPUT else text[:MAX_EVENT_INPUT] + "...[cut]"
+def event_input(event: Event, environ: Mapping[str, str] | None = None,
+                keys: Sequence[str] = ()) -> str:
+    return redact(event.raw_bytes.decode("utf-8", "replace"), keys, environ,
+                  limit=MAX_EVENT_INPUT)
 
 
 def event_fields(event: Event, run_id: str) -> dict[str, Any]:
@@ -47,22 +49,28 @@ def event_fields(event: Event, run_id: str) -> dict[str, Any]:
             "session_id": event.session_id, "project": event.project_dir}
 
 
+def _redact(text: str | None, keys: Sequence[str],
+            environ: Mapping[str, str] | None) -> str | None:
+    return None if text is None else redact(text, keys, environ)
+
+
 def result_row(result: HookResult, base: Mapping[str, Any],
-               environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+               environ: Mapping[str, str] | None = None,
+               keys: Sequence[str] = ()) -> dict[str, Any]:
     effective = apply_failure_policy(result)
     hook = result.hook
     config = hook.config_event == "*"  # a stand-in for a config source that did not load
     return {
         **base,
-        "hook": f"<config {hook.source.name}>" if config else hook.name,
-        "hook_label": hook.label, "source": hook.source.name,
+        "hook": f"<config {hook.source.name}>" if config else redact(hook.name, keys, environ),
+        "hook_label": redact(hook.label, keys, environ), "source": hook.source.name,
         "kind": "config" if config else hook.kind, "fail_closed": int(hook.fail_closed),
         "status": result.status, "decision": effective.permission or "none",
-        "reason": redact_optional(effective.reason, environ),
+        "reason": _redact(effective.reason, keys, environ),
         "duration_ms": round(result.duration * 1000, 3), "model": _model(result),
         "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
         "cost": result.cost, "cached": int(result.cached), "replayed": int(result.replayed),
-        "error": redact_optional(result.error, environ),
+        "error": _redact(result.error, keys, environ),
     }
 
 
@@ -70,6 +78,7 @@ def rows_for(outcome: Outcome, store_events: bool,
              environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The rows of one run (none when no hook applied to the event)."""
     base = event_fields(outcome.event, os.urandom(8).hex())
+    keys = config_keys(outcome.config.hooks, environ)
     if store_events:
-        base["event_input"] = event_input(outcome.event, environ)
-    return [result_row(r, base, environ) for r in outcome.decision.results]
+        base["event_input"] = event_input(outcome.event, environ, keys)
+    return [result_row(r, base, environ, keys) for r in outcome.decision.results]

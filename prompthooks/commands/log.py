@@ -2,6 +2,9 @@
 
 The database is ``--db``, else the one the discovered config names, else the default (see
 README, "Audit log"). A log that does not exist yet is not an error: nothing was recorded.
+Every cell printed has its control characters escaped (a stored ``ESC[2J`` must not clear the
+screen), and hook names pass the redaction pass again (rows written by older versions kept
+the command's text as it was).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ..audit.settings import resolve
 from ..audit.stats import summarise
 from ..audit.store import AuditError, read
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError, excerpt
+from ..redaction import redact
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -90,30 +94,43 @@ def main(args: argparse.Namespace) -> int:
         raise PromptHooksError(str(exc)) from None
     if args.view == "stats":
         return _stats(rows, args.json)
+    for row in rows:
+        for column in ("hook", "hook_label"):
+            if isinstance(row.get(column), str):
+                row[column] = redact(row[column])
     if args.json:
         output.print_json(rows)
         return EXIT_OK
     output.table(
         ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms"),
-        ([_short(r["time"]), r["host"], r["event"], r["tool"], excerpt(r["hook"], 40),
-          r["decision"] if r["status"] == "ok" else f"{r['decision']} ({r['status']})",
-          excerpt(r["reason"] or r["error"] or "", 80), f"{r['duration_ms']:.0f}"]
+        (_cells([_short(r["time"]), r["host"], r["event"], r["tool"], excerpt(r["hook"], 40),
+                 r["decision"] if r["status"] == "ok" else f"{r['decision']} ({r['status']})",
+                 excerpt(r["reason"] or r["error"] or "", 80), f"{r['duration_ms']:.0f}"])
          for r in rows),
-        title=f"{len(rows)} decision{'s' * (len(rows) != 1)} from {path}")
+        title=output.printable(f"{len(rows)} decision{'s' * (len(rows) != 1)} from {path}"))
     return EXIT_OK
+
+
+def _cells(values: list[Any]) -> list[str]:
+    """One row's cells, each one line with no control characters (a newline in a tool name
+    would fake a row)."""
+    return [output.printable("" if v is None else str(v)) for v in values]
 
 
 def _stats(rows: list[dict[str, Any]], as_json: bool) -> int:
     summary = summarise(rows)
+    for hook in summary["hooks"]:
+        hook["hook"] = redact(hook["hook"])
     if as_json:
         output.print_json(summary)
         return EXIT_OK
     output.table(
         ("hook", "source", "runs", "deny", "ask", "allow", "none", "errors", "block rate",
          "p50 ms", "p95 ms", "max ms", "tokens", "cost $"),
-        ([s["hook"], s["source"], s["runs"], s["deny"], s["ask"], s["allow"], s["none"],
-          s["errors"], f"{s['block_rate']:.1%}", f"{s['p50_ms']:.0f}", f"{s['p95_ms']:.0f}",
-          f"{s['max_ms']:.0f}", s["tokens"] or "", f"{s['cost']:.4f}" if s["cost"] else ""]
+        (_cells([s["hook"], s["source"], s["runs"], s["deny"], s["ask"], s["allow"], s["none"],
+                 s["errors"], f"{s['block_rate']:.1%}", f"{s['p50_ms']:.0f}",
+                 f"{s['p95_ms']:.0f}", f"{s['max_ms']:.0f}", s["tokens"] or "",
+                 f"{s['cost']:.4f}" if s["cost"] else ""])
          for s in summary["hooks"]),
         title=f"{summary['runs']} hook runs, {summary['events']} events")
     return EXIT_OK

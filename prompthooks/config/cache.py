@@ -2,15 +2,19 @@
 
 Validating a config needs pydantic (about 0.2 s to import here). The result, plain hooks, is
 cached as JSON under the user's cache folder, keyed by the sources' paths and, for every file
-that makes them up, its path, size and modification time (and each folder's listing), plus the
-project folder and prompthooks' version. Any change to any of them is a miss. The cache is
-JSON, never pickle: nothing in it is executed. ``PROMPTHOOKS_NO_CACHE=1`` turns it off.
+the loader would look at (``hooks.json``, the Cline-style names in the folder and in
+``hooks/``), its type, size, modification time and inode, plus a checksum of the files the
+loader reads (only regular files under the loader's size cap: a FIFO is never opened, a
+sparse terabyte never read), the project folder and prompthooks' version. Any change to any
+of them is a miss. The cache is JSON, never pickle: nothing in it is executed.
+``PROMPTHOOKS_NO_CACHE=1`` turns it off.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
@@ -21,8 +25,10 @@ from typing import Any
 from .. import __version__
 from ..hook import Hook, PromptSettings, Source, Trigger
 from ..matchers import Matcher
+from . import files
 
-_FORMAT = 5
+_FORMAT = 6
+MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
 
 
 def cache_dir(environ: Mapping[str, str]) -> Path:
@@ -30,32 +36,52 @@ def cache_dir(environ: Mapping[str, str]) -> Path:
     return Path(base) / "prompthooks"
 
 
-def _stat(path: Path) -> list[Any]:
+def _entry(path: Path, content: bool) -> list[Any]:
+    """What the loader would see at ``path``, without ever blocking or reading much."""
     try:
-        st = path.stat()
-    except OSError:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
         return [str(path), None]
-    entry: list[Any] = [str(path), st.st_mtime_ns, st.st_size]
-    if path.is_file():
+    except OSError as exc:
+        return [str(path), "error", exc.errno]
+    if stat.S_ISDIR(st.st_mode):
+        return [str(path), "folder"]
+    if not stat.S_ISREG(st.st_mode):
+        return [str(path), "special", st.st_mode]
+    entry: list[Any] = [str(path), "file", st.st_mtime_ns, st.st_size, st.st_ino]
+    if content and st.st_size <= files.MAX_FILE_BYTES:
         try:  # two edits within one clock tick keep the mtime: the content decides
-            entry.append(zlib.crc32(path.read_bytes()))
-        except OSError:
+            entry.append(zlib.crc32(files.read_bytes(path)))
+        except (OSError, files.UnsafeFile):
             entry.append(None)
-    elif path.is_dir():
-        try:
-            names = sorted(os.listdir(path))
-        except OSError:
-            names = []
-        entry.append([_stat(path / n) for n in names if not (path / n).is_dir()
-                      or n == "hooks"])
     return entry
+
+
+def _folder(path: Path) -> list[Any]:
+    return [_entry(path / name, name.endswith(".md")) for name in files.hook_file_names()]
+
+
+def _stat(path: Path) -> list[Any]:
+    top = _entry(path, content=True)
+    if top[1:] == ["folder"]:
+        hooks = path / files.HOOKS_DIR
+        top += [_entry(path / files.CONFIG_FILE, content=True), _folder(path),
+                _entry(hooks, content=False), _folder(hooks)]
+    return top
 
 
 def fingerprint(sources: Sequence[tuple[Source, Path]], project_dir: str) -> str:
     """Everything the loaded config depends on, as one string (stored with the entry)."""
     data = [_FORMAT, __version__, project_dir,
-            [[asdict(source), _stat(path)] for source, path in sources]]
+            [[asdict(source), _safe_stat(path)] for source, path in sources]]
     return json.dumps(data, sort_keys=True)
+
+
+def _safe_stat(path: Path) -> list[Any]:
+    try:
+        return _stat(path)
+    except Exception as exc:  # never a reason not to load: then this is always a miss
+        return [str(path), "error", type(exc).__name__, os.urandom(8).hex()]
 
 
 def _file(fingerprint: str, environ: Mapping[str, str]) -> Path:
@@ -83,8 +109,8 @@ def load(key: str, environ: Mapping[str, str]) -> dict[str, Any] | None:
     if environ.get("PROMPTHOOKS_NO_CACHE") == "1":
         return None
     try:
-        data = json.loads(_file(key, environ).read_text())
-    except (OSError, ValueError):
+        data = json.loads(files.read_bytes(_file(key, environ), MAX_CACHE_BYTES))
+    except Exception:  # missing, damaged, or planted: a miss
         return None
     if isinstance(data, dict) and data.get("format") == _FORMAT and data.get("key") == key:
         return data
@@ -102,5 +128,5 @@ def store(key: str, data: dict[str, Any], environ: Mapping[str, str]) -> None:
         with os.fdopen(fd, "w") as out:
             json.dump({"format": _FORMAT, "key": key, **data}, out)
         os.replace(tmp, _file(key, environ))
-    except OSError:
+    except Exception:
         pass

@@ -47,9 +47,14 @@ def discover(project_dir: str, environ: Mapping[str, str],
     found: list[tuple[Source, Path]] = []
     seen: set[Path] = set()
     for priority, (name, folder) in enumerate(candidates):
-        real = folder.resolve()
-        if real in seen or not folder.is_dir():
-            continue
+        try:
+            real = folder.resolve()
+            if real in seen or not folder.is_dir():
+                continue
+        except (OSError, RuntimeError):
+            # A folder that cannot even be looked at (a symlink loop, no permission) is still
+            # a source: loading it fails, and for the managed one that blocks.
+            real = folder
         seen.add(real)
         found.append((Source(name, str(folder), priority), folder))
     return found

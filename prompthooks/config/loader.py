@@ -3,7 +3,9 @@ its shape) or a Cline-style directory of executables named after events.
 
 A source that cannot be loaded does not stop the others: it becomes a :class:`LoadFailure`
 that the engine turns into a failed hook, fail-closed when the source is the managed policy
-or the file marks any of its hooks ``failClosed``.
+or the file marks any of its hooks ``failClosed``. That holds whatever goes wrong: a hostile
+file (a 5000-digit number, JSON nested 100,000 deep, a FIFO, a terabyte) or a folder that
+cannot be read is one failure of its source, never an exception out of :func:`load_sources`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,14 +24,14 @@ from ..errors import ConfigError
 from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
 from ..matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
-from . import cache
+from . import cache, files
+from .files import CONFIG_FILE as CONFIG_FILE
+from .files import HOOKS_DIR as HOOKS_DIR
 
 # Per-hook timeouts when the handler gives none (seconds), by dialect: Claude Code's command
 # default, and Cline's; Cursor documents none, so it gets Cline's.
 DEFAULT_TIMEOUT: dict[str, float] = {"claude": 600.0, "cursor": 30.0, "cline": 30.0}
 PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
-CONFIG_FILE = "hooks.json"
-HOOKS_DIR = "hooks"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,18 +101,34 @@ def _fail_closed_events(data: Any, dialect: Dialect) -> frozenset[str]:
     return frozenset(events)
 
 
-def _read_json(path: Path) -> Any:
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        return files.read_text(path)
+    except files.UnsafeFile as exc:
+        raise ConfigError(str(path), str(exc)) from None
     except OSError as exc:
-        raise ConfigError(str(path), f"cannot read: {exc.strerror}") from None
+        raise ConfigError(str(path), f"cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigError(str(path), "is not UTF-8 text") from None
+
+
+def _parse_json(text: str, path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise ConfigError(str(path), f"not valid JSON: {where}: {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(str(path), "not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # Python's limit on the digits of an integer
+        raise ConfigError(str(path), f"not valid JSON: {files.describe(exc)}") from None
+
+
+def _lenient_json(text: str) -> Any:
+    """``text`` parsed with numbers too long for Python's int taken as 0: only to tell which
+    events a file refused for such a number marks failClosed."""
+    limit = sys.get_int_max_str_digits() or 4300
+    return json.loads(text, parse_int=lambda s: int(s) if len(s) < limit else 0)
 
 
 def _extras(model: Any, where: str) -> Iterator[str]:
@@ -278,35 +298,53 @@ def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
 
     ``data`` is the file's content when it was read already (a config inlined in a test
     case file); ``path`` then names where it came from."""
+    text = None
     try:
         if data is None:
-            data = _read_json(path)
+            text = _read_text(path)
+            data = _parse_json(text, path)
         if not isinstance(data, dict):
             raise ConfigError(str(path), "the top level must be a JSON object")
         dialect = detect_dialect(data)
         hooks = (_claude_hooks(data, path, source, loaded) if dialect == "claude"
                  else _cursor_hooks(data, path, source, loaded, project_dir))
-    except ConfigError as exc:
+    except Exception as exc:  # whatever it is, it is this file's failure alone
+        error = (exc if isinstance(exc, ConfigError)
+                 else ConfigError(str(path), files.describe(exc)))
         managed = source.name == "managed"
-        events = None if managed else _fail_closed_events(data, detect_dialect(data)
-                                                          if isinstance(data, dict) else "claude")
-        loaded.failures.append(LoadFailure(source, exc.message, managed or bool(events), events,
-                                           exc.details if len(exc.details) > 1 else ()))
+        events = None if managed else _told_events(data, text)
+        loaded.failures.append(LoadFailure(source, error.message, managed or bool(events),
+                                           events,
+                                           error.details if len(error.details) > 1 else ()))
         return
     loaded.hooks += hooks
 
 
-def _cline_prompt_hook(entry: os.DirEntry[str], folder: Path, source: Source,
-                       index: int) -> Hook:
+def _told_events(data: Any, text: str | None) -> frozenset[str]:
+    """The events a broken file marks failClosed, as far as that can still be told."""
+    try:
+        if data is None and text is not None:
+            data = _lenient_json(text)
+        if not isinstance(data, dict):
+            return frozenset()
+        return _fail_closed_events(data, detect_dialect(data))
+    except Exception:  # the file cannot even be read that far: nothing to tell
+        return frozenset()
+
+
+def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md`` in a Cline-style folder: a prompt hook; its front matter may set
     ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
     from ..templates import parse_front_matter
 
-    path = Path(entry.path)
     try:
-        meta, body = parse_front_matter(path.read_text(encoding="utf-8"))
+        meta, body = parse_front_matter(files.read_text(path))
         timeout = float(meta.get("timeout", PROMPT_TIMEOUT))
+        if not 0 < timeout < float("inf"):  # "nan" and "inf" parse as floats too
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
         chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
+    except files.UnsafeFile as exc:
+        raise ConfigError(str(path), str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(str(path), f"cannot read: {exc}") from None
     except ValueError as exc:
@@ -315,7 +353,7 @@ def _cline_prompt_hook(entry: os.DirEntry[str], folder: Path, source: Source,
         raise ConfigError(str(path), "the prompt is empty")
     config_event = cline.CONFIG_EVENTS[path.stem]
     return Hook(source=source, dialect="cline", config_event=path.stem, index=index,
-                trigger=config_event.trigger, kind="prompt", timeout=timeout, label=entry.path,
+                trigger=config_event.trigger, kind="prompt", timeout=timeout, label=str(path),
                 prompt=body, model=meta.get("model") or None,
                 fail_closed=str(meta.get("failClosed", "")).lower() == "true",
                 max_event_chars=chars, config_dir=str(folder.resolve()))
@@ -323,53 +361,70 @@ def _cline_prompt_hook(entry: os.DirEntry[str], folder: Path, source: Source,
 
 def _says_fail_closed(path: Path) -> bool:
     """Whether a prompt file's front matter says ``failClosed: true``, however broken the
-    rest of it is."""
+    rest of it is (only its first 64 KiB are read, and only from a regular file)."""
     try:
-        head = path.read_text(encoding="utf-8", errors="replace").split("\n---", 2)[0]
-    except OSError:
+        head = files.read_bytes(path, 64 * 1024, head=True).decode("utf-8", "replace")
+    except Exception:
         return False
+    head = head.split("\n---", 2)[0]
     return any(line.replace(" ", "").lower() == "failclosed:true" for line in head.splitlines())
+
+
+def _file_type(path: Path) -> int | None:
+    """The mode of what ``path`` names (a symlink followed), None if nothing is there; a
+    symlink to nothing is a file (it fails when run, as it would in Cline)."""
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        try:
+            os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return stat.S_IFREG
 
 
 def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
     """A Cline-style folder: each file named after a Cline hook is a hook of that event, and
-    ``<Hook>.md`` a prompt hook of that event."""
-    try:
-        entries = sorted(os.scandir(path), key=lambda e: e.name)
-    except OSError as exc:
-        message = f"{path}: cannot read folder: {exc.strerror}"
-        loaded.failures.append(LoadFailure(source, message, source.name == "managed"))
-        return
-    for entry in entries:
-        if entry.is_dir():
+    ``<Hook>.md`` a prompt hook of that event.
+
+    Only those names are looked at, so a folder of a million other files costs nothing. A FIFO,
+    device or socket under such a name is not run: it is a failure of that event."""
+    managed = source.name == "managed"
+    for name in files.hook_file_names():
+        entry = path / name
+        mode = _file_type(entry)
+        if mode is None or stat.S_ISDIR(mode):
             continue
-        if entry.name.endswith(".md") and entry.name[:-3] in cline.CONFIG_EVENTS:
+        prompt = name.endswith(".md")
+        config_event = cline.CONFIG_EVENTS[name[:-3] if prompt else name]
+        event = config_event.trigger.event
+        if not stat.S_ISREG(mode):
+            loaded.failures.append(LoadFailure(
+                source, f"{entry}: is not a regular file ({files.kind(mode)}); not run",
+                managed, None if managed else frozenset({event})))
+            continue
+        if prompt:
             try:
                 loaded.hooks.append(_cline_prompt_hook(entry, path, source, len(loaded.hooks)))
             except ConfigError as exc:
                 # A broken file that says failClosed still blocks its event.
-                event = cline.CONFIG_EVENTS[entry.name[:-3]].trigger.event
-                marked = _says_fail_closed(Path(entry.path))
+                marked = _says_fail_closed(entry)
                 loaded.failures.append(LoadFailure(
-                    source, exc.message, source.name == "managed" or marked,
-                    None if source.name == "managed" else frozenset({event})))
-            continue
-        config_event = cline.CONFIG_EVENTS.get(entry.name)
-        if config_event is None:
+                    source, exc.message, managed or marked,
+                    None if managed else frozenset({event})))
             continue
         loaded.hooks.append(Hook(
-            source=source, dialect="cline", config_event=entry.name, index=len(loaded.hooks),
+            source=source, dialect="cline", config_event=name, index=len(loaded.hooks),
             trigger=config_event.trigger, kind="command", timeout=DEFAULT_TIMEOUT["cline"],
-            label=entry.path, executable=os.path.abspath(entry.path),
+            label=str(entry), executable=os.path.abspath(entry),
             config_dir=str(path.resolve()),
         ))
 
 
-def load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:
-    """A file, or a folder holding Cline-style hooks and/or ``hooks.json`` and ``hooks/``."""
-    loaded.sources.append(source)
+def _load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:
     if path.is_dir():
-        if (path / CONFIG_FILE).is_file():
+        mode = _file_type(path / CONFIG_FILE)
+        if mode is not None and not stat.S_ISDIR(mode):  # a FIFO there fails, unread
             load_file(path / CONFIG_FILE, source, project_dir, loaded)
         if (path / HOOKS_DIR).is_dir():
             load_dir(path / HOOKS_DIR, source, loaded)
@@ -378,6 +433,19 @@ def load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> N
         load_file(path, source, project_dir, loaded)
     else:
         loaded.failures.append(LoadFailure(source, f"{path}: no such file or folder",
+                                           source.name == "managed"))
+
+
+def load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:
+    """A file, or a folder holding Cline-style hooks and/or ``hooks.json`` and ``hooks/``.
+
+    Nothing raises out of here: whatever fails (a folder that cannot be read, say) is one
+    failure of this source, fail-closed when it is the managed policy."""
+    loaded.sources.append(source)
+    try:
+        _load_path(path, source, project_dir, loaded)
+    except Exception as exc:
+        loaded.failures.append(LoadFailure(source, f"{path}: {files.describe(exc)}",
                                            source.name == "managed"))
 
 
@@ -393,8 +461,8 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     if cached is not None:
         try:
             return _from_cache(cached)
-        except (KeyError, TypeError, ValueError):
-            pass  # a cache from another layout: rebuild it
+        except Exception:
+            pass  # a cache from another layout, or damaged: rebuild it
     loaded = Loaded()
     for source, path in sources:
         load_path(path, source, project_dir, loaded)

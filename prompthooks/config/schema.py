@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
 
-Seconds = Annotated[float, Field(gt=0, strict=True)]
+Seconds = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
 HandlerType = Literal["command", "prompt", "agent", "http"]
 
 

@@ -1,0 +1,111 @@
+"""Reading the files a config is made of, safely: regular files only, and small ones.
+
+Anyone who can write the project can put a FIFO where a config file is expected (opening it
+for reading would wait for a writer forever), a device, or a sparse file of a terabyte
+(reading it whole exhausts memory). So a config or prompt file is opened without blocking,
+checked with ``fstat`` to be a regular file, and read only up to a cap.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+# Far above any real hooks.json or prompt (a few KB); small enough to read and parse at once.
+MAX_FILE_BYTES = 1024 * 1024
+CONFIG_FILE = "hooks.json"
+HOOKS_DIR = "hooks"
+
+
+class UnsafeFile(Exception):
+    """A file prompthooks will not read; the message says why, without the path."""
+
+
+def hook_file_names() -> list[str]:
+    """The names a Cline-style folder may hold, in the order its hooks load."""
+    from ..hosts import cline
+
+    return sorted([*cline.CONFIG_EVENTS, *(f"{name}.md" for name in cline.CONFIG_EVENTS)])
+
+
+def kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+def _check(st: os.stat_result, cap: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeFile(f"is not a regular file ({kind(st.st_mode)})")
+    if st.st_size > cap:
+        raise UnsafeFile(f"is larger than {cap // 1024} KiB ({st.st_size} bytes)")
+
+
+def read_bytes(path: Path | str, cap: int = MAX_FILE_BYTES, *, head: bool = False) -> bytes:
+    """The content of a regular file of at most ``cap`` bytes (``head``: its first ``cap``
+    bytes, whatever its size).
+
+    Raises :class:`UnsafeFile` for anything else, and OSError when it cannot be read."""
+    # stat first, so that a device is never even opened; fstat after, for a file swapped in
+    # between. O_NONBLOCK: opening a FIFO waits for a writer otherwise.
+    before = os.stat(path)
+    if not head or not stat.S_ISREG(before.st_mode):
+        _check(before, cap)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not head or not stat.S_ISREG(st.st_mode):
+            _check(st, cap)
+        chunks: list[bytes] = []
+        left = cap + 1  # one byte more than allowed: a file that grew since fstat is caught
+        while left > 0:
+            chunk = os.read(fd, min(left, 65536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > cap:
+        if head:
+            return data[:cap]
+        raise UnsafeFile(f"is larger than {cap // 1024} KiB")
+    return data
+
+
+def read_text(path: Path | str, cap: int = MAX_FILE_BYTES) -> str:
+    """A small regular file as UTF-8 text (a BOM is dropped); UnicodeDecodeError if it is not
+    UTF-8."""
+    return read_bytes(path, cap).decode("utf-8-sig")
+
+
+def describe(exc: BaseException) -> str:
+    """One line for anything that went wrong while loading a source."""
+    if isinstance(exc, UnsafeFile):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to load"
+    if isinstance(exc, MemoryError):
+        return "too large to load (out of memory)"
+    if isinstance(exc, UnicodeError):
+        return "is not UTF-8 text"
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        return f"cannot read{where}: {exc.strerror or exc}"
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return f"holds a number of more than {sys.get_int_max_str_digits()} digits"
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return f"cannot be loaded: {type(exc).__name__}: {text}" if text else (
+        f"cannot be loaded: {type(exc).__name__}")
