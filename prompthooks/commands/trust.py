@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import output
 from ..config import discovery, trust
-from ..errors import EXIT_ERROR, EXIT_OK
+from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 from ..hook import Source
+
+_T = TypeVar("_T")
 
 
 def _targets(args: argparse.Namespace, both: bool = False) -> list[tuple[Source, Path]]:
@@ -61,6 +64,15 @@ def _list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _store_write(change: Callable[..., _T], *args: Any) -> _T:
+    """A store that cannot be written is one line, exit 1."""
+    try:
+        return change(*args)
+    except OSError as exc:
+        raise PromptHooksError(f"cannot write the trust store {trust.store_path(os.environ)}: "
+                               f"{exc.strerror or exc}") from None
+
+
 def main(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args)
@@ -69,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
     for source, folder in _targets(args):
         where = f"{source.name} config {folder}"
         if args.revoke:
-            gone = trust.revoke(folder, os.environ)
+            gone = _store_write(trust.revoke, folder, os.environ)
             results.append({"source": source.name, "path": str(folder), "revoked": gone})
             if not args.json:
                 output.line(f"revoked the approval of {where}" if gone
@@ -83,7 +95,7 @@ def main(args: argparse.Namespace) -> int:
                 output.line(f"prompthooks: no {where}: nothing to approve", "red")
             continue
         try:
-            state, problem = trust.approve(source, folder, os.environ)
+            state, problem = _store_write(trust.approve, source, folder, os.environ)
         except trust.Unapprovable as exc:
             failed = True
             results.append({"source": source.name, "path": str(folder), "error": str(exc)})
