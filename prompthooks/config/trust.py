@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -245,6 +244,8 @@ def read_store(environ: Mapping[str, str]) -> Store:
 
 def _write_store(store: Store) -> None:
     """Atomically, owner-only: the folder 0700 when created, the file 0600."""
+    import tempfile  # only `prompthooks trust` and install write; `run` only reads
+
     folder = store.path.parent
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{STORE_NAME}.", suffix=".tmp")
