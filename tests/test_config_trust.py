@@ -123,6 +123,19 @@ def test_the_config_cache_never_serves_a_changed_config(project: Path) -> None:
     assert proc.stderr.splitlines() == [_untrusted_line(project)]
 
 
+def test_a_revoked_approval_is_not_served_from_the_cache(project: Path) -> None:
+    """The files stay as cached; only the approval goes: the check is made on every run."""
+    marker = project.parent / "hook-ran"
+    _touching(project, marker)
+    approve(project / ".prompthooks")
+    assert _run(project).returncode == 0 and marker.exists()
+    marker.unlink()
+    assert _trust_cli("--revoke", "--project", str(project)).returncode == 0
+    proc = _run(project)
+    assert not marker.exists()
+    assert proc.stderr.splitlines() == [_untrusted_line(project)]
+
+
 def test_a_file_added_to_the_hooks_folder_changes_the_hash(project: Path) -> None:
     folder = project / ".prompthooks"
     claude_config(folder / "hooks.json", "PreToolUse", {"command": "true"})

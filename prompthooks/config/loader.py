@@ -3,7 +3,8 @@ its shape) or a Cline-style directory of executables named after events.
 
 A source that cannot be loaded does not stop the others: it becomes a :class:`LoadFailure`
 that the engine turns into a failed hook, fail-closed when the source is the managed policy
-or the file marks any of its hooks ``failClosed``.
+or the file marks any of its hooks ``failClosed``. A project or user source that is not
+approved (config.trust) is not loaded at all: one line says so, and it never blocks.
 """
 
 from __future__ import annotations
@@ -419,7 +420,9 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     # The cache lives in the user's folders, which an agent running as the user can write:
     # a managed policy is always read from its own files.
     managed = any(source.name == "managed" for source, _ in sources)
-    loaded = None if managed else _cached(key, env)
+    # Loads that admit unapproved sources (trusted_only=False) neither read nor fill it.
+    cacheable = trusted_only and not managed
+    loaded = _cached(key, env) if cacheable else None
     if loaded is None:
         loaded = _load_admitted(sources, admitted, project_dir)
         # A file changed between the check and the load: load again without that source.
@@ -427,7 +430,7 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
         if moved:
             refused += moved
             loaded = _load_admitted(sources, _admitted(sources, refused), project_dir)
-        elif not managed:
+        elif cacheable:
             cache.store(key, _to_cache(loaded), env)
     if not loaded.managed_only:
         loaded.failures += [LoadFailure(t.source, t.message(), False, kind="untrusted")

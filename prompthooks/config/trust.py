@@ -121,9 +121,9 @@ def _is_hook_name(name: str, events: Mapping[str, Any]) -> bool:
     return name in events or (name.endswith(".md") and name[:-3] in events)
 
 
-def _read_bounded(path: Path) -> tuple[int, bytes]:
+def _read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[int, bytes]:
     """(mode, bytes) of a regular file, read without ever blocking (a FIFO) or reading more
-    than MAX_FILE bytes. Symlinks are followed; their targets are hashed by the caller."""
+    than ``cap`` bytes. Symlinks are followed; their targets are hashed by the caller."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -132,18 +132,18 @@ def _read_bounded(path: Path) -> tuple[int, bytes]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise Unapprovable(f"{path.name} is not a regular file")
-        if info.st_size > MAX_FILE:
-            raise Unapprovable(f"{path.name} is larger than {MAX_FILE // 1024} KB")
+        if info.st_size > cap:
+            raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
         chunks: list[bytes] = []
         size = 0
-        while size <= MAX_FILE:
+        while size <= cap:
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        if size > MAX_FILE:  # it grew while being read
-            raise Unapprovable(f"{path.name} is larger than {MAX_FILE // 1024} KB")
+        if size > cap:  # it grew while being read
+            raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
         return stat.S_IMODE(info.st_mode), b"".join(chunks)
     except OSError as exc:
         raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
@@ -182,14 +182,16 @@ def digest(folder: Path) -> Digest:
             sha.update(len(part).to_bytes(8, "big") + part)
 
     hooks = folder / _HOOKS_DIR
-    if hooks.is_symlink():  # a swapped link to another folder is another config
-        add(b"link", _HOOKS_DIR.encode(), os.readlink(hooks).encode("utf-8", "surrogateescape"))
-    for name, path in _entries(folder, cline.CONFIG_EVENTS):
-        target = os.readlink(path) if path.is_symlink() else ""
-        mode, data = _read_bounded(path)
-        add(b"file", name.encode("utf-8", "surrogateescape"),
-            target.encode("utf-8", "surrogateescape"), f"{mode:o}".encode(), data)
-        files.append(name)
+    try:
+        if hooks.is_symlink():  # a swapped link to another folder is another config
+            add(b"link", _HOOKS_DIR.encode(), os.fsencode(os.readlink(hooks)))
+        for name, path in _entries(folder, cline.CONFIG_EVENTS):
+            target = os.readlink(path) if path.is_symlink() else ""
+            mode, data = _read_bounded(path)
+            add(b"file", os.fsencode(name), os.fsencode(target), f"{mode:o}".encode(), data)
+            files.append(name)
+    except OSError as exc:  # a link replaced while being read
+        raise Unapprovable(f"{exc.filename or folder}: cannot read: {exc.strerror}") from None
     return Digest(sha.hexdigest(), tuple(files))
 
 
@@ -225,7 +227,7 @@ def read_store(environ: Mapping[str, str]) -> Store:
     ``problem`` (never an exception)."""
     path = store_path(environ)
     try:
-        _, raw = _read_bounded(path)
+        _, raw = _read_bounded(path, MAX_STORE)
     except Unapprovable as exc:
         if not os.path.lexists(path):
             return Store(path)
