@@ -190,3 +190,17 @@ def test_validate_explain_and_doctor_show_the_trust_state(project: Path) -> None
                              "--managed-dir", none).stdout)["checks"]
     (check,) = [c for c in checks if c["check"] == "trust project"]
     assert check["status"] == "ok" and check["detail"].startswith(f"{folder}: approved 20")
+
+
+def test_managed_hooks_only_holds_for_loads_that_show_everything(project: Path,
+                                                                tmp_path: Path) -> None:
+    etc = tmp_path / "etc"
+    claude_config(etc / "hooks.json", "Stop", {"command": "true"})
+    data = json.loads((etc / "hooks.json").read_text())
+    (etc / "hooks.json").write_text(json.dumps({**data, "prompthooks": {
+        "allow_managed_hooks_only": True}}))
+    named = claude_config(tmp_path / "named.json", "Stop", {"command": "true"})
+    config = load_config([str(named)], str(project), managed_dir=etc, trusted_only=False)
+    assert config.loaded.managed_only
+    assert [h.source.name for h in config.hooks] == ["managed"]
+    assert [(f.kind, f.fail_closed) for f in config.loaded.failures] == [("managed_only", False)]
