@@ -89,8 +89,8 @@ def explain(config: Config, event: Event, budget: float,
         winner = kept.get(hook.identity()) if runs else None
         if hook.source in untrusted:
             state = untrusted[hook.source]
-            runs, why = False, (f"{why}; but it would not run: its {hook.source.name} config "
-                                f"is {state.describe()}; {state.advice()}")
+            runs, why = False, (f"{why}; but it does not run: its {hook.source.name} config is "
+                                f"{state.describe()}; {state.advice()}")
             winner = None
         elif runs and winner is None:
             runs, why = False, (f"{why}; but its loop_limit ({hook.loop_limit}) is reached "

@@ -60,7 +60,7 @@ def test_trust_approves_lists_and_revokes(project: Path, isolated_home: Path) ->
     (folder / "hooks" / "TaskComplete").write_text("#!/bin/sh\necho changed\n")
     table = _cli("trust", "--list", cwd=project)
     assert table.returncode == 0
-    rows = [line.split(None, 2) for line in table.stdout.splitlines()[2:]]
+    rows = [line.split(None, 2) for line in table.stdout.splitlines()[1:]]
     assert rows == [["project", str(folder), "not trusted: changed since approved"],
                     ["user", str(isolated_home / ".config" / "prompthooks"),
                      "not trusted: never approved"]]
@@ -84,6 +84,14 @@ def test_trust_json_and_both_sources(project: Path, isolated_home: Path) -> None
     assert [(r["source"], r["path"], r["state"], r["files"]) for r in results] == [
         ("project", str(project / ".prompthooks"), "approved", ["hooks.json"]),
         ("user", str(user), "approved", ["hooks.json"])]
+
+
+def test_list_with_nothing_to_list(project: Path, isolated_home: Path) -> None:
+    proc = _cli("trust", "--list", cwd=project)
+    assert proc.returncode == 0
+    store = isolated_home / ".local" / "share" / "prompthooks" / "trust.json"
+    assert proc.stdout.splitlines() == [f"no project or user config here, and no approvals "
+                                        f"in {store}"]
 
 
 def test_nothing_to_approve_is_one_line_and_exit_1(project: Path) -> None:
@@ -153,8 +161,8 @@ def test_validate_explain_and_doctor_show_the_trust_state(project: Path) -> None
 
     validate = _cli("validate", cwd=project)
     assert validate.returncode == 0  # the file is sound; approval is another matter
-    assert (f"trust: project {folder}: not trusted: never approved; its hooks do not run "
-            f"until you review it and run: {fix}") in validate.stdout.splitlines()
+    assert (f"trust: project {folder}: not trusted: never approved; its hooks do not run; "
+            f"review it, then run: {fix}") in validate.stdout.splitlines()
     as_json = json.loads(_cli("validate", "--json", cwd=project).stdout)
     assert as_json["trust"] == [{"source": "project", "path": str(folder), "state": "new",
                                  "trusted": False}]
@@ -164,9 +172,9 @@ def test_validate_explain_and_doctor_show_the_trust_state(project: Path) -> None
     report = json.loads(_cli("explain", "--json", "--managed-dir", none, stdin=event).stdout)
     (hook,) = report["hooks"]
     assert hook["runs"] is False
-    assert hook["why"] == (f"matcher 'Bash' names the tool 'Bash'; but it would not run: its "
-                           f"project config is not trusted: never approved; its hooks do not "
-                           f"run until you review it and run: {fix}")
+    assert hook["why"] == (f"matcher 'Bash' names the tool 'Bash'; but it does not run: its "
+                           f"project config is not trusted: never approved; review it, then "
+                           f"run: {fix}")
     assert report["sources"] == [{"name": "project", "path": str(folder), "priority": 1,
                                   "trust": "not trusted: never approved"}]
     text = _cli("explain", "--managed-dir", none, stdin=event).stdout
@@ -179,8 +187,8 @@ def test_validate_explain_and_doctor_show_the_trust_state(project: Path) -> None
     checks = json.loads(doctor.stdout)["checks"]
     (check,) = [c for c in checks if c["check"] == "trust project"]
     assert check == {"check": "trust project", "status": "fail",
-                     "detail": f"{folder}: not trusted: never approved; its hooks do not run "
-                               f"until you review it and run: {fix}"}
+                     "detail": f"{folder}: not trusted: never approved; review it, then run: "
+                               f"{fix}"}
     assert not [c for c in checks if c["check"] == "config error"]  # said once, as trust
 
     assert _cli("trust", cwd=project).returncode == 0

@@ -56,11 +56,13 @@ def _list(args: argparse.Namespace) -> int:
         return EXIT_OK
     if store.problem:
         output.line(f"warning: {store.problem}", "yellow")
+    if not shown:
+        output.line(f"no project or user config here, and no approvals in {store.path}")
+        return EXIT_OK
     output.table(("source", "path", "state"),
                  ([s.source.name, s.source.path,
                    "approval kept, folder is gone" if s.reason == "folder is gone"
-                   else s.describe()] for s in shown),
-                 title=f"approvals in {store.path}")
+                   else s.describe()] for s in shown))
     return EXIT_OK
 
 

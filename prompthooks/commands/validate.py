@@ -41,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
     if problems:
         output.table(("level", "problem"), problems)
     for state in config.loaded.trust:
-        advice = f"; {state.advice()}" if state.advice() else ""
+        advice = "" if state.trusted else f"; its hooks do not run; {state.advice()}"
         output.line(f"trust: {state.source.name} {state.source.path}: {state.describe()}"
                     f"{advice}",
                     None if state.trusted else "yellow")

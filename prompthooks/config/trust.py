@@ -94,8 +94,8 @@ class TrustState:
         if self.trusted:
             return ""
         if self.state == "unapprovable":
-            return "its hooks do not run; fix it, then run: " + self.command
-        return "its hooks do not run until you review it and run: " + self.command
+            return "fix it, then run: " + self.command
+        return "review it, then run: " + self.command
 
     def message(self) -> str:
         """The one line ``run`` says for a source it did not load."""
