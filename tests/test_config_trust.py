@@ -217,6 +217,19 @@ def test_a_corrupt_trust_store_approves_nothing(project: Path, isolated_home: Pa
     assert "is not a regular file" in proc.stderr
 
 
+def test_a_store_others_can_write_approves_nothing(project: Path, isolated_home: Path) -> None:
+    marker = project.parent / "hook-ran"
+    _touching(project, marker)
+    approve(project / ".prompthooks")
+    store = isolated_home / ".local" / "share" / "prompthooks" / "trust.json"
+    store.chmod(0o666)
+    proc = _run(project)
+    assert not marker.exists() and proc.returncode == 1
+    assert f"trust store {store} is writable by others or not yours" in proc.stderr
+    store.chmod(0o600)
+    assert _run(project).returncode == 0 and marker.exists()
+
+
 def test_approving_replaces_a_corrupt_store(project: Path, isolated_home: Path) -> None:
     _touching(project, project.parent / "m")
     store = isolated_home / ".local" / "share" / "prompthooks" / "trust.json"

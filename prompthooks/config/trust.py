@@ -121,8 +121,8 @@ def _is_hook_name(name: str, events: Mapping[str, Any]) -> bool:
     return name in events or (name.endswith(".md") and name[:-3] in events)
 
 
-def _read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[int, bytes]:
-    """(mode, bytes) of a regular file, read without ever blocking (a FIFO) or reading more
+def _read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[os.stat_result, bytes]:
+    """(status, bytes) of a regular file, read without ever blocking (a FIFO) or reading more
     than ``cap`` bytes. Symlinks are followed; their targets are hashed by the caller."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -144,7 +144,7 @@ def _read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[int, bytes]:
             size += len(chunk)
         if size > cap:  # it grew while being read
             raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
-        return stat.S_IMODE(info.st_mode), b"".join(chunks)
+        return info, b"".join(chunks)
     except OSError as exc:
         raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
     finally:
@@ -187,8 +187,9 @@ def digest(folder: Path) -> Digest:
             add(b"link", _HOOKS_DIR.encode(), os.fsencode(os.readlink(hooks)))
         for name, path in _entries(folder, cline.CONFIG_EVENTS):
             target = os.readlink(path) if path.is_symlink() else ""
-            mode, data = _read_bounded(path)
-            add(b"file", os.fsencode(name), os.fsencode(target), f"{mode:o}".encode(), data)
+            info, data = _read_bounded(path)
+            add(b"file", os.fsencode(name), os.fsencode(target),
+                f"{stat.S_IMODE(info.st_mode):o}".encode(), data)
             files.append(name)
     except OSError as exc:  # a link replaced while being read
         raise Unapprovable(f"{exc.filename or folder}: cannot read: {exc.strerror}") from None
@@ -227,11 +228,15 @@ def read_store(environ: Mapping[str, str]) -> Store:
     ``problem`` (never an exception)."""
     path = store_path(environ)
     try:
-        _, raw = _read_bounded(path, MAX_STORE)
+        info, raw = _read_bounded(path, MAX_STORE)
     except Unapprovable as exc:
         if not os.path.lexists(path):
             return Store(path)
         return Store(path, problem=f"trust store {path} cannot be used ({exc}): "
+                                   "nothing is approved")
+    # Approvals someone else could have written approve nothing (as ssh treats its keys).
+    if info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        return Store(path, problem=f"trust store {path} is writable by others or not yours: "
                                    "nothing is approved")
     try:
         data = json.loads(raw.decode("utf-8"))
