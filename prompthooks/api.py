@@ -115,15 +115,17 @@ def parse_event(data: bytes | str | Mapping[str, Any], host: str | None = None,
 def load_config(paths: Sequence[str] | None = None, project_dir: str | None = None,
                 environ: Mapping[str, str] | None = None,
                 managed_dir: discovery.Managed = discovery.MANAGED_DIR,
-                keep_managed: bool = True) -> Config:
+                keep_managed: bool = True, trusted_only: bool = True) -> Config:
     """Load ``paths`` (in priority order) under the managed policy, or discover the managed,
     project and user configs. ``keep_managed=False`` loads ``paths`` alone (to test or
-    measure a policy, never to guard a real event)."""
+    measure a policy, never to guard a real event). A discovered project or user config
+    loads only while approved (``prompthooks trust``); ``trusted_only=False`` loads it anyway
+    (to show what it holds, never to guard a real event)."""
     env = os.environ if environ is None else environ
     project = project_dir or os.getcwd()
     sources = (discovery.explicit(paths, managed_dir if keep_managed else None) if paths
                else discovery.discover(project, env, managed_dir))
-    return Config(load_sources(sources, project, env))
+    return Config(load_sources(sources, project, env, trusted_only=trusted_only))
 
 
 def config_from_data(data: Mapping[str, Any], path: str,

@@ -92,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     _json_option(doctor)
     doctor.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
 
+    trust = commands.add_parser("trust", help="approve the project's or user's config as it "
+                                "is now (new or changed configs do not run until approved)")
+    trust.add_argument("--project", metavar="DIR",
+                       help="the project folder (default: the current directory)")
+    trust.add_argument("--user", action="store_true",
+                       help="the user's config ($XDG_CONFIG_HOME/prompthooks)")
+    change = trust.add_mutually_exclusive_group()
+    change.add_argument("--revoke", action="store_true", help="take the approval back")
+    change.add_argument("--list", action="store_true",
+                        help="every source and approval with its state")
+    _json_option(trust)
+
     log = commands.add_parser("log", help="recent decisions from the audit log; "
                               "'log stats' for counts, block rates and latency per hook")
     log.add_argument("view", nargs="?", choices=("stats",), metavar="stats",

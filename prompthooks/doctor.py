@@ -42,12 +42,22 @@ def versions() -> Iterator[dict[str, str]]:
 
 
 def config_checks(config: Config) -> Iterator[dict[str, str]]:
-    if not config.loaded.sources:
+    if not config.loaded.sources and not config.loaded.trust:
         yield check("config", "warn", "no config found: create .prompthooks/hooks.json "
                                       "(prompthooks install writes a starter)")
     for source in config.loaded.sources:
         yield check(f"config {source.name}", "ok", source.path)
-    for message in [*config.errors, *config.unknown_events]:
+    for state in config.loaded.trust:  # a source whose hooks do not run fails the check
+        advice = f"; {state.advice()}" if state.advice() else ""
+        yield check(f"trust {state.source.name}", "ok" if state.trusted else "fail",
+                    f"{state.source.path}: {state.describe()}{advice}")
+    for failure in config.loaded.failures:
+        if failure.kind == "managed_only":
+            yield check(f"config {failure.source.name}", "warn", failure.message)
+        elif failure.kind == "config":  # an untrusted source has its trust check above
+            for message in failure.details or (failure.message,):
+                yield check("config error", "fail", message)
+    for message in config.unknown_events:
         yield check("config error", "fail", message)
     for warning in config.warnings:
         yield check("config warning", "warn", warning)

@@ -54,9 +54,13 @@ def failure_results(failures: Iterable[LoadFailure], event: Event) -> list[HookR
     for failure in failures:
         fail_closed = failure.fail_closed and (failure.events is None
                                                or event.name in failure.events)
-        stand_in = Hook(source=failure.source, dialect="claude", config_event="*", index=-1,
+        # config_event "*" marks a broken source's stand-in, "*untrusted" an unapproved one
+        # (see audit.rows and merge.failure_line).
+        marker = "*" if failure.kind == "config" else f"*{failure.kind}"
+        stand_in = Hook(source=failure.source, dialect="claude", config_event=marker, index=-1,
                         trigger=Trigger(event.name), kind="command", timeout=0.0,
-                        label=failure.source.path, command=f"<config {failure.source.name}>",
+                        label=failure.source.path,
+                        command=f"<{failure.kind} {failure.source.name}>",
                         fail_closed=fail_closed)
         out.append(HookResult(hook=stand_in, status="error", error=failure.message))
     return out

@@ -79,7 +79,9 @@ def _hook_entry(hook: Hook, runs: bool, why: str, keys: list[str],
 def explain(config: Config, event: Event, budget: float,
             environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The dry-run report for one event, as plain data (``--json`` prints it as is)."""
-    kept = {hook.identity(): hook for hook in select(config.hooks, event)}
+    untrusted = {t.source: t for t in config.loaded.trust if not t.trusted}
+    kept = {hook.identity(): hook
+            for hook in select([h for h in config.hooks if h.source not in untrusted], event)}
     keys = config_keys(config.hooks, environ)
     hooks: list[dict[str, Any]] = []
     others = 0
@@ -89,7 +91,12 @@ def explain(config: Config, event: Event, budget: float,
             continue
         runs, why = match_reason(hook, event)
         winner = kept.get(hook.identity()) if runs else None
-        if runs and winner is None:
+        if hook.source in untrusted:
+            state = untrusted[hook.source]
+            runs, why = False, (f"{why}; but it does not run: its {hook.source.name} config is "
+                                f"{state.describe()}; {state.advice()}")
+            winner = None
+        elif runs and winner is None:
             runs, why = False, (f"{why}; but its loop_limit ({hook.loop_limit}) is reached "
                                 f"(loop_count {event.loop_count})")
         elif winner is not None and winner.label != hook.label:
@@ -98,7 +105,9 @@ def explain(config: Config, event: Event, budget: float,
         if runs and hook.kind == "prompt":
             entry["prompt"] = _prompt(hook, event, environ, keys)
         hooks.append(entry)
+    trust = {t.source: t.describe() for t in config.loaded.trust}
     failures = [{"source": f.source.name, "message": redact(f.message, keys, environ),
+                 "kind": f.kind,
                  "fail_closed": f.fail_closed and (f.events is None or event.name in f.events)}
                 for f in config.loaded.failures]
     return {
@@ -107,7 +116,8 @@ def explain(config: Config, event: Event, budget: float,
                   "host_tool": event.host_tool_name,
                   "command": redact(event.command, keys, environ) if event.command else None,
                   "subject": event.subject, "project": event.project_dir},
-        "sources": [{"name": s.name, "path": s.path, "priority": s.priority}
+        "sources": [{"name": s.name, "path": s.path, "priority": s.priority,
+                     "trust": trust.get(s, "no approval needed")}
                     for s in config.loaded.sources],
         "failures": failures, "warnings": config.warnings, "budget": budget,
         "hooks": hooks, "other_events": others,

@@ -48,6 +48,8 @@ def failure_line(result: HookResult) -> str:
     """One line naming a failed hook, where it was configured, and what went wrong."""
     if result.hook.config_event == "*":  # a config source that failed to load
         return f"config {result.error}"
+    if result.hook.config_event.startswith("*"):  # one left out (untrusted): says it all
+        return result.error or result.status
     return f"hook '{result.hook.name}' ({result.hook.label}): {result.error or result.status}"
 
 

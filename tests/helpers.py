@@ -26,6 +26,18 @@ def write_script(path: Path, body: str, shebang: str = "#!/bin/sh") -> Path:
     return path
 
 
+def approve(folder: Path, source: str = "project",
+            environ: Mapping[str, str] | None = None) -> Path:
+    """Approve a project or user config folder as `prompthooks trust` does (the tests'
+    configs are reviewed by whoever wrote the test); the folder."""
+    from prompthooks.config import trust
+    from prompthooks.hook import Source
+
+    trust.approve(Source(source, str(folder), 1), folder,
+                  os.environ if environ is None else environ)
+    return folder
+
+
 def write_json(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from prompthooks.audit import store
 from prompthooks.audit.stats import percentile, summarise
 
 from .fake_model import FakeModel, verdict
-from .helpers import claude_bash, reply, run_cli, write_json, write_script
+from .helpers import approve, claude_bash, reply, run_cli, write_json, write_script
 
 SECRET = "sk-proj-Zx81abcdefghijklmnopqrstuvw"
 
@@ -44,7 +45,7 @@ def _project(tmp_path: Path, audit: dict[str, Any] | None = None) -> Path:
         {"type": "command", "command": "exit 1"}]}]}}
     if audit is not None:
         data["prompthooks"] = {"audit": audit}
-    write_json(project / ".prompthooks" / "hooks.json", data)
+    approve(write_json(project / ".prompthooks" / "hooks.json", data).parent)
     return project
 
 
@@ -173,9 +174,10 @@ def test_a_file_where_the_logs_folder_should_be(tmp_path: Path, isolated_home: P
     """Where the log cannot exist at all (its folder is a file), rows are reported lost."""
     project = _project(tmp_path)
     share = isolated_home / ".local" / "share"
-    share.mkdir(parents=True)
+    shutil.rmtree(share / "prompthooks")  # the approval went there: name the config instead
     (share / "prompthooks").write_text("not a folder")
-    proc = run_cli(claude_bash("x", cwd=str(project)), cwd=project)
+    proc = run_cli(claude_bash("x", cwd=str(project)), "--config",
+                   str(project / ".prompthooks"), cwd=project)
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert proc.returncode == 0
     (line,) = [line for line in proc.stderr.splitlines() if "audit log" in line]

@@ -9,7 +9,7 @@ import pytest
 from prompthooks.api import load_config
 from prompthooks.config.loader import detect_dialect
 
-from .helpers import claude_config, cursor_config, write_json, write_script
+from .helpers import approve, claude_config, cursor_config, write_json, write_script
 
 
 def test_claude_file(tmp_path: Path) -> None:
@@ -121,6 +121,8 @@ def _discovery_tree(tmp_path: Path) -> tuple[Path, Path, Path]:
     claude_config(project / ".prompthooks" / "hooks.json", "Stop", {"command": "project"})
     claude_config(user_cfg / "prompthooks" / "hooks.json", "Stop", {"command": "user"})
     write_script(project / ".prompthooks" / "hooks" / "TaskComplete", "echo '{}'")
+    approve(project / ".prompthooks")
+    approve(user_cfg / "prompthooks", "user")
     return managed, project, user_cfg
 
 

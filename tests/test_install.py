@@ -17,7 +17,7 @@ from prompthooks.install.cline import MARKER
 from prompthooks.install.glue import glue_command, is_glue
 from prompthooks.install.starter import STARTER
 
-from .helpers import REPO, cline_event, cursor_event, write_json, write_script
+from .helpers import REPO, approve, cline_event, cursor_event, write_json, write_script
 
 SCRIPT = Path(sys.executable).parent / "prompthooks"  # this installation's script
 GLUE = f"{shlex.quote(str(SCRIPT))} run"  # the glue when that script is not the one on PATH
@@ -25,6 +25,7 @@ BACKUP = ".prompthooks-backup"
 NEXT = ("next: prompthooks validate --config {} checks your hooks; "
         "prompthooks explain shows what an event would run")
 STARTER_NOTE = "(starter config: the destructive-shell policy on Bash commands)"
+APPROVED = "approved {} for prompthooks run (see: prompthooks trust --list)"
 
 
 @pytest.fixture
@@ -139,6 +140,7 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
         f"backed up {settings} to {backup}",
         f"wrote {settings} (PreToolUse, PostToolUse, UserPromptSubmit, Stop)",
         f"wrote {config_dir / 'hooks.json'} {STARTER_NOTE}",
+        APPROVED.format(config_dir / "hooks.json"),
         NEXT.format(shlex.quote(str(config_dir))),
     ]
     assert json.loads(settings.read_text()) == {
@@ -195,6 +197,7 @@ def test_claude_user_scope_creates_and_removes_files(
     assert proc.returncode == 0, proc.stderr
     assert lines(proc) == [f"wrote {settings} (PreToolUse)",
                            f"wrote {config} {STARTER_NOTE}",
+                           APPROVED.format(config),
                            NEXT.format(config.parent)]
     assert json.loads(settings.read_text()) == {"hooks": {"PreToolUse": [claude_group()]}}
     assert not (project / ".claude").exists()
@@ -462,6 +465,7 @@ def _deny_config(project: Path) -> None:
     guard = write_script(project / "guard.sh", "cat >/dev/null; echo 'no wiping homes' >&2; exit 2")
     write_json(project / ".prompthooks" / "hooks.json", {"hooks": {"PreToolUse": [
         {"matcher": "Bash", "hooks": [{"type": "command", "command": shlex.quote(str(guard))}]}]}})
+    approve(project / ".prompthooks")  # not the starter: install leaves it to the user
 
 
 def _run_glue(argv: list[str], event: dict[str, object], project: Path,

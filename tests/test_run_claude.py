@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .helpers import claude_bash, claude_config, claude_event, reply, run_cli, write_json
+from .helpers import (
+    approve,
+    claude_bash,
+    claude_config,
+    claude_event,
+    reply,
+    run_cli,
+    write_json,
+)
 
 DENY = ('{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", '
         '"permissionDecisionReason": "no force pushes"}}')
@@ -120,6 +128,7 @@ def test_project_dir_discovery_from_environment(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     claude_config(project / ".prompthooks" / "hooks.json", "PreToolUse",
                   {"command": "echo \"$CLAUDE_PROJECT_DIR\" >&2; exit 2"})
+    approve(project / ".prompthooks")
     proc = run_cli(claude_bash("ls", cwd=str(tmp_path)), "--managed-dir", str(tmp_path / "none"),
                    env={"CLAUDE_PROJECT_DIR": str(project)})
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == str(project)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .helpers import cursor_config, cursor_event, reply, run_cli, write_json, write_script
+from .helpers import (
+    approve,
+    cursor_config,
+    cursor_event,
+    reply,
+    run_cli,
+    write_json,
+    write_script,
+)
 
 
 def test_block_git_example_deny_and_ask(tmp_path: Path) -> None:
@@ -101,6 +109,7 @@ def test_project_hooks_run_from_project_root_with_cursor_env(tmp_path: Path) -> 
                  'echo "$(pwd)|$CURSOR_PROJECT_DIR|$CURSOR_VERSION" >&2; exit 2')
     cursor_config(project / ".prompthooks" / "hooks.json", "beforeReadFile",
                   {"command": ".cursor/hooks/where.sh"})
+    approve(project / ".prompthooks")
     out = reply(run_cli(cursor_event("beforeReadFile", root=str(project), file_path="/x",
                                      content=""), "--managed-dir", str(tmp_path / "none"),
                         cwd=tmp_path))

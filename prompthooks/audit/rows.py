@@ -59,12 +59,15 @@ def result_row(result: HookResult, base: Mapping[str, Any],
                keys: Sequence[str] = ()) -> dict[str, Any]:
     effective = apply_failure_policy(result)
     hook = result.hook
-    config = hook.config_event == "*"  # a stand-in for a config source that did not load
+    # A stand-in for a config source that did not load ("*"), or that was left out
+    # ("*untrusted": not approved; "*managed_only": the managed policy allows only its own).
+    stand_in = hook.config_event.startswith("*")
     return {
         **base,
-        "hook": f"<config {hook.source.name}>" if config else redact(hook.name, keys, environ),
+        "hook": hook.command if stand_in else redact(hook.name, keys, environ),
         "hook_label": redact(hook.label, keys, environ), "source": hook.source.name,
-        "kind": "config" if config else hook.kind, "fail_closed": int(hook.fail_closed),
+        "kind": (hook.config_event[1:] or "config") if stand_in else hook.kind,
+        "fail_closed": int(hook.fail_closed),
         "status": result.status, "decision": effective.permission or "none",
         "reason": _redact(effective.reason, keys, environ),
         "duration_ms": round(result.duration * 1000, 3), "model": _model(result),

@@ -20,7 +20,9 @@ def main(args: argparse.Namespace) -> int:
     data = sys.stdin.buffer.read()
     host, event = parse_event(data, args.host, args.event)
     managed = discovery.managed_dirs(args.managed_dir)
-    config = load_config(args.config or None, event.project_dir, managed_dir=managed)
+    # Every source, approved or not: the report says which hooks would not run, and why.
+    config = load_config(args.config or None, event.project_dir, managed_dir=managed,
+                         trusted_only=False)
     report = explain(config, event, DEFAULT_BUDGET[host.NAME])
     if args.json:
         output.print_json(report)
@@ -44,8 +46,13 @@ def _print(report: dict[str, Any], title: str) -> None:
     output.line("Config sources, highest priority first:")
     for source in report["sources"] or [{"name": "none", "path": "no config found",
                                          "priority": ""}]:
-        output.line(f"  {source['name']:<8} {source['path']}")
+        output.line(f"  {source['name']:<8} {source['path']}  [{source['trust']}]"
+                    if source["name"] in ("project", "user") else
+                    f"  {source['name']:<8} {source['path']}")
     for failure in report["failures"]:
+        if failure["kind"] != "config":  # left out on purpose, not broken
+            output.line(f"  LEFT OUT {failure['message']}", "yellow")
+            continue
         policy = "fail-closed: blocks this event" if failure["fail_closed"] else "fail-open"
         output.line(f"  BROKEN   {failure['message']} ({policy})", "red")
     for warning in report["warnings"]:

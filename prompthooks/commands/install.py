@@ -20,7 +20,7 @@ def main(args: argparse.Namespace) -> int:
     host.install(registry.location(host, args.scope, project), events, current_glue_command(),
                  args.force, print)
     folder = starter.folder(args.scope, project)
-    starter.write(folder, print)
+    starter.write(folder, print, args.scope)
     print(f"next: prompthooks validate --config {shlex.quote(str(folder))} checks your hooks; "
           "prompthooks explain shows what an event would run")
     return EXIT_OK

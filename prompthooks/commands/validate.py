@@ -1,5 +1,7 @@
 """``prompthooks validate [--config PATH]...``: load every config and report each problem as
 ``file: json.path: message`` (errors, then warnings for keys it ignores); exit 1 on any error.
+A project or user config is checked whether approved or not (nothing runs), and its approval
+state is shown: ``prompthooks trust`` approves it.
 """
 
 from __future__ import annotations
@@ -20,16 +22,31 @@ def main(args: argparse.Namespace) -> int:
     project = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("CURSOR_PROJECT_DIR")
                or os.getcwd())
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
-    config = load_config(args.config or None, project, env)
-    errors = [*config.errors, *config.unknown_events]
+    config = load_config(args.config or None, project, env, trusted_only=False)
+    failures = config.loaded.failures
+    errors = [*(d for f in failures if f.kind == "config" for d in (f.details or (f.message,))),
+              *config.unknown_events]
+    # Sources left out on purpose (the managed policy allows managed hooks only): not errors.
+    left_out = [f.message for f in failures if f.kind != "config"]
     sources = [s.path for s in config.loaded.sources]
     if args.json:
         output.print_json({"errors": errors, "warnings": config.warnings,
-                           "hooks": len(config.hooks), "sources": sources})
+                           "hooks": len(config.hooks), "sources": sources,
+                           "trust": [{"source": t.source.name, "path": t.source.path,
+                                      "state": t.state, "trusted": t.trusted}
+                                     for t in config.loaded.trust],
+                           "left_out": left_out})
         return EXIT_ERROR if errors else EXIT_OK
     problems = [("error", e) for e in errors] + [("warning", w) for w in config.warnings]
     if problems:
         output.table(("level", "problem"), problems)
+    for state in config.loaded.trust:
+        advice = "" if state.trusted else f"; its hooks do not run; {state.advice()}"
+        output.line(f"trust: {state.source.name} {state.source.path}: {state.describe()}"
+                    f"{advice}",
+                    None if state.trusted else "yellow")
+    for message in left_out:
+        output.line(f"left out: {message}", "yellow")
     output.line(f"{_plural(len(config.hooks), 'hook')} from {', '.join(sources) or 'none found'}"
                 f"; {_plural(len(errors), 'error')}, {_plural(len(config.warnings), 'warning')}",
                 "red" if errors else "green")

@@ -6,6 +6,8 @@ that the engine turns into a failed hook, fail-closed when the source is the man
 or the file marks any of its hooks ``failClosed``. That holds whatever goes wrong: a hostile
 file (a 5000-digit number, JSON nested 100,000 deep, a FIFO, a terabyte) or a folder that
 cannot be read is one failure of its source, never an exception out of :func:`load_sources`.
+A project or user source that is not approved (config.trust) is not loaded at all: one line
+says so, and it never blocks.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..errors import ConfigError
 from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
 from ..matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
-from . import cache, files
+from . import cache, files, trust
 from .files import CONFIG_FILE as CONFIG_FILE
 from .files import HOOKS_DIR as HOOKS_DIR
 
@@ -43,6 +45,9 @@ class LoadFailure:
     fail_closed: bool
     events: frozenset[str] | None = None  # canonical events; None = every event
     details: tuple[str, ...] = ()  # every problem, when the file has several
+    # "config": it is broken; "untrusted": not approved (config.trust); "managed_only": the
+    # managed policy allows managed hooks only. The last two never block.
+    kind: str = "config"
 
 
 @dataclass
@@ -55,6 +60,9 @@ class Loaded:
     sources: list[Source] = field(default_factory=list)
     # Run-wide settings (the audit log's): the highest-priority source that sets a key wins.
     audit: dict[str, Any] = field(default_factory=dict)
+    # The approval state of each project and user source, checked on every load.
+    trust: list[trust.TrustState] = field(default_factory=list)
+    managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -187,6 +195,18 @@ def _audit_settings(model: Any, path: Path, loaded: Loaded) -> None:
         loaded.audit.setdefault(key, value)
 
 
+def _managed_only(model: Any, path: Path, source: Source, loaded: Loaded,
+                  problems: list[ConfigError]) -> None:
+    """``prompthooks.allow_managed_hooks_only``: the managed policy's to say, nobody else's."""
+    if not (model.prompthooks and model.prompthooks.allow_managed_hooks_only):
+        return
+    if source.name == "managed":
+        loaded.managed_only = True
+    else:
+        problems.append(ConfigError(str(path), "only the managed policy (/etc/prompthooks) may "
+                                    "set this", "prompthooks.allow_managed_hooks_only"))
+
+
 def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
                        problems: list[ConfigError]) -> None:
     from ..templates import TemplateError, resolve_prompt_file
@@ -232,6 +252,7 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
     _audit_settings(model, path, loaded)
     out: list[Hook] = []
     problems: list[ConfigError] = []
+    _managed_only(model, path, source, loaded, problems)
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     for event_key, groups in model.hooks.items():
         config_event = claude.CONFIG_EVENTS.get(event_key)
@@ -267,6 +288,7 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
     _audit_settings(model, path, loaded)
     out: list[Hook] = []
     problems: list[ConfigError] = []
+    _managed_only(model, path, source, loaded, problems)
     loaded.warnings += [f"{path}: {w}" for w in _extras(model, "")]
     cwd = _working_dir("cursor", path, project_dir)
     for event_key, handlers in model.hooks.items():
@@ -450,24 +472,70 @@ def load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> N
 
 
 def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
-                 environ: Mapping[str, str] | None = None) -> Loaded:
-    """Load every source, from the cache of validated configs when nothing changed."""
+                 environ: Mapping[str, str] | None = None, *,
+                 trusted_only: bool = True) -> Loaded:
+    """Load every source, from the cache of validated configs when nothing changed.
+
+    A project or user source loads only while approved (config.trust): checked on every run,
+    on the real files, before the cache is consulted (the approved hashes are part of the
+    cache's key). ``trusted_only=False`` loads them all and only records their state (for
+    ``validate`` and ``explain``, which run nothing)."""
     env = os.environ if environ is None else environ
-    key = cache.fingerprint(sources, project_dir)
+    states = trust.states(list(sources), env)
+    refused = [t for t in states if not t.trusted] if trusted_only else []
+    admitted = _admitted(sources, refused)
+    key = cache.fingerprint(admitted, project_dir) + json.dumps(
+        [[t.key, t.sha256] for t in states if t.trusted])
     # The cache lives in the user's folders, which an agent running as the user can write:
     # a managed policy is always read from its own files.
     managed = any(source.name == "managed" for source, _ in sources)
-    cached = None if managed else cache.load(key, env)
-    if cached is not None:
-        try:
-            return _from_cache(cached)
-        except Exception:
-            pass  # a cache from another layout, or damaged: rebuild it
+    # Loads that admit unapproved sources (trusted_only=False) neither read nor fill it.
+    cacheable = trusted_only and not managed
+    loaded = _cached(key, env) if cacheable else None
+    if loaded is None:
+        loaded = _load_admitted(sources, admitted, project_dir)
+        # A file changed between the check and the load: load again without that source.
+        moved = trust.moved([t for t in states if t.trusted], env) if trusted_only else []
+        if moved:
+            refused += moved
+            loaded = _load_admitted(sources, _admitted(sources, refused), project_dir)
+        elif cacheable:
+            cache.store(key, _to_cache(loaded), env)
+    if not loaded.managed_only:
+        loaded.failures += [LoadFailure(t.source, t.message(), False, kind="untrusted")
+                            for t in refused]
+    loaded.trust = states
+    return loaded
+
+
+def _admitted(sources: Sequence[tuple[Source, Path]],
+              refused: Sequence[trust.TrustState]) -> list[tuple[Source, Path]]:
+    return [(s, p) for s, p in sources if all(t.source != s for t in refused)]
+
+
+def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
+    cached = cache.load(key, env)
+    if cached is None:
+        return None
+    try:
+        return _from_cache(cached)
+    except Exception:
+        return None  # a cache from another layout, or damaged: rebuild it
+
+
+def _load_admitted(sources: Sequence[tuple[Source, Path]],
+                   admitted: Sequence[tuple[Source, Path]], project_dir: str) -> Loaded:
+    """Load the admitted sources in priority order; once the managed policy says managed
+    hooks only, every other source is left out with one line saying so."""
     loaded = Loaded()
     for source, path in sources:
-        load_path(path, source, project_dir, loaded)
-    if not managed:
-        cache.store(key, _to_cache(loaded), env)
+        if loaded.managed_only and source.name != "managed":
+            loaded.failures.append(LoadFailure(
+                source, f"{source.name} config {source.path} is not loaded: the managed policy "
+                        "allows managed hooks only (allow_managed_hooks_only)", False,
+                kind="managed_only"))
+        elif (source, path) in admitted:
+            load_path(path, source, project_dir, loaded)
     return loaded
 
 

@@ -44,6 +44,8 @@ class PromptHooksBlock(BaseModel):
     max_event_chars: Chars | None = None
     verdict_cache_ttl: Seconds | None = None
     audit: AuditBlock | None = None
+    # Managed files only: load no project, user or --config source at all.
+    allow_managed_hooks_only: StrictBool | None = None
 
 
 class _Handler(_Lenient):

@@ -1,7 +1,11 @@
 """The starter prompthooks config install writes when a scope has none: one shipped policy
 (``destructive-shell``: block shell commands that wipe data outside the project) on Bash in
 Claude Code style, which serves every host. Uninstall removes it only while it is byte for
-byte what install wrote and no other host's glue of the same scope still uses it."""
+byte what install wrote and no other host's glue of the same scope still uses it.
+
+Install approves the starter for ``run`` (config.trust) when it wrote it, or when the folder
+holds exactly the starter and nothing else prompthooks would load: anything else the user
+approves with ``prompthooks trust`` after reading it."""
 
 from __future__ import annotations
 
@@ -9,8 +13,10 @@ import json
 import os
 from pathlib import Path
 
+from ..config import trust
 from ..config.discovery import PROJECT_DIR_NAME, user_dir
 from ..config.loader import CONFIG_FILE, HOOKS_DIR
+from ..hook import Source
 from ..hosts import cline
 from . import files
 from .host import Say, Scope
@@ -33,17 +39,41 @@ def _holds_config(location: Path) -> bool:
                for name in cline.CONFIG_EVENTS)
 
 
-def write(location: Path, say: Say) -> Path:
-    """Write the starter unless the folder holds a config; the config file's path."""
+def write(location: Path, say: Say, scope: Scope = "project") -> Path:
+    """Write the starter unless the folder holds a config, and approve it; the config file's
+    path."""
     path = location / CONFIG_FILE
     if files.read_bytes(path) == STARTER:
         say(f"already installed: starter config {path}")
     elif _holds_config(location):
         say(f"kept {location}: it holds a prompthooks config already, so no starter was written")
+        return path
     else:
         files.atomic_write(path, STARTER)
         say(f"wrote {path} (starter config: the {POLICY} policy on Bash commands)")
+    _approve(location, scope, say)
     return path
+
+
+def _approve(location: Path, scope: Scope, say: Say) -> None:
+    """Approve the folder if all prompthooks would load from it is the starter."""
+    source = Source(scope, str(location), 1 if scope == "project" else 2)
+    command = trust.approve_command(source)
+    path = location / CONFIG_FILE
+    try:
+        current = trust.digest(location)
+        if current.files != (CONFIG_FILE,) or files.read_bytes(path) != STARTER:
+            say(f"not approved: {location} holds more than the starter; review it, then run: "
+                f"{command}")
+            return
+        store = trust.read_store(os.environ)
+        if store.records.get(trust.key_of(location), {}).get("sha256") == current.sha256:
+            return  # approved already: nothing to write
+        trust.approve(source, location, os.environ, expected=current)
+    except (trust.Unapprovable, OSError) as exc:
+        say(f"not approved: {location}: {exc}; run: {command}")
+        return
+    say(f"approved {path} for prompthooks run (see: prompthooks trust --list)")
 
 
 def remove(location: Path, used_by: list[str], say: Say) -> None:

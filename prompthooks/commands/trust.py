@@ -1,0 +1,115 @@
+"""``prompthooks trust [--project DIR] [--user] [--revoke | --list] [--json]``: approve the
+current content of the project's and/or the user's config (config.trust), take an approval
+back, or list every source with its state."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .. import output
+from ..config import discovery, trust
+from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
+from ..hook import Source
+
+_T = TypeVar("_T")
+
+
+def _targets(args: argparse.Namespace, both: bool = False) -> list[tuple[Source, Path]]:
+    """The sources named: the project's (``--project``, default the current directory) and/or
+    the user's (``--user``); ``both`` when neither is named."""
+    named = bool(args.project or args.user)
+    out: list[tuple[Source, Path]] = []
+    if args.project or not args.user:
+        folder = Path(args.project or os.getcwd()).absolute() / discovery.PROJECT_DIR_NAME
+        out.append((Source("project", str(folder), 1), folder))
+    if args.user or (both and not named):
+        folder = discovery.user_dir(os.environ)
+        out.append((Source("user", str(folder), 2), folder))
+    return out
+
+
+def _entry(state: trust.TrustState) -> dict[str, Any]:
+    return {"source": state.source.name, "path": state.source.path, "state": state.state,
+            "sha256": state.sha256, "files": list(state.files),
+            "approved_at": state.approved_at, "reason": state.reason}
+
+
+def _list(args: argparse.Namespace) -> int:
+    store = trust.read_store(os.environ)
+    shown: list[trust.TrustState] = []
+    for source, folder in _targets(args, both=True):
+        if folder.is_dir():
+            shown.append(trust.state_of(source, folder, store))
+    seen = {s.key for s in shown}
+    for key, record in sorted(store.records.items()):  # approved elsewhere
+        if key not in seen:
+            source = Source(str(record.get("source", "?")), key, 0)
+            shown.append(trust.state_of(source, Path(key), store) if Path(key).is_dir()
+                         else trust.TrustState(source, key, "new", reason="folder is gone"))
+    if args.json:
+        output.print_json({"store": str(store.path), "problem": store.problem,
+                           "sources": [_entry(s) for s in shown]})
+        return EXIT_OK
+    if store.problem:
+        output.line(f"warning: {store.problem}", "yellow")
+    if not shown:
+        output.line(f"no project or user config here, and no approvals in {store.path}")
+        return EXIT_OK
+    output.table(("source", "path", "state"),
+                 ([s.source.name, s.source.path,
+                   "approval kept, folder is gone" if s.reason == "folder is gone"
+                   else s.describe()] for s in shown))
+    return EXIT_OK
+
+
+def _store_write(change: Callable[..., _T], *args: Any) -> _T:
+    """A store that cannot be written is one line, exit 1."""
+    try:
+        return change(*args)
+    except OSError as exc:
+        raise PromptHooksError(f"cannot write the trust store {trust.store_path(os.environ)}: "
+                               f"{exc.strerror or exc}") from None
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list(args)
+    results: list[dict[str, Any]] = []
+    failed = False
+    for source, folder in _targets(args):
+        where = f"{source.name} config {folder}"
+        if args.revoke:
+            gone = _store_write(trust.revoke, folder, os.environ)
+            results.append({"source": source.name, "path": str(folder), "revoked": gone})
+            if not args.json:
+                output.line(f"revoked the approval of {where}" if gone
+                            else f"{where} was not approved: nothing to revoke")
+            continue
+        if not folder.is_dir():
+            failed = True
+            results.append({"source": source.name, "path": str(folder),
+                            "error": "no such folder"})
+            if not args.json:
+                output.line(f"prompthooks: no {where}: nothing to approve", "red")
+            continue
+        try:
+            state, problem = _store_write(trust.approve, source, folder, os.environ)
+        except trust.Unapprovable as exc:
+            failed = True
+            results.append({"source": source.name, "path": str(folder), "error": str(exc)})
+            if not args.json:
+                output.line(f"prompthooks: {where} cannot be approved: {exc}", "red")
+            continue
+        results.append(_entry(state))
+        if not args.json:
+            if problem:
+                output.line(f"warning: {problem}; a new store was written", "yellow")
+            output.line(f"approved {where} (sha256 {state.sha256}): {', '.join(state.files)}",
+                        "green")
+    if args.json:
+        output.print_json({"store": str(trust.store_path(os.environ)), "results": results})
+    return EXIT_ERROR if failed else EXIT_OK

@@ -1,0 +1,372 @@
+"""Approval of project and user configs, as direnv approves an ``.envrc``: a discovered
+project (``<project>/.prompthooks/``) or user (``$XDG_CONFIG_HOME/prompthooks/``) source runs
+only while what prompthooks loads from it is exactly what the user approved.
+
+What is approved is the content prompthooks itself loads from the folder: ``hooks.json`` and
+the Cline-style hook files (executables named after a Cline hook, ``<Hook>.md``) in the folder
+and in its ``hooks/`` folder, by name, mode and content (sha256). Not the scripts those hooks
+call: as direnv approves only ``.envrc``, the approved file says what runs.
+
+Approvals live in the user's data folder (``$XDG_DATA_HOME/prompthooks/trust.json``), never in
+the project, keyed by the source folder's resolved path. No environment variable grants or
+skips an approval. A store that cannot be read means nothing is approved.
+
+The managed policy (written by an administrator) and ``--config`` paths (written into the
+host's own config, which is as trusted as the command line) need no approval.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..hook import Source
+
+CHECKED = ("project", "user")  # the discovered sources that need an approval
+STORE_NAME = "trust.json"
+MAX_FILE = 1024 * 1024  # bytes of one approved file: configs and hook scripts are small
+MAX_STORE = 4 * 1024 * 1024
+_FORMAT = 1
+# Names prompthooks loads from a folder (config.loader); kept here so a hash never depends on
+# anything the loader does not read.
+_CONFIG_FILE = "hooks.json"
+_HOOKS_DIR = "hooks"
+
+State = Literal["approved", "changed", "new", "unapprovable", "empty"]
+
+
+class Unapprovable(Exception):
+    """The folder holds something that cannot be hashed safely (not a regular file, too big,
+    unreadable): it cannot be approved, so it never runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """The sha256 of what prompthooks loads from a folder, and the files it covers."""
+
+    sha256: str
+    files: tuple[str, ...]  # relative to the folder
+
+
+@dataclass(frozen=True, slots=True)
+class TrustState:
+    """Whether one discovered source may run, and why not."""
+
+    source: Source
+    key: str  # the folder's resolved path: the store's key
+    state: State
+    sha256: str | None = None
+    files: tuple[str, ...] = ()
+    approved_at: str | None = None
+    reason: str | None = None  # why it cannot be approved, or why the store was not read
+
+    @property
+    def trusted(self) -> bool:
+        """Its hooks may run (approved, or nothing in it that prompthooks would load)."""
+        return self.state in ("approved", "empty")
+
+    @property
+    def command(self) -> str:
+        return approve_command(self.source)
+
+    def describe(self) -> str:
+        """The state in a few words, for tables."""
+        if self.state == "approved":
+            return f"approved {self.approved_at}"
+        if self.state == "changed":
+            return "not trusted: changed since approved"
+        if self.state == "new":
+            return "not trusted: never approved"
+        if self.state == "empty":
+            return "nothing to approve (no hooks)"
+        return f"cannot be approved: {self.reason}"
+
+    def advice(self) -> str:
+        """What to do about an untrusted source ("" for a trusted one)."""
+        if self.trusted:
+            return ""
+        if self.state == "unapprovable":
+            return "fix it, then run: " + self.command
+        return "review it, then run: " + self.command
+
+    def message(self) -> str:
+        """The one line ``run`` says for a source it did not load."""
+        where = f"{self.source.name} config {self.source.path}"
+        if self.state == "unapprovable":
+            return f"{where} is not trusted: it cannot be approved ({self.reason})"
+        note = f"; {self.reason}" if self.reason else ""
+        return (f"{where} is not trusted (new or changed since approved{note}); review it and "
+                f"run: {self.command}")
+
+
+def approve_command(source: Source) -> str:
+    import shlex
+
+    if source.name == "user":
+        return "prompthooks trust --user"
+    return f"prompthooks trust --project {shlex.quote(str(Path(source.path).parent))}"
+
+
+# --- hashing --------------------------------------------------------------------------------
+
+def _is_hook_name(name: str, events: Mapping[str, Any]) -> bool:
+    return name in events or (name.endswith(".md") and name[:-3] in events)
+
+
+def _read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[os.stat_result, bytes]:
+    """(status, bytes) of a regular file, read without ever blocking (a FIFO) or reading more
+    than ``cap`` bytes. Symlinks are followed; their targets are hashed by the caller."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unapprovable(f"{path.name} is not a regular file")
+        if info.st_size > cap:
+            raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= cap:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > cap:  # it grew while being read
+            raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
+        return info, b"".join(chunks)
+    except OSError as exc:
+        raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _entries(folder: Path, events: Mapping[str, Any]) -> Iterator[tuple[str, Path]]:
+    """(relative name, path) of every file the loader would load from ``folder``."""
+    found = [(_CONFIG_FILE, folder / _CONFIG_FILE)] if os.path.lexists(folder / _CONFIG_FILE) \
+        else []
+    for prefix, where in (("", folder), (f"{_HOOKS_DIR}/", folder / _HOOKS_DIR)):
+        if prefix and not where.is_dir():
+            continue
+        try:
+            names = sorted(os.listdir(where))
+        except OSError as exc:
+            raise Unapprovable(f"{prefix or where.name}: cannot list: {exc.strerror}") from None
+        for name in names:
+            path = where / name
+            if _is_hook_name(name, events) and not path.is_dir():  # the loader skips folders
+                found.append((prefix + name, path))
+    yield from found
+
+
+def digest(folder: Path) -> Digest:
+    """The sha256 over every loaded file's name, link target (when a symlink), mode and bytes,
+    and over the ``hooks/`` folder's own link target. Raises :class:`Unapprovable`."""
+    from ..hosts import cline
+
+    sha = hashlib.sha256(b"prompthooks trust 1\0")
+    files: list[str] = []
+
+    def add(*parts: bytes) -> None:
+        for part in parts:
+            sha.update(len(part).to_bytes(8, "big") + part)
+
+    hooks = folder / _HOOKS_DIR
+    try:
+        if hooks.is_symlink():  # a swapped link to another folder is another config
+            add(b"link", _HOOKS_DIR.encode(), os.fsencode(os.readlink(hooks)))
+        for name, path in _entries(folder, cline.CONFIG_EVENTS):
+            target = os.readlink(path) if path.is_symlink() else ""
+            info, data = _read_bounded(path)
+            add(b"file", os.fsencode(name), os.fsencode(target),
+                f"{stat.S_IMODE(info.st_mode):o}".encode(), data)
+            files.append(name)
+    except OSError as exc:  # a link replaced while being read
+        raise Unapprovable(f"{exc.filename or folder}: cannot read: {exc.strerror}") from None
+    return Digest(sha.hexdigest(), tuple(files))
+
+
+# --- the store ------------------------------------------------------------------------------
+
+def data_dir(environ: Mapping[str, str]) -> Path:
+    base = environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                        "share")
+    return Path(base) / "prompthooks"
+
+
+def store_path(environ: Mapping[str, str]) -> Path:
+    return data_dir(environ) / STORE_NAME
+
+
+@dataclass
+class Store:
+    """The approvals, by resolved folder path; ``problem`` says why the file was not read."""
+
+    path: Path
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    problem: str | None = None
+
+
+def _valid(records: Any) -> bool:
+    return isinstance(records, dict) and all(
+        isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("sha256"), str)
+        for k, v in records.items())
+
+
+def read_store(environ: Mapping[str, str]) -> Store:
+    """The approvals; a missing store is empty, a corrupt or unreadable one is empty with a
+    ``problem`` (never an exception)."""
+    path = store_path(environ)
+    try:
+        info, raw = _read_bounded(path, MAX_STORE)
+    except Unapprovable as exc:
+        if not os.path.lexists(path):
+            return Store(path)
+        return Store(path, problem=f"trust store {path} cannot be used ({exc}): "
+                                   "nothing is approved")
+    # Approvals someone else could have written approve nothing (as ssh treats its keys).
+    if info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        return Store(path, problem=f"trust store {path} is writable by others or not yours: "
+                                   "nothing is approved")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return Store(path, problem=f"trust store {path} is not valid JSON: nothing is approved")
+    records = data.get("sources") if isinstance(data, dict) else None
+    if not (isinstance(records, dict) and data.get("format") == _FORMAT and _valid(records)):
+        return Store(path, problem=f"trust store {path} is not a prompthooks trust store: "
+                                   "nothing is approved")
+    return Store(path, dict(records))
+
+
+def _write_store(store: Store) -> None:
+    """Atomically, owner-only: the folder 0700 when created, the file 0600."""
+    import tempfile  # only `prompthooks trust` and install write; `run` only reads
+
+    folder = store.path.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{STORE_NAME}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), 0o600)
+            json.dump({"format": _FORMAT, "sources": store.records}, out, indent=2,
+                      sort_keys=True)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, store.path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def _locked(environ: Mapping[str, str]) -> Iterator[None]:
+    """Serialise read-modify-write of the store between two ``prompthooks trust`` runs."""
+    import fcntl
+
+    folder = data_dir(environ)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(folder / f"{STORE_NAME}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+# --- states ---------------------------------------------------------------------------------
+
+def key_of(folder: Path) -> str:
+    return str(folder.resolve())
+
+
+def state_of(source: Source, folder: Path, store: Store) -> TrustState:
+    """The state of one source, from its real files, now."""
+    key = key_of(folder)
+    try:
+        current = digest(folder)
+    except Unapprovable as exc:
+        return TrustState(source, key, "unapprovable", reason=str(exc))
+    if not current.files:
+        return TrustState(source, key, "empty", current.sha256)
+    record = store.records.get(key)
+    if record is None:
+        return TrustState(source, key, "new", current.sha256, current.files,
+                          reason=store.problem)
+    if record.get("sha256") != current.sha256:
+        return TrustState(source, key, "changed", current.sha256, current.files,
+                          approved_at=str(record.get("approved_at")), reason=store.problem)
+    return TrustState(source, key, "approved", current.sha256, current.files,
+                      approved_at=str(record.get("approved_at")))
+
+
+def states(sources: list[tuple[Source, Path]],
+           environ: Mapping[str, str]) -> list[TrustState]:
+    """The state of every source that needs an approval (the store is read only if one
+    does)."""
+    checked = [(s, p) for s, p in sources if s.name in CHECKED]
+    if not checked:
+        return []
+    store = read_store(environ)
+    return [state_of(source, path, store) for source, path in checked]
+
+
+def now() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def approve(source: Source, folder: Path, environ: Mapping[str, str],
+            expected: Digest | None = None) -> tuple[TrustState, str | None]:
+    """Approve the folder's current content (only if it is still ``expected``, when given).
+    Returns the new state and the store's problem (a corrupt store is replaced), or raises
+    :class:`Unapprovable`."""
+    with _locked(environ):
+        current = digest(folder)
+        if not current.files:
+            raise Unapprovable("it holds no hooks.json and no hook files: nothing to approve")
+        if expected is not None and current != expected:
+            raise Unapprovable("it changed while being approved")
+        store = read_store(environ)
+        stamp = now()
+        store.records[key_of(folder)] = {"source": source.name, "sha256": current.sha256,
+                                         "files": list(current.files), "approved_at": stamp}
+        _write_store(store)
+    return (TrustState(source, key_of(folder), "approved", current.sha256, current.files,
+                       approved_at=stamp), store.problem)
+
+
+def revoke(folder: Path, environ: Mapping[str, str]) -> bool:
+    """Remove the folder's approval; whether there was one."""
+    with _locked(environ):
+        store = read_store(environ)
+        if store.records.pop(key_of(folder), None) is None:
+            return False
+        _write_store(store)
+    return True
+
+
+def moved(checked: list[TrustState], environ: Mapping[str, str]) -> list[TrustState]:
+    """The sources among ``checked`` (trusted a moment ago) whose content differs now: a file
+    written between the check and the load. They count as changed."""
+    out = []
+    for state in checked:
+        try:
+            same = digest(Path(state.source.path)).sha256 == state.sha256
+        except Unapprovable:
+            same = False
+        if not same:
+            out.append(TrustState(state.source, state.key, "changed", reason="it changed while "
+                                  "being loaded"))
+    return out
