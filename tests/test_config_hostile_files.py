@@ -19,6 +19,7 @@ from prompthooks.config.discovery import discover
 from prompthooks.templates import TemplateError, load_template_file
 
 from .helpers import (
+    approve,
     claude_bash,
     claude_config,
     cline_event,
@@ -305,6 +306,7 @@ def test_a_sparse_terabyte_in_the_project_folder_does_not_stop_its_hooks(tmp_pat
     deny = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo 'no' >&2; exit 2")
     claude_config(project / ".prompthooks" / "hooks.json", "PreToolUse", {"command": str(deny)})
     _sparse(project / ".prompthooks" / "junk.bin")
+    approve(project / ".prompthooks")  # junk the loader never reads is not part of it
     for _ in range(2):  # a cold run, then one from the config cache
         proc = run_cli(claude_bash("ls", cwd=str(project)), "--budget", "5", "--managed-dir",
                        str(tmp_path / "no-managed"), cwd=project,

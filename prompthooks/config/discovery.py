@@ -46,7 +46,9 @@ def discover(project_dir: str, environ: Mapping[str, str],
                   ("user", user_dir(environ))]
     found: list[tuple[Source, Path]] = []
     seen: set[Path] = set()
-    for priority, (name, folder) in enumerate(candidates):
+    # Every managed folder shares the highest priority; project and user come after them.
+    for name, folder in candidates:
+        priority = {"managed": 0, "project": 1, "user": 2}[name]
         try:
             real = folder.resolve()
             if real in seen or not folder.is_dir():
@@ -67,6 +69,7 @@ def explicit(paths: Sequence[str],
     found: list[tuple[Source, Path]] = []
     for _, folder in _managed(managed_dir):
         if folder.is_dir():
-            found.append((Source("managed", str(folder), len(found)), folder))
-    return found + [(Source("config", path, len(found) + i), Path(path))
+            found.append((Source("managed", str(folder), 0), folder))
+    first = 1 if found else 0
+    return found + [(Source("config", path, first + i), Path(path))
                     for i, path in enumerate(paths)]

@@ -293,7 +293,10 @@ def key_of(folder: Path) -> str:
 
 def state_of(source: Source, folder: Path, store: Store) -> TrustState:
     """The state of one source, from its real files, now."""
-    key = key_of(folder)
+    try:
+        key = key_of(folder)
+    except (OSError, RuntimeError) as exc:  # a symlink loop: nothing there can be approved
+        return TrustState(source, str(folder), "unapprovable", reason=f"cannot resolve: {exc}")
     try:
         current = digest(folder)
     except Unapprovable as exc:

@@ -191,7 +191,9 @@ def supervise(job: Job, managed: Sequence[Path]) -> int:
     named = hosts.HOSTS.get(job.host) if job.host else None
     first = job.started + (job.budget if job.budget is not None else
                            named.BUDGET if named else _SMALLEST_BUDGET)
-    data, unreadable = read_event(first - fallback_reserve(first, time.monotonic()))
+    # Half the budget for the event to arrive: the other half is the work's, which still
+    # loads the config (for the guard) when no complete event came.
+    data, unreadable = read_event(job.started + (first - job.started) / 2)
     found = guess(data, job.host, job.event)
     total = job.budget if job.budget is not None else (
         found.host.BUDGET if found.host else _SMALLEST_BUDGET)
@@ -220,6 +222,8 @@ def supervise(job: Job, managed: Sequence[Path]) -> int:
             _kill(pid, report.groups)
         return code
     problem, kind, code = _why_no_answer(waiter)
+    if unreadable is not None:  # whatever became of the work, that is what went wrong
+        problem, kind, code = unreadable, "input", EXIT_ERROR
     _kill(pid, report.groups)
     guard, audit = report.guard, report.audit or {}
     if guard is None:
