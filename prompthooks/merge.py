@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .hook import Hook
 from .protected_env import protected
 from .result import RANK, HookResult, Permission
 
@@ -35,6 +36,7 @@ class Decision:
     system_message: str | None = None
     contexts: tuple[str, ...] = ()
     updated_input: Mapping[str, Any] | None = None
+    rewritten_by: Hook | None = None  # the hook whose updated_input this is
     halt: bool = False
     stop_reason: str | None = None
     env: Mapping[str, str] | None = None
@@ -102,11 +104,13 @@ def merge(results: Iterable[HookResult]) -> Decision:
     notices: list[str] = []
     env = _env(effective, notices)
     updated = None
+    rewritten_by = None
     if permission != "deny":
         guarded = any(r.hook.managed for r in effective)
         rewrites = [r for r in effective if r.updated_input is not None]
         allowed = [r for r in rewrites if r.hook.managed or not guarded]
         updated = allowed[0].updated_input if allowed else None
+        rewritten_by = allowed[0].hook if allowed else None
         notices += [f"hook '{r.hook.name}' ({r.hook.label}): its updated input is ignored: a "
                     "managed policy judged this event and only it may rewrite the input"
                     for r in rewrites if guarded and not r.hook.managed]
@@ -118,6 +122,7 @@ def merge(results: Iterable[HookResult]) -> Decision:
         system_message=_join(r.system_message for r in effective),
         contexts=tuple(c for r in effective for c in r.contexts if c),
         updated_input=updated,
+        rewritten_by=rewritten_by,
         halt=any(r.halt for r in effective),
         stop_reason=_join(r.stop_reason for r in effective),
         env=env,
