@@ -172,3 +172,22 @@ def test_a_pinned_managed_hook_never_imports_litellm(tmp_path: Path, policy: Fak
     ("OPENAI_API_KEY", False), ("HOME", False), ("DATABASE_URL", False)])
 def test_which_variables_could_redirect_litellm(name: str, redirects: bool) -> None:
     assert redirecting_variables({name: "x", "EMPTY_PROXY": ""}) == ([name] if redirects else [])
+
+
+def test_doctor_says_to_pin_api_base_for_an_unpinned_managed_hook(tmp_path: Path) -> None:
+    etc = _etc(tmp_path, {"model": "openai/gpt-4.1-mini"})
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "doctor", "--offline", "--json",
+                           "--managed-dir", str(etc), "--project", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    warnings = [c["detail"] for c in json.loads(proc.stdout)["checks"]
+                if c["check"] == "config warning"]
+    assert any("pin api_base in the managed file" in w and str(etc) in w for w in warnings)
+
+
+def test_a_pinned_managed_hook_gets_no_such_warning(tmp_path: Path, policy: FakeModel) -> None:
+    from prompthooks.api import load_config
+    from prompthooks.model.pinned import unpinned_warnings
+
+    pinned = load_config(project_dir=str(tmp_path),
+                         managed_dir=_etc(tmp_path, {"api_base": policy.url}))
+    assert pinned.hooks and unpinned_warnings(pinned.hooks) == []

@@ -9,9 +9,13 @@ a message saying to pin ``api_base`` in the managed file (a fail-closed hook the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from .types import ModelError, ModelReply, ModelRequest
+
+if TYPE_CHECKING:
+    from ..hook import Hook
 
 # litellm's base-URL variables end like these (OPENAI_BASE_URL, ANTHROPIC_API_BASE,
 # AZURE_API_BASE, AWS_BEDROCK_RUNTIME_ENDPOINT...); any name holding PROXY is a proxy
@@ -43,6 +47,16 @@ def unpinned_problem(environ: Mapping[str, str]) -> str | None:
             "pin api_base in the managed file")
 
 
+def unpinned_warnings(hooks: Iterable[Hook]) -> list[str]:
+    """One line per managed file whose prompt hooks do not pin ``api_base`` (for validate and
+    doctor)."""
+    paths = sorted({h.source.path for h in hooks if h.managed and h.kind == "prompt"
+                    and not (h.prompt_settings and h.prompt_settings.api_base)})
+    return [f"{path}: a managed prompt hook without api_base goes through litellm, which "
+            "reads proxy and base-URL variables; it refuses to run while one is set: pin "
+            "api_base in the managed file" for path in paths]
+
+
 def complete(request: ModelRequest, deadline: float,
              environ: Mapping[str, str] | None = None) -> ModelReply:
     """The managed hook's model call (always in this process: see recording/cassette.py)."""
@@ -60,4 +74,4 @@ def complete(request: ModelRequest, deadline: float,
     return through_litellm(request, deadline)
 
 
-__all__ = ["complete", "redirecting_variables", "unpinned_problem"]
+__all__ = ["complete", "redirecting_variables", "unpinned_problem", "unpinned_warnings"]
