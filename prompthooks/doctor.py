@@ -173,7 +173,9 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
 
     found = False
     for glue in HOSTS.values():
-        for scope in ("project", "user"):
+        for scope in ("project", "user", "managed"):
+            if scope == "managed" and glue.managed is None:
+                continue
             place = location(glue, scope, project)
             try:
                 installed = glue.installed(place)

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from ..config.discovery import PROJECT_DIR_NAME, user_dir
+from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME, user_dir
 from ..config.loader import CONFIG_FILE, HOOKS_DIR
 from ..hosts import cline
 from . import files
@@ -21,7 +21,10 @@ STARTER: bytes = (json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hook
     {"type": "prompt", "prompt_file": POLICY, "timeout": 20}]}]}}, indent=2) + "\n").encode()
 
 
-def folder(scope: Scope, project: Path) -> Path:
+def folder(scope: Scope, project: Path, root: Path = Path("/")) -> Path:
+    """The scope's prompthooks config folder (managed: /etc/prompthooks under ``root``)."""
+    if scope == "managed":
+        return root / MANAGED_DIR.relative_to("/")
     return project / PROJECT_DIR_NAME if scope == "project" else user_dir(os.environ)
 
 
