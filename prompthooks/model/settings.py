@@ -34,13 +34,11 @@ class Endpoint:
     model: str
     api_base: str | None = None
     api_key: str | None = None
-    proxy: str | None = None
-    managed: bool = False  # from the managed policy: called on the pinned path
+    proxy: str | None = None  # a managed file's own proxy (it may hold credentials: not shown)
 
     def __repr__(self) -> str:
         key = "set" if self.api_key else "unset"
-        return (f"Endpoint(model={self.model!r}, api_base={self.api_base!r}, api_key={key}, "
-                f"managed={self.managed})")
+        return f"Endpoint(model={self.model!r}, api_base={self.api_base!r}, api_key={key})"
 
 
 _override: str | None = None
@@ -70,6 +68,6 @@ def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None) -> Endpoi
     named_key = env.get(key_var) if key_var else None
     if hook.managed:
         return Endpoint(model, api_base or None, named_key or None,
-                        settings.proxy if settings else None, managed=True)
+                        settings.proxy if settings else None)
     api_key = env.get("PROMPTHOOKS_API_KEY") or named_key
     return Endpoint(model, api_base or None, api_key or None)
