@@ -26,7 +26,7 @@ from .events import STOP_EVENTS, Event
 from .executors import executor_for
 from .executors.command import KILL_GRACE, kill_running
 from .hook import Hook, Trigger
-from .merge import Decision, merge
+from .merge import Decision, failure_line, merge
 from .result import HookResult
 
 # How long before the run's deadline hooks are stopped: killing a command hook's group takes up
@@ -117,8 +117,9 @@ def _rewritten(event: Event, tool_input: Mapping[str, Any]) -> Event | None:
 
 
 def _refuse(decision: Decision, reason: str, results: Sequence[HookResult] = (),
-            notice: str | None = None) -> Decision:
-    return replace(decision, permission="deny", reason=reason, user_message=reason,
+            notice: str | None = None, user_message: str | None = None) -> Decision:
+    return replace(decision, permission="deny", reason=reason,
+                   user_message=user_message or reason,
                    updated_input=None, rewritten_by=None,
                    errors=decision.errors + ((notice,) if notice else ()),
                    results=decision.results + tuple(results))
@@ -141,13 +142,12 @@ def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event,
     results = run_hooks(guards, changed, deadline)
     failed = [r for r in results if r.failed]
     if failed:
-        from .merge import failure_line
-
         return _refuse(decision, unjudged, results,
                        f"{failure_line(failed[0])} (judging the rewritten input)")
     verdict = merge(results)
     if verdict.permission == "deny":
-        return _refuse(decision, verdict.reason or "Blocked by the managed policy.", results)
+        return _refuse(decision, verdict.reason or "Blocked by the managed policy.", results,
+                       user_message=verdict.user_message)
     if verdict.permission == "ask" and decision.permission != "ask":
         return replace(decision, permission="ask", reason=verdict.reason,
                        results=decision.results + tuple(results))

@@ -91,7 +91,9 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
     from tenacity.wait import wait_random_exponential
 
     endpoint = request.endpoint
-    assert endpoint.api_base is not None
+    if not endpoint.api_base:
+        raise ModelError(f"no api_base to call directly ({endpoint.model})")
+    target = url(endpoint.api_base)
     headers = {"Content-Type": "application/json"}
     if endpoint.api_key:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
@@ -113,8 +115,8 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
                     if remaining <= 0:
                         raise TimeoutError
                     response = await asyncio.wait_for(client.post(
-                        url(endpoint.api_base), json=body(request), headers=headers,
-                        timeout=remaining), remaining)
+                        target, json=body(request), headers=headers, timeout=remaining),
+                        remaining)
                     if response.status_code >= 300:
                         raise HTTPStatusError(response.status_code, response.text)
                     reply = _reply(response.json(), attempts)
