@@ -6,14 +6,18 @@ sees the ``curl ... | sh`` a project hook swaps in through ``updatedInput``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prompthooks.api import dispatch
+import pytest
+
+from prompthooks.api import dispatch, parse_event
 
 from .helpers import (
     claude_bash,
     claude_config,
+    cline_event,
     cursor_config,
     cursor_event,
     reply,
@@ -129,3 +133,22 @@ def test_a_project_rewrite_of_an_event_the_managed_policy_judged_is_ignored(
                    str(_claude_rewriter(tmp_path, EVIL)), "--managed-dir", str(etc))
     assert "updatedInput" not in reply(proc)["hookSpecificOutput"]
     assert "only it may rewrite the input" in proc.stderr
+
+
+@pytest.mark.parametrize(("raw", "where"), [
+    (claude_bash("ls"), lambda raw: raw["tool_input"]["command"]),
+    (cursor_event("beforeShellExecution", command="ls", cwd="/tmp"),
+     lambda raw: raw["command"]),
+    (cursor_event("preToolUse", tool_name="Shell", tool_input={"command": "ls"}),
+     lambda raw: raw["tool_input"]["command"]),
+    (cline_event("PreToolUse", toolName="execute_command", parameters={"command": "ls"}),
+     lambda raw: raw["preToolUse"]["parameters"]["command"]),
+])
+def test_each_host_rebuilds_its_event_around_a_rewritten_input(
+        raw: dict[str, Any], where: Callable[[dict[str, Any]], str]) -> None:
+    host, event = parse_event(raw)
+    changed = host.with_input(event, {"command": EVIL})
+    assert changed.command == EVIL and changed.tool_input == {"command": EVIL}
+    assert where(json.loads(changed.raw_bytes)) == EVIL
+    assert where(dict(changed.raw)) == EVIL
+    assert where(dict(event.raw)) == "ls"  # the original event is untouched
