@@ -62,8 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
                        ("uninstall", "remove exactly what install added")):
         glue = commands.add_parser(name, help=text)
         glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True)
-        glue.add_argument("--scope", choices=("project", "user"), default="project",
-                          help="the project's host config (default) or the user's")
+        glue.add_argument("--scope", choices=("project", "user", "managed"), default="project",
+                          help="the project's host config (default), the user's, or the "
+                               "host's own managed settings (Claude Code, Cursor)")
+        glue.add_argument("--managed-root", metavar="DIR", help=argparse.SUPPRESS)
         glue.add_argument("--project", metavar="DIR",
                           help="the project folder (default: the current directory)")
         if name == "install":

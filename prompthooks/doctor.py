@@ -59,28 +59,32 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
                 yield check("config error", "fail", message)
     for message in config.unknown_events:
         yield check("config error", "fail", message)
-    for warning in config.warnings:
+    from .model.pinned import unpinned_warnings
+
+    for warning in [*config.warnings, *unpinned_warnings(config.hooks)]:
         yield check("config warning", "warn", warning)
     kinds = [h.kind for h in config.hooks]
     yield check("hooks", "ok", f"{kinds.count('command')} command, {kinds.count('prompt')} "
                                "prompt")
 
 
-def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool], list[Hook]]:
+def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], list[Hook]]:
     from .model.settings import endpoint_for
 
-    groups: dict[tuple[str, str | None, bool], list[Hook]] = {}
+    groups: dict[tuple[str, str | None, bool, bool], list[Hook]] = {}
     for hook in hooks:
         if hook.kind == "prompt":
             endpoint = endpoint_for(hook)
-            key = (endpoint.model, endpoint.api_base, bool(endpoint.api_key))
+            key = (endpoint.model, endpoint.api_base, bool(endpoint.api_key), hook.managed)
             groups.setdefault(key, []).append(hook)
     return groups
 
 
 def _probe(hook: Hook) -> tuple[bool, str]:
-    """One tiny request through the real call path (no cassette, no worker)."""
-    from .model.call import complete
+    """One tiny request through the real call path (no cassette, no worker; a managed hook's
+    pinned path)."""
+    from .model.call import complete as through_litellm
+    from .model.pinned import complete as pinned
     from .model.settings import endpoint_for
     from .model.types import ModelError, ModelRequest
 
@@ -88,7 +92,8 @@ def _probe(hook: Hook) -> tuple[bool, str]:
         {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
     start = time.monotonic()
     try:
-        reply = complete(request, start + PROBE_SECONDS)
+        reply = (pinned if hook.managed else through_litellm)(request,
+                                                              start + PROBE_SECONDS)
     except ModelError as exc:
         return False, str(exc)
     return True, f"answered in {time.monotonic() - start:.1f} s ({reply.model})"
@@ -98,7 +103,7 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
     groups = _endpoints(config.hooks)
     if not groups:
         yield check("models", "skip", "no prompt hooks")
-    for (model, api_base, has_key), hooks in groups.items():
+    for (model, api_base, has_key, _), hooks in groups.items():
         where = f"{model} at {api_base or 'the provider default'}, key " + (
             "set" if has_key else "not set (the provider's own variable, if any)")
         used = f"{len(hooks)} prompt hook{'s' * (len(hooks) != 1)}"
@@ -178,7 +183,9 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
 
     found = False
     for glue in HOSTS.values():
-        for scope in ("project", "user"):
+        for scope in ("project", "user", "managed"):
+            if scope == "managed" and glue.managed is None:
+                continue
             place = location(glue, scope, project)
             try:
                 installed = glue.installed(place)

@@ -6,21 +6,27 @@ time a hook takes to be stopped (SIGTERM, a grace, SIGKILL; a model call giving 
 result, a timed-out hook's fallback included, is in before the run's deadline; a hook whose
 executor is still busy at that deadline counts as timed out. Identical handlers listed by
 several sources run once (fail-closed if any copy says so).
+
+A rewritten input from a non-managed hook is judged again: every managed hook that applies to
+the event with that input (matchers evaluated on it) runs on it within the time left. A
+managed block denies the event; a managed hook that fails or cannot answer in time refuses the
+rewrite. With no managed hook applying to the rewritten input, the rewrite stands.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from .config.loader import LoadFailure
 from .events import STOP_EVENTS, Event
 from .executors import executor_for
 from .executors.command import KILL_GRACE, kill_running
 from .hook import Hook, Trigger
-from .merge import Decision, merge
+from .merge import Decision, failure_line, merge
 from .result import HookResult
 
 # How long before the run's deadline hooks are stopped: killing a command hook's group takes up
@@ -115,10 +121,59 @@ def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float,
             for r, h in zip(results, hooks, strict=True)]
 
 
+def _rewritten(event: Event, tool_input: Mapping[str, Any]) -> Event | None:
+    from . import hosts
+
+    try:
+        return hosts.get(event.host).with_input(event, tool_input)
+    except Exception:  # an event from no known host: the rewrite cannot be judged
+        return None
+
+
+def _refuse(decision: Decision, reason: str, results: Sequence[HookResult] = (),
+            notice: str | None = None, user_message: str | None = None) -> Decision:
+    return replace(decision, permission="deny", reason=reason,
+                   user_message=user_message or reason,
+                   updated_input=None, rewritten_by=None,
+                   errors=decision.errors + ((notice,) if notice else ()),
+                   results=decision.results + tuple(results))
+
+
+def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event,
+            deadline: float) -> Decision:
+    """Judge a non-managed hook's rewritten input by the managed hooks that apply to it."""
+    author = decision.rewritten_by
+    if decision.updated_input is None or author is None or author.managed:
+        return decision
+    unjudged = ("Blocked by prompthooks: the rewritten input could not be judged by the "
+                f"managed policy (rewritten by hook '{author.name}')")
+    changed = _rewritten(event, decision.updated_input)
+    if changed is None:
+        return _refuse(decision, unjudged)
+    guards = [h for h in select(hooks, changed) if h.managed]
+    if not guards:
+        return decision
+    results = run_hooks(guards, changed, deadline)
+    failed = [r for r in results if r.failed]
+    if failed:
+        return _refuse(decision, unjudged, results,
+                       f"{failure_line(failed[0])} (judging the rewritten input)")
+    verdict = merge(results)
+    if verdict.permission == "deny":
+        return _refuse(decision, verdict.reason or "Blocked by the managed policy.", results,
+                       user_message=verdict.user_message)
+    if verdict.permission == "ask" and decision.permission != "ask":
+        return replace(decision, permission="ask", reason=verdict.reason,
+                       results=decision.results + tuple(results))
+    return replace(decision, results=decision.results + tuple(results))
+
+
 def decide(hooks: Sequence[Hook], failures: Iterable[LoadFailure], event: Event,
            deadline: float, cancel: threading.Event | None = None) -> Decision:
-    """Select, run and merge: the whole engine for one event, answered by ``deadline`` (or
-    as soon as ``cancel`` is set)."""
+    """Select, run and merge, then judge a rewritten input again (see the module
+    docstring): the whole engine for one event, answered by ``deadline`` (or as soon as
+    ``cancel`` is set)."""
     selected = select(hooks, event)
-    return merge([*failure_results(failures, event),
-                  *run_hooks(selected, event, deadline, cancel)])
+    decision = merge([*failure_results(failures, event),
+                      *run_hooks(selected, event, deadline, cancel)])
+    return rejudge(decision, hooks, event, deadline)

@@ -32,6 +32,7 @@ class PromptSettings:
     api_key_env: str | None = None  # the name of the variable holding the key, never the key
     max_event_chars: int | None = None
     verdict_cache_ttl: float | None = None
+    proxy: str | None = None  # managed hooks only: the proxy their requests go through
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,10 @@ Rules (README, "Merge rules"):
 - ``updated_input``: the first in that order wins (deterministic, whoever finishes first);
   when a managed hook judged the event, only a managed hook may rewrite it (a project or user
   hook could otherwise swap in an input the managed policy never saw);
-- ``halt`` (stop the agent) if any hook asks for it; ``env`` is merged, higher source winning.
+- ``halt`` (stop the agent) if any hook asks for it; ``env`` is merged, higher source winning,
+  and only a managed hook may set the variables that steer later runs (proxies, model
+  providers, ``PROMPTHOOKS_*``, ``HOME``, ``PATH``...; see protected_env.py): a non-managed
+  hook's such keys are dropped with one line naming the hook and the keys.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .hook import Hook
+from .protected_env import protected
 from .result import RANK, HookResult, Permission
 
 
@@ -31,6 +36,7 @@ class Decision:
     system_message: str | None = None
     contexts: tuple[str, ...] = ()
     updated_input: Mapping[str, Any] | None = None
+    rewritten_by: Hook | None = None  # the hook whose updated_input this is
     halt: bool = False
     stop_reason: str | None = None
     env: Mapping[str, str] | None = None
@@ -76,24 +82,40 @@ def order(results: Iterable[HookResult]) -> list[HookResult]:
     return sorted(results, key=lambda r: (r.hook.source.priority, r.hook.index))
 
 
+def _env(effective: list[HookResult], notices: list[str]) -> dict[str, str]:
+    """The merged ``env``, higher source winning, without the keys a non-managed hook may
+    not set (each such hook gets one notice)."""
+    env: dict[str, str] = {}
+    for r in reversed(effective):
+        if r.hook.managed:
+            env.update(r.env)
+            continue
+        dropped = sorted(k for k in r.env if protected(k))
+        env.update((k, v) for k, v in r.env.items() if not protected(k))
+        if dropped:
+            notices.append(f"hook '{r.hook.name}' ({r.hook.label}): env keys ignored: "
+                           f"{', '.join(dropped)}: only a managed hook may set them")
+    return env
+
+
 def merge(results: Iterable[HookResult]) -> Decision:
     """Merge hook results into one :class:`Decision` (see the module docstring)."""
     ordered = order(results)
     effective = [apply_failure_policy(r) for r in ordered]
     permission = max((r.permission for r in effective), key=RANK.__getitem__, default=None)
-    env: dict[str, str] = {}
-    for r in reversed(effective):
-        env.update(r.env)
-    updated = None
     notices: list[str] = []
+    env = _env(effective, notices)
+    updated = None
+    rewritten_by = None
     if permission != "deny":
         guarded = any(r.hook.managed for r in effective)
         rewrites = [r for r in effective if r.updated_input is not None]
         allowed = [r for r in rewrites if r.hook.managed or not guarded]
         updated = allowed[0].updated_input if allowed else None
-        notices = [f"hook '{r.hook.name}' ({r.hook.label}): its updated input is ignored: a "
-                   "managed policy judged this event and only it may rewrite the input"
-                   for r in rewrites if guarded and not r.hook.managed]
+        rewritten_by = allowed[0].hook if allowed else None
+        notices += [f"hook '{r.hook.name}' ({r.hook.label}): its updated input is ignored: a "
+                    "managed policy judged this event and only it may rewrite the input"
+                    for r in rewrites if guarded and not r.hook.managed]
     return Decision(
         permission=permission,
         reason=_join(r.reason for r in effective if r.permission == permission),
@@ -102,6 +124,7 @@ def merge(results: Iterable[HookResult]) -> Decision:
         system_message=_join(r.system_message for r in effective),
         contexts=tuple(c for r in effective for c in r.contexts if c),
         updated_input=updated,
+        rewritten_by=rewritten_by,
         halt=any(r.halt for r in effective),
         stop_reason=_join(r.stop_reason for r in effective),
         env=env,

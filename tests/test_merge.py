@@ -121,3 +121,40 @@ def test_result_order_does_not_change_the_decision() -> None:
     assert first.permission == second.permission == "deny"
     assert first.reason == second.reason == "r10\nr20"
     assert first.contexts == second.contexts == ("c00", "c01", "c10", "c20")
+
+
+def managed_res(index: int = 0, **fields: Any) -> HookResult:
+    managed = Hook(source=Source("managed", "/etc/prompthooks/hooks.json", 0), dialect="cursor",
+                   config_event="sessionStart", index=index, trigger=Trigger("SessionStart"),
+                   kind="command", timeout=5, label="/etc: m", command="m")
+    return HookResult(hook=managed, **fields)
+
+
+STEERING_KEYS = ["PROMPTHOOKS_API_BASE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY",
+                 "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LITELLM_LOG", "HOME",
+                 "XDG_CONFIG_HOME", "PATH", "LD_PRELOAD", "DYLD_INSERT_LIBRARIES",
+                 "PYTHONPATH", "AZURE_API_BASE", "GEMINI_API_KEY", "SSL_CERT_FILE"]
+
+
+@pytest.mark.parametrize("key", STEERING_KEYS)
+def test_a_project_hook_cannot_set_steering_env(key: str) -> None:
+    decision = merge([res(priority=1, index=0, env={key: "http://agent", "SAFE": "1"})])
+    assert decision.env == {"SAFE": "1"}
+    (notice,) = decision.errors
+    assert notice == (f"hook 'h10' (/cfg: h10): env keys ignored: {key}: only a managed hook "
+                      "may set them")
+
+
+@pytest.mark.parametrize("key", STEERING_KEYS)
+def test_a_managed_hook_may_set_steering_env(key: str) -> None:
+    decision = merge([managed_res(env={key: "managed"}),
+                      res(priority=1, index=0, env={key: "project", "B": "2"})])
+    assert decision.env == {key: "managed", "B": "2"}
+    assert len(decision.errors) == 1  # the project's attempt is still named
+
+
+def test_one_notice_names_every_dropped_key() -> None:
+    decision = merge([res(env={"PATH": "/x", "HTTP_PROXY": "p", "OK": "1"})])
+    assert decision.env == {"OK": "1"}
+    assert decision.errors == ("hook 'h10' (/cfg: h10): env keys ignored: HTTP_PROXY, PATH: "
+                               "only a managed hook may set them",)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from .helpers import (
@@ -123,3 +124,29 @@ def test_bom_on_stdin(tmp_path: Path) -> None:
     data = b"\xef\xbb\xbf" + json.dumps(cursor_event("beforeSubmitPrompt", prompt="x")).encode()
     proc = run_cli(data, "--config", str(cfg))
     assert reply(proc)["continue"] is False
+
+
+def test_a_project_session_start_env_cannot_steer_later_runs(tmp_path: Path) -> None:
+    env = {"HTTPS_PROXY": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9",
+           "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "PROMPTHOOKS_API_BASE": "http://x",
+           "HOME": "/tmp/elsewhere", "PATH": "/tmp/bin", "LD_PRELOAD": "/tmp/x.so",
+           "PROJECT_NAME": "demo"}
+    cfg = cursor_config(tmp_path / "hooks.json", "sessionStart",
+                        {"command": f"echo '{json.dumps({'env': env})}'"})
+    proc = run_cli(cursor_event("sessionStart", session_id="s", is_background_agent=False),
+                   "--config", str(cfg))
+    assert reply(proc) == {"env": {"PROJECT_NAME": "demo"}}
+    dropped = [line for line in proc.stderr.splitlines() if "env keys ignored" in line]
+    assert len(dropped) == 1
+    for key in env.keys() - {"PROJECT_NAME"}:
+        assert key in dropped[0]
+
+
+def test_a_managed_session_start_env_is_forwarded(tmp_path: Path) -> None:
+    etc = tmp_path / "etc"
+    cursor_config(etc / "hooks.json", "sessionStart",
+                  {"command": "echo '{\"env\": {\"HTTPS_PROXY\": \"http://corp:3128\"}}'"})
+    proc = run_cli(cursor_event("sessionStart", session_id="s", is_background_agent=False),
+                   "--managed-dir", str(etc), cwd=tmp_path)
+    assert reply(proc) == {"env": {"HTTPS_PROXY": "http://corp:3128"}}
+    assert "env keys ignored" not in proc.stderr

@@ -8,14 +8,16 @@ import argparse
 
 from ..errors import EXIT_OK
 from ..install import registry, starter
+from .install import managed_root
 
 
 def main(args: argparse.Namespace) -> int:
     host = registry.HOSTS[args.host]
     project = registry.project_dir(args.scope, args.project)
-    place = registry.location(host, args.scope, project)
+    root = managed_root(args)
+    place = registry.location(host, args.scope, project, root)
     host.uninstall(place, print)
-    starter.remove(starter.folder(args.scope, project),
-                   registry.others_installed(host, args.scope, project), print)
+    starter.remove(starter.folder(args.scope, project, root),
+                   registry.others_installed(host, args.scope, project, root), print)
     print(f"done: {host.title} no longer calls prompthooks from {place}")
     return EXIT_OK

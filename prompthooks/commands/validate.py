@@ -23,21 +23,24 @@ def main(args: argparse.Namespace) -> int:
                or os.getcwd())
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env, trusted_only=False)
+    from ..model.pinned import unpinned_warnings
+
     failures = config.loaded.failures
     errors = [*(d for f in failures if f.kind == "config" for d in (f.details or (f.message,))),
               *config.unknown_events]
+    warnings = [*config.warnings, *unpinned_warnings(config.hooks)]
     # Sources left out on purpose (the managed policy allows managed hooks only): not errors.
     left_out = [f.message for f in failures if f.kind != "config"]
     sources = [s.path for s in config.loaded.sources]
     if args.json:
-        output.print_json({"errors": errors, "warnings": config.warnings,
+        output.print_json({"errors": errors, "warnings": warnings,
                            "hooks": len(config.hooks), "sources": sources,
                            "trust": [{"source": t.source.name, "path": t.source.path,
                                       "state": t.state, "trusted": t.trusted}
                                      for t in config.loaded.trust],
                            "left_out": left_out})
         return EXIT_ERROR if errors else EXIT_OK
-    problems = [("error", e) for e in errors] + [("warning", w) for w in config.warnings]
+    problems = [("error", e) for e in errors] + [("warning", w) for w in warnings]
     if problems:
         output.table(("level", "problem"), problems)
     for state in config.loaded.trust:
@@ -48,6 +51,6 @@ def main(args: argparse.Namespace) -> int:
     for message in left_out:
         output.line(f"left out: {message}", "yellow")
     output.line(f"{_plural(len(config.hooks), 'hook')} from {', '.join(sources) or 'none found'}"
-                f"; {_plural(len(errors), 'error')}, {_plural(len(config.warnings), 'warning')}",
+                f"; {_plural(len(errors), 'error')}, {_plural(len(warnings), 'warning')}",
                 "red" if errors else "green")
     return EXIT_ERROR if errors else EXIT_OK

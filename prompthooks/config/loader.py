@@ -182,7 +182,7 @@ def _settings(model: Any) -> PromptSettings | None:
     if block is None:
         return None
     return PromptSettings(block.model, block.api_base, block.api_key_env, block.max_event_chars,
-                          block.verdict_cache_ttl)
+                          block.verdict_cache_ttl, block.proxy)
 
 
 def _audit_settings(model: Any, path: Path, loaded: Loaded) -> None:

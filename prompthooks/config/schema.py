@@ -41,6 +41,7 @@ class PromptHooksBlock(BaseModel):
     model: StrictStr | None = None
     api_base: StrictStr | None = None
     api_key_env: StrictStr | None = None
+    proxy: StrictStr | None = None  # a managed hook's own proxy (its env proxies are ignored)
     max_event_chars: Chars | None = None
     verdict_cache_ttl: Seconds | None = None
     audit: AuditBlock | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
@@ -91,4 +91,14 @@ class Host(Protocol):
 
     def render(self, decision: Decision, event: Event) -> Reply: ...
 
+    def with_input(self, event: Event, tool_input: Mapping[str, Any]) -> Event: ...
+
     def block_reply(self, message: str) -> Reply: ...
+
+
+def rebuilt(event: Event, raw: Mapping[str, Any], tool_input: Mapping[str, Any]) -> Event:
+    """``event`` as if the host had sent ``raw`` (its tool input replaced by ``tool_input``):
+    what a rewritten input is judged as."""
+    return replace(event, raw=raw, raw_bytes=json.dumps(raw).encode(),
+                   tool_input=dict(tool_input),
+                   command=shell_command(tool_input) if event.tool_name == "Bash" else None)

@@ -84,6 +84,11 @@ def hook_env(event: Event) -> dict[str, str]:
     return {"CLAUDE_PROJECT_DIR": event.project_dir}
 
 
+def with_input(event: Event, tool_input: Mapping[str, Any]) -> Event:
+    """The event with its tool input rewritten (to judge an ``updatedInput`` again)."""
+    return _common.rebuilt(event, {**event.raw, "tool_input": dict(tool_input)}, tool_input)
+
+
 def render(decision: Decision, event: Event) -> Reply:
     """Claude Code JSON on stdout, exit 0 (nothing at all when no hook had anything to say)."""
     name = event.host_event

@@ -77,6 +77,15 @@ def hook_env(event: Event) -> dict[str, str]:
     return {}
 
 
+def with_input(event: Event, tool_input: Mapping[str, Any]) -> Event:
+    """The event with its tool's parameters rewritten."""
+    key = _data_key(event.host_event)
+    data = event.raw.get(key)
+    data = dict(data) if isinstance(data, Mapping) else {}
+    data["parameters"] = dict(tool_input)
+    return _common.rebuilt(event, {**event.raw, key: data}, tool_input)
+
+
 def render(decision: Decision, event: Event) -> Reply:
     """Cline JSON: ``cancel`` always, ``contextModification`` capped, ``errorMessage``."""
     blocked = decision.blocked or decision.halt

@@ -127,6 +127,19 @@ def hook_env(event: Event) -> dict[str, str]:
     return env
 
 
+def with_input(event: Event, tool_input: Mapping[str, Any]) -> Event:
+    """The event with its tool input rewritten (to judge an ``updated_input`` again), each
+    event's input where that event carries it."""
+    raw = dict(event.raw)
+    if event.host_event in ("beforeShellExecution", "afterShellExecution"):
+        raw["command"] = tool_input.get("command")
+    elif event.host_event == "beforeReadFile":
+        raw["file_path"] = tool_input.get("file_path")
+    else:
+        raw["tool_input"] = dict(tool_input)
+    return _common.rebuilt(event, raw, tool_input)
+
+
 def render(decision: Decision, event: Event) -> Reply:
     """Cursor JSON on stdout, exit 0."""
     name = event.host_event

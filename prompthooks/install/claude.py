@@ -4,6 +4,7 @@ prompthooks does its own matching, so the group has no matcher."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,13 @@ LAYOUT = jsonconfig.JsonLayout(
 )
 
 
+def managed_location(root: Path) -> Path:
+    """Claude Code's managed settings file (its highest-priority settings source)."""
+    folder = ("Library/Application Support/ClaudeCode" if sys.platform == "darwin"
+              else "etc/claude-code")
+    return root / folder / "managed-settings.json"
+
+
 def location(scope: Scope, project: Path, home: Path) -> Path:
     return (project if scope == "project" else home) / ".claude" / "settings.json"
 
@@ -69,4 +77,5 @@ GLUE = HostGlue(
     name=claude.NAME, title=claude.TITLE, events=claude.HOST_EVENTS,
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
+    managed=managed_location,
 )

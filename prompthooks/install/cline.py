@@ -96,4 +96,7 @@ GLUE = HostGlue(
     # TaskComplete is Cline's stop.
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskComplete"),
     location=location, install=install, uninstall=uninstall, installed=installed,
+    no_managed="it reads hooks only from the project's .clinerules/hooks and the user's "
+               "~/Documents/Cline/Hooks, both writable by the user: install with --scope user "
+               "and keep the policy in /etc/prompthooks",
 )

@@ -9,6 +9,7 @@ hook twice, so install refuses to put it on both.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,12 @@ def install(path: Path, events: Sequence[str], glue: str, force: bool, say: Say)
     jsonconfig.install(path, LAYOUT, events, glue, say)
 
 
+def managed_location(root: Path) -> Path:
+    """Cursor's enterprise hooks file (the highest of its hook levels)."""
+    folder = "Library/Application Support/Cursor" if sys.platform == "darwin" else "etc/cursor"
+    return root / folder / "hooks.json"
+
+
 def location(scope: Scope, project: Path, home: Path) -> Path:
     return (project if scope == "project" else home) / ".cursor" / "hooks.json"
 
@@ -98,4 +105,5 @@ GLUE = HostGlue(
     # preToolUse, not beforeShellExecution: it covers every tool, the shell included.
     default_events=("preToolUse", "postToolUse", "beforeSubmitPrompt", "stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
+    managed=managed_location,
 )

@@ -10,7 +10,7 @@ from typing import Literal
 
 from ..errors import EXIT_USAGE, PromptHooksError
 
-Scope = Literal["project", "user"]
+Scope = Literal["project", "user", "managed"]
 Say = Callable[[str], None]  # one line of output per action
 
 
@@ -28,6 +28,11 @@ class HostGlue:
     install: Callable[[Path, Sequence[str], str, bool, Say], None]
     uninstall: Callable[[Path, Say], None]
     installed: Callable[[Path], bool]  # whether any glue of ours is in that place
+    # The host's own managed config under a root ("/" outside tests), which only an
+    # administrator can write and no project or user config can remove; None: it has none,
+    # and ``no_managed`` says what it offers instead.
+    managed: Callable[[Path], Path] | None = None
+    no_managed: str = ""
 
 
 def choose_events(host: HostGlue, names: Sequence[str] | None) -> list[str]:

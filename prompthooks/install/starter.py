@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from ..config import trust
-from ..config.discovery import PROJECT_DIR_NAME, user_dir
+from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME, user_dir
 from ..config.loader import CONFIG_FILE, HOOKS_DIR
 from ..hook import Source
 from ..hosts import cline
@@ -27,7 +27,10 @@ STARTER: bytes = (json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hook
     {"type": "prompt", "prompt_file": POLICY, "timeout": 20}]}]}}, indent=2) + "\n").encode()
 
 
-def folder(scope: Scope, project: Path) -> Path:
+def folder(scope: Scope, project: Path, root: Path = Path("/")) -> Path:
+    """The scope's prompthooks config folder (managed: /etc/prompthooks under ``root``)."""
+    if scope == "managed":
+        return root / MANAGED_DIR.relative_to("/")
     return project / PROJECT_DIR_NAME if scope == "project" else user_dir(os.environ)
 
 
@@ -51,7 +54,8 @@ def write(location: Path, say: Say, scope: Scope = "project") -> Path:
     else:
         files.atomic_write(path, STARTER)
         say(f"wrote {path} (starter config: the {POLICY} policy on Bash commands)")
-    _approve(location, scope, say)
+    if scope != "managed":  # the managed policy needs no approval
+        _approve(location, scope, say)
     return path
 
 

@@ -5,10 +5,12 @@ Model: the handler's ``model`` > ``PROMPTHOOKS_MODEL`` > the config's ``promptho
 ``PROMPTHOOKS_API_KEY`` > the variable the config's ``api_key_env`` names > the provider's own
 variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself.
 
-A managed hook takes its model and endpoint from the managed file only: the environment
-variables above (which anything running as the user can set) do not redirect it. Its key
-still comes from the environment: a wrong key can only make it fail, and it fails closed if
-the policy says so.
+A managed hook takes its whole network path from the managed file only, since anything
+running as the user (an agent included) can set environment variables: the model, the
+endpoint, the proxy (``prompthooks.proxy``) and the key, read from the variable the file's
+``api_key_env`` names (never ``PROMPTHOOKS_API_KEY``; with no ``api_key_env``, no key of ours:
+a pinned endpoint is called without one, an unpinned one gets the provider's own variable,
+read by litellm). How the call is made is in pinned.py.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Endpoint:
     model: str
     api_base: str | None = None
     api_key: str | None = None
+    proxy: str | None = None  # a managed file's own proxy (it may hold credentials: not shown)
 
     def __repr__(self) -> str:
         key = "set" if self.api_key else "unset"
@@ -62,5 +65,9 @@ def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None) -> Endpoi
     api_base = (overrides.get("PROMPTHOOKS_API_BASE")
                 or (settings.api_base if settings else None))
     key_var = settings.api_key_env if settings else None
-    api_key = env.get("PROMPTHOOKS_API_KEY") or (env.get(key_var) if key_var else None)
+    named_key = env.get(key_var) if key_var else None
+    if hook.managed:
+        return Endpoint(model, api_base or None, named_key or None,
+                        settings.proxy if settings else None)
+    api_key = env.get("PROMPTHOOKS_API_KEY") or named_key
     return Endpoint(model, api_base or None, api_key or None)

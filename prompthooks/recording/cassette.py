@@ -226,12 +226,13 @@ def current() -> Cassette | None:
 def complete(request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
     """The model-call boundary every prompt hook goes through: a cassette, or the model.
 
-    A managed hook always asks the model itself, in this process: a cassette and the warm
-    worker's socket are things the user (or an agent) can write or stand in for."""
+    A managed hook always asks the model itself, in this process, on the path its own file
+    pins (model/pinned.py): a cassette and the warm worker's socket are things the user (or
+    an agent) can write or stand in for."""
     if hook.managed:
-        from ..model.call import complete as call_here
+        from ..model.pinned import complete as call_pinned
 
-        return call_here(request, deadline)
+        return call_pinned(request, deadline)
     cassette = current()
     if cassette is None:
         return call_model(request, deadline)
