@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
 
 _SPACE = " \t\r\n"
 _DECODER = json.JSONDecoder(strict=False)
@@ -45,9 +44,10 @@ def _open_string(text: str, pos: int) -> bool:
 def _partial_string(body: str) -> str:
     body = _PARTIAL_ESCAPE.sub("", body)
     try:
-        return scanstring(body + '"', 0, False)[0]
+        text = _DECODER.decode(f'"{body}"')
     except ValueError:
         return body
+    return text if isinstance(text, str) else body
 
 
 def _runs_to_end(rest: str) -> bool:
@@ -93,7 +93,10 @@ def cut_pairs(text: str, start: int) -> list[Pair] | None:
             return None
         if _open_string(text, pos + 1):
             return pairs  # cut inside a key
-        key, pos = scanstring(text, pos + 1, False)
+        try:
+            key, pos = _DECODER.raw_decode(text, pos)
+        except ValueError:  # a bad escape: malformed
+            return None
         pos = _skip(text, pos)
         if pos == end:
             return pairs

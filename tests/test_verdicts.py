@@ -109,6 +109,7 @@ def test_a_cut_verdict_beside_another_that_may_disagree_is_an_error(text: str) -
     '{"ok": false, "reason": oops',  # malformed before the end, not cut
     '{"ok": false, "reason": "x", "n": [1}',
     '{"ok": false "reason": "x',
+    '{"ok": false, "re\\xson": "x',  # a bad escape in a key
     'The event was {"tool_input": {"ok": false, "reason": "a quote',  # not at the top level
     '{"note": "nothing here',
 ])
