@@ -70,12 +70,15 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool], list[Hoo
 
 def _probe(hook: Hook) -> tuple[bool, str]:
     """One tiny request through the real call path (no cassette, no worker)."""
-    from .model.call import complete
+    from .model.call import _import_litellm, complete
     from .model.settings import endpoint_for
     from .model.types import ModelError, ModelRequest
 
     request = ModelRequest(endpoint=endpoint_for(hook), max_tokens=20, messages=(
         {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
+    # The probe times the model, not litellm's import (seconds on a busy machine): imported
+    # before the clock starts, so a slow import is never reported as a model that timed out.
+    _import_litellm()
     start = time.monotonic()
     try:
         reply = complete(request, start + PROBE_SECONDS)

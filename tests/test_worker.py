@@ -339,3 +339,18 @@ def test_a_second_serve_leaves_the_running_worker_alone(
     finally:
         first.terminate()
         first.wait(30)
+
+
+def test_a_socket_path_too_long_for_unix_sockets_means_in_process(
+        tmp_path: Path, model: FakeModel, warm_env: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No worker could bind there: the call is made in process at once, none is started."""
+    runtime = tmp_path / ("r" * 80)
+    runtime.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert len(str(worker.socket_path(dict(os.environ)))) > 107
+    model.script(verdict(False, "in process"))
+    proc = _probe(tmp_path)
+    assert '"permissionDecisionReason": "in process"' in proc.stdout, proc.stderr
+    assert "litellm" in proc.stderr  # imported here
+    assert _workers() == []

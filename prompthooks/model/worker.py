@@ -48,6 +48,8 @@ IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started
 _RETRY_CONNECT = 0.05  # seconds between connects to a worker whose listen queue is full
 _POLL = 0.1  # seconds between looks at a worker that is starting
 _CHECK_SOCKET = 1.0  # seconds between a worker's checks that its socket path is still its own
+# A Unix socket's path has room for 107 bytes (108 with the NUL); a longer one cannot be bound.
+_MAX_SOCKET_PATH = 108
 _LOCK_WAIT = 3.0  # seconds `serve` waits for the lock of a worker on its way out
 # The lock a client took and hands to the worker it starts (a file descriptor number); checked
 # against the lock file before it is trusted, and never part of a worker's identity.
@@ -207,35 +209,26 @@ def _start_unless_running(path: Path, env: Mapping[str, str],
         os.close(fd)
 
 
-def start_in_background(environ: Mapping[str, str] | None = None) -> None:
-    """Make sure a worker runs or is starting for later events; never waits for it."""
-    env = dict(os.environ if environ is None else environ)
-    path = socket_path(env)
-    with contextlib.suppress(OSError, WorkerUnavailable):
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if _private_dir(path.parent):
-            _start_unless_running(path, env)
-
-
 def _through_started_worker(request: ModelRequest, deadline: float) -> ModelReply:
     """The call through the one worker for this environment, started here if nobody runs or
     starts it, waited for until ``deadline``. Raises WorkerUnavailable when no worker can be
-    had (then the caller calls in process): each client starts at most one, so a worker that
-    dies at start is not started again and again."""
+    had (then the caller calls in process): a client starts one only when it finds none
+    running or starting, so a worker that dies at start is not started again and again."""
     env = dict(os.environ)
     path = socket_path(env)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise WorkerUnavailable from exc
-    if not _private_dir(path.parent):
+    if not _private_dir(path.parent) or len(os.fsencode(path)) >= _MAX_SOCKET_PATH:
         raise WorkerUnavailable
-    started = False
+    first = True
     while True:
-        state = _start_unless_running(path, env, may_start=not started)
-        if state == "free":
-            raise WorkerUnavailable  # the worker this client started is gone
-        started = started or state == "started"
+        # Started here only at the first look: a worker that was there (or was started here)
+        # and is gone now died, or left; another would likely do the same, so call in process.
+        if _start_unless_running(path, env, may_start=first) == "free":
+            raise WorkerUnavailable
+        first = False
         try:
             return remote_complete(request, deadline, env)
         except NotListening:
