@@ -24,6 +24,7 @@ class Answer:
     body: str | None = None
     delay: float = 0.0
     content_type: str = "application/json"
+    finish_reason: str = "stop"  # "length": the reply reached max_tokens and was cut there
 
 
 def verdict(ok: bool, reason: str | None = None, **extra: Any) -> Answer:
@@ -97,7 +98,7 @@ def _handler(state: FakeModel) -> type[BaseHTTPRequestHandler]:
                 payload = json.dumps({
                     "id": "chatcmpl-test", "object": "chat.completion",
                     "created": int(time.time()), "model": body.get("model", "test-model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
+                    "choices": [{"index": 0, "finish_reason": answer.finish_reason,
                                  "message": {"role": "assistant", "content": answer.content}}],
                     "usage": {"prompt_tokens": 120, "completion_tokens": 12,
                               "total_tokens": 132},

@@ -90,15 +90,22 @@ def test_environment_selects_the_cassette(tmp_path: Path, model: FakeModel) -> N
 
 
 def test_parallel_recorders_lose_nothing(tmp_path: Path, model: FakeModel) -> None:
-    cfg, tape = _config(tmp_path), tmp_path / "shared.yaml"
+    # Six processes each import litellm at once (no warm worker in the suite): on a busy
+    # two-core machine that alone can pass the default 30 s hook timeout, and a hook that times
+    # out records nothing. The timeouts are generous so that only a lost entry can fail this.
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt_file": "destructive-shell", "model": "test-model",
+         "timeout": 500}]}]}})
+    tape = tmp_path / "shared.yaml"
     model.script(verdict(True))
     procs = [subprocess.Popen(
-        [sys.executable, "-m", "prompthooks", "run", "--config", str(cfg), "--record", str(tape)],
+        [sys.executable, "-m", "prompthooks", "run", "--config", str(cfg), "--record", str(tape),
+         "--budget", "550"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for _ in range(6)]
     for i, proc in enumerate(procs):
-        proc.communicate(json.dumps(claude_bash(f"echo {i}")).encode(), timeout=120)
-        assert proc.returncode == 0
+        _, err = proc.communicate(json.dumps(claude_bash(f"echo {i}")).encode(), timeout=600)
+        assert proc.returncode == 0, err
     entries = _entries(tape)
     assert len(entries) == 6
     assert {f"echo {i}" for i in range(6)} == {

@@ -94,6 +94,49 @@ def test_garbage_reply_follows_the_failure_policy(tmp_path: Path, model: FakeMod
     assert "not a verdict" in problem and "I am not sure what you want" in problem
 
 
+CUT_DENY = '{"ok": false, "reason": "rm -rf ~ deletes the home directory and every'
+
+
+@pytest.mark.parametrize("finish_reason", ["length", "stop"])
+@pytest.mark.parametrize("fail_closed", [False, True])
+def test_a_refusal_cut_off_by_the_token_cap_is_a_refusal(
+        tmp_path: Path, model: FakeModel, fail_closed: bool, finish_reason: str) -> None:
+    """A model that hits max_tokens while giving its reason said no: a deny, fail-open or not,
+    with the reason it wrote so far, marked as cut."""
+    model.script(Answer(CUT_DENY, finish_reason=finish_reason))
+    outcome = _dispatch(claude_bash("rm -rf ~"), _prompt_config(tmp_path, failClosed=fail_closed))
+    (result,) = outcome.decision.results
+    assert (result.status, result.permission) == ("ok", "deny") and not outcome.problems
+    expected = "rm -rf ~ deletes the home directory and every... [cut off]"
+    assert outcome.decision.permission == "deny" and outcome.decision.reason == expected
+    specific = json.loads(outcome.stdout)["hookSpecificOutput"]
+    assert specific["permissionDecisionReason"] == expected
+
+
+@pytest.mark.parametrize("text", ['{"ok": true, "reason": "a harmless listi', '{"ok": fa'])
+@pytest.mark.parametrize("fail_closed", [False, True])
+def test_a_cut_off_reply_that_is_no_sure_refusal_is_a_hook_error(
+        tmp_path: Path, model: FakeModel, fail_closed: bool, text: str) -> None:
+    model.script(Answer(text, finish_reason="length"))
+    outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, failClosed=fail_closed))
+    (result,) = outcome.decision.results
+    assert result.status == "error" and result.permission is None
+    (problem,) = outcome.problems
+    assert "cut off before its verdict was complete" in problem
+    assert outcome.decision.permission == ("deny" if fail_closed else None)
+
+
+def test_run_cline_cut_off_refusal_cancels(tmp_path: Path, model: FakeModel) -> None:
+    """Through `prompthooks run` under Cline: the cut refusal cancels with its partial reason."""
+    model.script(Answer(CUT_DENY, finish_reason="length"))
+    cfg = claude_config(tmp_path / "c.json", "PreToolUse", {"type": "prompt", "prompt": POLICY})
+    proc = run_cli(cline_event("PreToolUse", toolName="execute_command",
+                               parameters={"command": "rm -rf ~"}), "--config", str(cfg))
+    assert proc.stderr == ""
+    assert reply(proc) == {"cancel": True, "errorMessage": "rm -rf ~ deletes the home "
+                           "directory and every... [cut off]"}
+
+
 def test_rate_limit_then_success_is_retried(tmp_path: Path, model: FakeModel) -> None:
     model.script(error(429, "slow down"), error(503, "busy"), verdict(False, "third time"))
     outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, timeout=30))

@@ -23,7 +23,7 @@ from prompthooks.api import Config, config_from_data, dispatch, parse_event
 from prompthooks.errors import InputError
 from prompthooks.events import STOP_EVENTS, Event
 from prompthooks.executors import prompt as prompt_executor
-from prompthooks.executors.evaluator import system_message
+from prompthooks.executors.evaluator import KNOWN_TOOLS, system_message
 from prompthooks.executors.prompt import build_request
 from prompthooks.executors.replies import ReplyError, read_reply
 from prompthooks.hook import Hook, Source, Trigger
@@ -168,8 +168,8 @@ VERDICTS = ['{"ok": true}', '{"ok": false, "reason": "r"}', '{"decision": "appro
 REPLY_PARTS = [*VERDICTS, '{"ok": false, "reason": "x", "impossible": true}', "```json\n",
                "```", "{", "}", '"', "Verdict: ", '{"note": {"ok": true}}']
 replies = st.lists(st.sampled_from(REPLY_PARTS) | any_text, max_size=5).map("".join)
-_PLAIN_TOOL = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-_NOTE = re.compile(r"The event \((?P<name>\w+)(?:, tool (?P<tool>[^)\s]+))?\) is JSON data")
+_NOTE = re.compile(r"The event \((?P<name>\w+)(?:, (?P<kind>tool (?P<tool>\w+)|an MCP tool|a tool))?"
+                   r"\) is JSON data")
 _ONLY_MARK = re.compile(r"\.\.\.\[prompthooks: \d+ more characters cut\]")
 
 
@@ -260,8 +260,8 @@ def _asked(event: Event) -> bool:
 
 def _check_fenced_request(request: ModelRequest, event: Event) -> None:
     """The boundary holds: one fence, the event verbatim inside it, the template untouched
-    outside it, and nothing of the event in the system message but its name, a plain tool name
-    and the nonce."""
+    outside it, and nothing of the event in the system message: its canonical name, and its
+    tool as a name from our own table, "an MCP tool" or "a tool"."""
     system, user = (m["content"] for m in request.messages)
     nonce = request.nonce
     before, data, after = split_fence(user, nonce)
@@ -270,9 +270,15 @@ def _check_fenced_request(request: ModelRequest, event: Event) -> None:
     user.encode("utf-8")
     note = _NOTE.search(system)
     assert note is not None and note.group("name") == event.name
-    tool = note.group("tool")
-    assert tool == (event.tool_name if event.tool_name and _PLAIN_TOOL.fullmatch(event.tool_name)
-                    else None)
+    tool = event.tool_name
+    kind = note.group("kind")
+    if not tool:
+        assert kind is None
+    elif tool in KNOWN_TOOLS:
+        assert note.group("tool") == tool
+    else:  # the agent's name, never repeated: a stand-in of ours of the same kind
+        tool = "mcp__server__tool" if tool.startswith("mcp__") else "SomeTool"
+        assert kind == ("an MCP tool" if tool.startswith("mcp__") else "a tool")
     bare = Event(host=event.host, host_event=event.host_event, name=event.name, raw={},
                  raw_bytes=b"{}", project_dir="/", tool_name=tool)
     assert system == system_message(bare, nonce)

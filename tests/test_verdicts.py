@@ -37,7 +37,7 @@ def test_impossible_and_old_schema_extras() -> None:
 
 @pytest.mark.parametrize("text", [
     "", "I cannot help with that.", '{"ok": "yes"}', '{"decision": "maybe"}', "[true]",
-    '{"ok": tru', "<html><body>502 Bad Gateway</body></html>",
+    "<html><body>502 Bad Gateway</body></html>",
 ])
 def test_garbage_is_an_error_that_shows_the_reply(text: str) -> None:
     with pytest.raises(VerdictError) as info:
@@ -51,3 +51,69 @@ def test_a_huge_reply_is_shown_truncated() -> None:
     with pytest.raises(VerdictError) as info:
         parse_verdict("blah " * 200_000)
     assert len(str(info.value)) < 400
+
+
+# --- A reply cut off by the token cap (max_tokens) ---
+
+CUT_REFUSALS = [
+    ('{"ok": false, "reason": "It deletes the home dir', "It deletes the home dir... [cut off]"),
+    ('```json\n{"ok": false, "reason": "It del\\u00', "It del... [cut off]"),
+    ('{"ok": false, "reason": "line one\\nline t', "line one\nline t... [cut off]"),
+    ('{"ok": false, "reason": "It deletes ~", "impos', "It deletes ~"),
+    ('{"ok": false', "[the model's reason was cut off]"),
+    ('{"ok": false, "rea', "[the model's reason was cut off]"),
+    ('Verdict: {"decision": "block", "reason": "old sch', "old sch... [cut off]"),
+    ('{"decision": "deny", "reason": "r", "systemMessage": "a note', "r"),
+    ('{"ok": false, "reason": "r", "detail": [1, {"a": "b', "r"),
+    ('{"ok": false, "reason": "a"} {"ok": false, "reason": "b', "a"),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), CUT_REFUSALS)
+def test_a_cut_off_refusal_is_a_refusal(text: str, reason: str) -> None:
+    verdict = parse_verdict(text)
+    assert (verdict.permission, verdict.reason, verdict.impossible) == ("deny", reason, False)
+
+
+@pytest.mark.parametrize("text", [
+    '{"ok": true, "reason": "looks fi',  # a cut allow: its end might have said otherwise
+    '{"ok": true',
+    '{"ok": fa',  # the verdict itself is cut
+    '{"ok": tru',
+    '{"ok": "fa',
+    '{"decision": "blo',
+    '{"decision": "approve", "reason": "fi',
+    '{"decision": "ask", "reason": "che',
+    '{"ok": false, "decision": "approve", "reason": "x',  # disagrees with itself
+    '{"ok": false, "ok": true, "reason": "x',
+])
+def test_a_cut_off_reply_without_a_sure_refusal_is_an_error(text: str) -> None:
+    with pytest.raises(VerdictError) as info:
+        parse_verdict(text)
+    assert "cut off before its verdict was complete" in str(info.value)
+
+
+@pytest.mark.parametrize("text", [
+    '{"ok": true} {"ok": false, "reason": "cu',  # a complete allow beside a cut refusal
+    '{"ok": false, "reason": "x"} {"ok": true, "reason": "y',
+    '{"ok": true} {"ok": fa',
+    '{"ok": false, "reason": "x", "echo": {"ok": true}, "more": "cu',
+])
+def test_a_cut_verdict_beside_another_that_may_disagree_is_an_error(text: str) -> None:
+    with pytest.raises(VerdictError) as info:
+        parse_verdict(text)
+    assert "verdicts that disagree" in str(info.value)
+
+
+@pytest.mark.parametrize("text", [
+    '{"ok": false, "reason": oops',  # malformed before the end, not cut
+    '{"ok": false, "reason": "x", "n": [1}',
+    '{"ok": false "reason": "x',
+    '{"ok": false, "re\\xson": "x',  # a bad escape in a key
+    'The event was {"tool_input": {"ok": false, "reason": "a quote',  # not at the top level
+    '{"note": "nothing here',
+])
+def test_malformed_or_nested_is_not_a_cut_refusal(text: str) -> None:
+    with pytest.raises(VerdictError) as info:
+        parse_verdict(text)
+    assert "not a verdict" in str(info.value)

@@ -8,14 +8,23 @@ never talks to a stale worker and a worker always calls with the caller's settin
 request carries the model request, the caller's deadline, working directory and that
 environment; the worker answers one JSON line and exits after an idle period.
 
-The worker is never required: when it is not running, ``run`` starts one in the background for
-later events and does this call in process; when it cannot answer, the call is made in process.
-``PROMPTHOOKS_WORKER=0`` turns the warm path off.
+One worker per socket, however many clients start at once: a worker holds an exclusive lock
+(``flock`` on ``<socket>.lock`` in the same private folder) for as long as it serves. A client
+that finds no worker takes that lock and hands it to the worker it starts, so only one starts;
+every other client, seeing the lock held, waits for that worker to listen (until its hook's
+deadline) instead of importing litellm itself. A worker stops serving, and lets the lock go, as
+soon as its socket path no longer names its own socket (checked every second), so a removed or
+replaced socket never leaves a worker listening where no client can reach it.
+
+The worker is never required: when none can be had (the folder is not private, a worker cannot
+be started, or the one started died), the call is made in process. ``PROMPTHOOKS_WORKER=0``
+turns the warm path off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import socket
@@ -28,7 +37,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .. import __version__
 from ..verdicts import Verdict, VerdictError, parse_verdict
@@ -37,6 +46,14 @@ from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
 _RETRY_CONNECT = 0.05  # seconds between connects to a worker whose listen queue is full
+_POLL = 0.1  # seconds between looks at a worker that is starting
+_CHECK_SOCKET = 1.0  # seconds between a worker's checks that its socket path is still its own
+# A Unix socket's path has room for 107 bytes (108 with the NUL); a longer one cannot be bound.
+_MAX_SOCKET_PATH = 108
+_LOCK_WAIT = 3.0  # seconds `serve` waits for the lock of a worker on its way out
+# The lock a client took and hands to the worker it starts (a file descriptor number); checked
+# against the lock file before it is trusted, and never part of a worker's identity.
+LOCK_FD_VAR = "PROMPTHOOKS_WORKER_LOCK_FD"
 _ENV_PREFIXES = ("PROMPTHOOKS_", "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", "GEMINI_",
                  "GOOGLE_", "MISTRAL_", "GROQ_", "OLLAMA_", "AWS_", "VERTEX", "COHERE_",
                  "DEEPSEEK_", "XAI_", "OPENROUTER_", "TOGETHER", "FIREWORKS_", "HTTP_PROXY",
@@ -45,6 +62,7 @@ _ENV_PREFIXES = ("PROMPTHOOKS_", "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", 
 # prompthooks itself sets before importing litellm.
 _SKIP = frozenset({"PROMPTHOOKS_CASSETTE", "PROMPTHOOKS_CASSETTE_MODE", "PROMPTHOOKS_DEBUG",
                    "PROMPTHOOKS_WORKER", "PROMPTHOOKS_WORKER_IDLE", "PROMPTHOOKS_NO_CACHE",
+                   LOCK_FD_VAR,
                    "LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_MODE"})
 
 
@@ -69,6 +87,11 @@ def runtime_dir(environ: Mapping[str, str]) -> Path:
 def socket_path(environ: Mapping[str, str]) -> Path:
     env = json.dumps(model_environment(environ), sort_keys=True)
     return runtime_dir(environ) / f"worker-{__version__}-{zlib.crc32(env.encode()):08x}.sock"
+
+
+def lock_path(socket: Path) -> Path:
+    """The lock a worker holds while it serves on ``socket``."""
+    return socket.with_name(socket.name + ".lock")
 
 
 def _private_dir(folder: Path) -> bool:
@@ -96,6 +119,10 @@ class WorkerUnavailable(Exception):
     """No worker answered; the caller does the work itself."""
 
 
+class NotListening(WorkerUnavailable):
+    """Nothing listens on the socket path (yet): no socket, or a dead worker's."""
+
+
 def _connect(conn: socket.socket, path: Path, deadline: float) -> None:
     """Connect to the worker. A full listen queue (a burst of events) fails a Unix socket's
     connect at once with EAGAIN: that is a busy worker, tried again until the deadline."""
@@ -115,12 +142,17 @@ def remote_complete(request: ModelRequest, deadline: float,
     env = os.environ if environ is None else environ
     path = socket_path(env)
     remaining = deadline - time.monotonic()
-    if remaining <= 0 or not _private_dir(path.parent) or not path.exists():
+    if remaining <= 0 or not _private_dir(path.parent):
         raise WorkerUnavailable
+    if not path.exists():
+        raise NotListening
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(remaining + 1.0)
-            _connect(conn, path, deadline)
+            try:
+                _connect(conn, path, deadline)
+            except (FileNotFoundError, ConnectionRefusedError) as exc:
+                raise NotListening from exc
             conn.sendall(json.dumps(_request_data(request, remaining)).encode() + b"\n")
             answer = json.loads(conn.makefile("rb").readline())
     except TimeoutError:
@@ -142,30 +174,75 @@ def remote_complete(request: ModelRequest, deadline: float,
                       verdict=Verdict(**verdict) if isinstance(verdict, dict) else None)
 
 
-def start_in_background(environ: Mapping[str, str] | None = None) -> None:
-    """Start a worker for later events; never waits for it and never fails the caller.
-
-    A marker file stops a burst of events from starting one worker each while the first is
-    still importing litellm."""
-    env = dict(os.environ if environ is None else environ)
-    marker = socket_path(env).with_suffix(".starting")
+def _spawn(env: Mapping[str, str], lock_fd: int) -> None:
+    """Start a worker and hand it the lock this client holds (the worker's copy of the file
+    descriptor keeps the lock once this one is closed)."""
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not _private_dir(marker.parent):
-            return
-        if marker.exists() and time.time() - marker.stat().st_mtime < 30:
-            return
-        marker.touch()
-    except OSError:
-        return
-    with contextlib.suppress(OSError):
-        subprocess.Popen([sys.executable, "-m", "prompthooks", "serve"], env=env,
+        subprocess.Popen([sys.executable, "-m", "prompthooks", "serve"],
+                         env={**env, LOCK_FD_VAR: str(lock_fd)}, pass_fds=(lock_fd,),
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError as exc:
+        raise WorkerUnavailable from exc
+
+
+def _start_unless_running(path: Path, env: Mapping[str, str],
+                          may_start: bool = True) -> Literal["held", "started", "free"]:
+    """Whether a worker for ``path`` holds its lock (it serves, or is starting), or one was
+    started here (when ``may_start``: the lock is taken here and handed to it), or neither."""
+    try:
+        fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise WorkerUnavailable from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "held"
+        except OSError as exc:
+            raise WorkerUnavailable from exc
+        if not may_start:
+            return "free"
+        _spawn(env, fd)
+        return "started"
+    finally:
+        os.close(fd)
+
+
+def _through_started_worker(request: ModelRequest, deadline: float) -> ModelReply:
+    """The call through the one worker for this environment, started here if nobody runs or
+    starts it, waited for until ``deadline``. Raises WorkerUnavailable when no worker can be
+    had (then the caller calls in process): a client starts one only when it finds none
+    running or starting, so a worker that dies at start is not started again and again."""
+    env = dict(os.environ)
+    path = socket_path(env)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise WorkerUnavailable from exc
+    if not _private_dir(path.parent) or len(os.fsencode(path)) >= _MAX_SOCKET_PATH:
+        raise WorkerUnavailable
+    first = True
+    while True:
+        # Started here only at the first look: a worker that was there (or was started here)
+        # and is gone now died, or left; another would likely do the same, so call in process.
+        if _start_unless_running(path, env, may_start=first) == "free":
+            raise WorkerUnavailable
+        first = False
+        try:
+            return remote_complete(request, deadline, env)
+        except NotListening:
+            if time.monotonic() + _POLL >= deadline:
+                raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model},"
+                                   " waiting for the warm worker to start)") from None
+            time.sleep(_POLL)
 
 
 def complete(request: ModelRequest, deadline: float) -> ModelReply:
-    """The model call: through the warm worker when one answers, else in this process."""
+    """The model call: through the warm worker when one answers, else in this process.
+
+    Under ``prompthooks run`` a missing worker is started (by one client only) and waited
+    for, rather than litellm imported in every process of a burst of events."""
     if enabled(os.environ):
         try:
             return remote_complete(request, deadline)
@@ -173,7 +250,8 @@ def complete(request: ModelRequest, deadline: float) -> ModelReply:
             from .. import model
 
             if model.autostart:
-                start_in_background()
+                with contextlib.suppress(WorkerUnavailable):
+                    return _through_started_worker(request, deadline)
     from .call import complete as complete_here
 
     return complete_here(request, deadline)
@@ -203,18 +281,34 @@ def _answer(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, An
     return answer
 
 
-def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
-    """Run the worker until it has been idle for ``idle`` seconds. Returns an exit code."""
-    from .call import _import_litellm
+def _take_lock(path: Path, env: Mapping[str, str]) -> int | None:
+    """The lock for serving on ``path``: the one the starting client handed over, else taken
+    here (waiting a little for a worker on its way out). None when another worker holds it."""
+    lock = lock_path(path)
+    handed = env.get(LOCK_FD_VAR)
+    if handed:
+        with contextlib.suppress(ValueError, OSError):
+            fd = int(handed)
+            got, want = os.fstat(fd), os.stat(lock)
+            if (got.st_dev, got.st_ino) == (want.st_dev, want.st_ino):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held already: a no-op
+                os.set_inheritable(fd, False)
+                return fd
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    end = time.monotonic() + _LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= end:
+                os.close(fd)
+                return None
+            time.sleep(_POLL)
 
-    env = dict(os.environ if environ is None else environ)
-    path = socket_path(env)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path.parent, 0o700)
-    if not _private_dir(path.parent):
-        print(f"prompthooks: {path.parent} is not a private folder; not serving",
-              file=sys.stderr)
-        return 1
+
+def _listen(path: Path) -> tuple[socket.socket, tuple[int, int]]:
+    """A socket listening at ``path`` (0600), and its identity (device, inode)."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)
     try:
@@ -223,17 +317,55 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
         listener.bind(str(tmp))
         listener.listen(socket.SOMAXCONN)  # a burst of events queues, not refused
         os.replace(tmp, path)  # atomically take over from a dead worker's socket
-        mine = (path.stat().st_dev, path.stat().st_ino)
-        path.with_suffix(".starting").unlink(missing_ok=True)
-    except OSError as exc:
-        print(f"prompthooks: cannot listen on {path}: {exc}", file=sys.stderr)
-        return 1
+        st = path.stat()
+    except OSError:
+        listener.close()
+        raise
     finally:
         os.umask(old_umask)
-    _import_litellm()  # warm: pay the import once, before the first request
+    return listener, (st.st_dev, st.st_ino)
+
+
+def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == mine
+
+
+def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
+    """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
+    longer names its socket (removed, or replaced). Returns an exit code."""
+    from .call import _import_litellm
+
+    env = dict(os.environ if environ is None else environ)
+    os.environ.pop(LOCK_FD_VAR, None)
+    path = socket_path(env)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path.parent, 0o700)
+    if not _private_dir(path.parent):
+        print(f"prompthooks: {path.parent} is not a private folder; not serving",
+              file=sys.stderr)
+        return 1
+    try:
+        lock_fd = _take_lock(path, env)
+    except OSError as exc:
+        print(f"prompthooks: cannot lock {lock_path(path)}: {exc}", file=sys.stderr)
+        return 1
+    if lock_fd is None:
+        print(f"prompthooks: a worker already serves on {path}", file=sys.stderr)
+        return 0
+    try:
+        listener, mine = _listen(path)
+    except OSError as exc:
+        os.close(lock_fd)
+        print(f"prompthooks: cannot listen on {path}: {exc}", file=sys.stderr)
+        return 1
     last = [time.monotonic()]
     busy = [0]
     lock = threading.Lock()
+    drained = threading.Condition(lock)
 
     def handle(conn: socket.socket) -> None:
         with conn:
@@ -247,13 +379,22 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
         with lock:
             busy[0] -= 1
             last[0] = time.monotonic()
+            drained.notify_all()
 
-    listener.settimeout(1.0)
     try:
+        _import_litellm()  # warm: pay the import once, before the first request (clients queue)
+        listener.settimeout(_CHECK_SOCKET)
+        next_check = time.monotonic() + _CHECK_SOCKET
         while True:
+            if time.monotonic() >= next_check:  # also under a steady stream of requests
+                if not _is_mine(path, mine):
+                    break
+                next_check = time.monotonic() + _CHECK_SOCKET
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
+                if not _is_mine(path, mine):
+                    break
                 with lock:
                     if busy[0] == 0 and time.monotonic() - last[0] > idle:
                         break
@@ -263,10 +404,10 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
             threading.Thread(target=handle, args=(conn,), daemon=True).start()
     finally:
         listener.close()
-        try:
-            st = path.stat()
-            if (st.st_dev, st.st_ino) == mine:  # not a newer worker's socket
+        if _is_mine(path, mine):  # not a newer worker's socket
+            with contextlib.suppress(OSError):
                 path.unlink()
-        except OSError:
-            pass
+        os.close(lock_fd)  # another worker may start now
+    with lock:  # the requests in hand end by their own deadlines
+        drained.wait_for(lambda: busy[0] == 0)
     return 0
