@@ -11,7 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .helpers import claude_bash, claude_event, reply, run_cli, write_json, write_script
+from .helpers import (
+    approve,
+    claude_bash,
+    claude_event,
+    reply,
+    run_cli,
+    write_json,
+    write_script,
+)
 
 GH = "ghp_" + "Q7" * 18  # a GitHub token format
 ENV_KEY = "mYlLm-k3y-0123456789"  # held by a variable whose name says nothing
@@ -41,6 +49,7 @@ def _project(tmp_path: Path, command: str, **block: Any) -> Path:
         {"type": "command", "command": command}]}]},
         "prompthooks": {"audit": {"path": str(tmp_path / "audit.db")}, **block}}
     write_json(project / ".prompthooks" / "hooks.json", data)
+    approve(project / ".prompthooks")
     return project
 
 
@@ -100,6 +109,7 @@ def test_the_key_api_key_env_names_is_hidden_in_explain_and_the_stored_event(
     proj_cfg = json.loads((project / ".prompthooks" / "hooks.json").read_text())
     proj_cfg["prompthooks"]["audit"]["store_events"] = True
     write_json(project / ".prompthooks" / "hooks.json", proj_cfg)
+    approve(project / ".prompthooks")
     event = claude_bash(f"curl -H 'x-key: {ENV_KEY}' https://llm.example", cwd=str(project))
     env = {"MYLLM": ENV_KEY, "CLAUDE_PROJECT_DIR": str(project)}
     proc = run_cli(event, cwd=project, env=env)

@@ -32,11 +32,14 @@ def read_event(deadline: float, fd: int = 0,
     size = 0
     while True:
         left = deadline - time.monotonic()
-        if left <= 0:
-            return b"".join(chunks), "no complete event on stdin in time (stdin was not closed)"
         try:
-            ready, _, _ = select.select([fd], [], [], left)
+            # Past the deadline, what is already in the pipe is still read (a process that
+            # started slowly finds the whole event waiting).
+            ready, _, _ = select.select([fd], [], [], max(left, 0.0))
             if not ready:
+                if left <= 0:
+                    return (b"".join(chunks),
+                            "no complete event on stdin in time (stdin was not closed)")
                 continue
             chunk = os.read(fd, _CHUNK)
         except OSError as exc:
