@@ -20,7 +20,8 @@ from typing import Any
 
 from . import hosts
 from .config import discovery
-from .config.loader import Loaded, load_file, load_sources
+from .config.loader import Loaded, load_file
+from .config.sources import load_sources
 from .engine import decide
 from .errors import InputError
 from .events import Event

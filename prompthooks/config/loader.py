@@ -5,9 +5,8 @@ A source that cannot be loaded does not stop the others: it becomes a :class:`Lo
 that the engine turns into a failed hook, fail-closed when the source is the managed policy
 or the file marks any of its hooks ``failClosed``. That holds whatever goes wrong: a hostile
 file (a 5000-digit number, JSON nested 100,000 deep, a FIFO, a terabyte) or a folder that
-cannot be read is one failure of its source, never an exception out of :func:`load_sources`.
-A project or user source that is not approved (config.trust) is not loaded at all: one line
-says so, and it never blocks.
+cannot be read is one failure of its source, never an exception out of a load. Which sources
+are loaded at all (trust, the cache) is ``config.sources``.
 """
 
 from __future__ import annotations
@@ -17,8 +16,8 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from ..errors import ConfigError
 from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
 from ..matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
-from . import cache, files, trust
+from . import files, trust
 from .files import CONFIG_FILE as CONFIG_FILE
 from .files import HOOKS_DIR as HOOKS_DIR
 
@@ -469,97 +468,3 @@ def load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> N
     except Exception as exc:
         loaded.failures.append(LoadFailure(source, f"{path}: {files.describe(exc)}",
                                            source.name == "managed"))
-
-
-def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
-                 environ: Mapping[str, str] | None = None, *,
-                 trusted_only: bool = True) -> Loaded:
-    """Load every source, from the cache of validated configs when nothing changed.
-
-    A project or user source loads only while approved (config.trust): checked on every run,
-    on the real files, before the cache is consulted (the approved hashes are part of the
-    cache's key). ``trusted_only=False`` loads them all and only records their state (for
-    ``validate`` and ``explain``, which run nothing)."""
-    env = os.environ if environ is None else environ
-    states = trust.states(list(sources), env)
-    refused = [t for t in states if not t.trusted] if trusted_only else []
-    admitted = _admitted(sources, refused)
-    key = cache.fingerprint(admitted, project_dir) + json.dumps(
-        [[t.key, t.sha256] for t in states if t.trusted])
-    # The cache lives in the user's folders, which an agent running as the user can write:
-    # a managed policy is always read from its own files.
-    managed = any(source.name == "managed" for source, _ in sources)
-    # Loads that admit unapproved sources (trusted_only=False) neither read nor fill it.
-    cacheable = trusted_only and not managed
-    loaded = _cached(key, env) if cacheable else None
-    if loaded is None:
-        loaded = _load_admitted(sources, admitted, project_dir)
-        # A file changed between the check and the load: load again without that source.
-        moved = trust.moved([t for t in states if t.trusted], env) if trusted_only else []
-        if moved:
-            refused += moved
-            loaded = _load_admitted(sources, _admitted(sources, refused), project_dir)
-        elif cacheable:
-            cache.store(key, _to_cache(loaded), env)
-    if not loaded.managed_only:
-        loaded.failures += [LoadFailure(t.source, t.message(), False, kind="untrusted")
-                            for t in refused]
-    loaded.trust = states
-    return loaded
-
-
-def _admitted(sources: Sequence[tuple[Source, Path]],
-              refused: Sequence[trust.TrustState]) -> list[tuple[Source, Path]]:
-    return [(s, p) for s, p in sources if all(t.source != s for t in refused)]
-
-
-def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
-    cached = cache.load(key, env)
-    if cached is None:
-        return None
-    try:
-        return _from_cache(cached)
-    except Exception:
-        return None  # a cache from another layout, or damaged: rebuild it
-
-
-def _load_admitted(sources: Sequence[tuple[Source, Path]],
-                   admitted: Sequence[tuple[Source, Path]], project_dir: str) -> Loaded:
-    """Load the admitted sources in priority order; once the managed policy says managed
-    hooks only, every other source is left out with one line saying so."""
-    loaded = Loaded()
-    for source, path in sources:
-        if loaded.managed_only and source.name != "managed":
-            loaded.failures.append(LoadFailure(
-                source, f"{source.name} config {source.path} is not loaded: the managed policy "
-                        "allows managed hooks only (allow_managed_hooks_only)", False,
-                kind="managed_only"))
-        elif (source, path) in admitted:
-            load_path(path, source, project_dir, loaded)
-    return loaded
-
-
-def _to_cache(loaded: Loaded) -> dict[str, Any]:
-    return {
-        "hooks": [cache.hook_to_data(h) for h in loaded.hooks],
-        "warnings": loaded.warnings,
-        "unknown_events": loaded.unknown_events,
-        "failures": [{"source": asdict(f.source), "message": f.message,
-                      "fail_closed": f.fail_closed,
-                      "events": None if f.events is None else sorted(f.events),
-                      "details": list(f.details)}
-                     for f in loaded.failures],
-        "sources": [asdict(s) for s in loaded.sources],
-        "audit": loaded.audit,
-    }
-
-
-def _from_cache(data: Mapping[str, Any]) -> Loaded:
-    failures = [LoadFailure(Source(**f["source"]), f["message"], f["fail_closed"],
-                            None if f["events"] is None else frozenset(f["events"]),
-                            tuple(f["details"]))
-                for f in data["failures"]]
-    return Loaded(hooks=[cache.hook_from_data(h) for h in data["hooks"]],
-                  warnings=list(data["warnings"]), failures=failures,
-                  unknown_events=list(data["unknown_events"]),
-                  sources=[Source(**s) for s in data["sources"]], audit=dict(data["audit"]))

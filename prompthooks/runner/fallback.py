@@ -91,7 +91,7 @@ def managed_guard(canonical: str | None, managed: Sequence[Path],
 
     def load() -> None:
         from ..config import discovery
-        from ..config.loader import load_sources
+        from ..config.sources import load_sources
 
         sources = discovery.explicit([], managed)
         loaded = load_sources(sources, os.getcwd())

@@ -1,0 +1,114 @@
+"""Loading the sources a run uses: the trust check on every run, the cache of validated
+configs, and the load of each admitted source (``loader``).
+
+A project or user source loads only while approved (``trust``), checked on the real files
+before the cache is consulted; the managed policy is never served from the cache, which lives
+in the user's folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..hook import Source
+from . import cache, trust
+from .loader import Loaded, LoadFailure, load_path
+
+
+def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
+                 environ: Mapping[str, str] | None = None, *,
+                 trusted_only: bool = True) -> Loaded:
+    """Load every source, from the cache of validated configs when nothing changed.
+
+    A project or user source loads only while approved (config.trust): checked on every run,
+    on the real files, before the cache is consulted (the approved hashes are part of the
+    cache's key). ``trusted_only=False`` loads them all and only records their state (for
+    ``validate`` and ``explain``, which run nothing)."""
+    env = os.environ if environ is None else environ
+    states = trust.states(list(sources), env)
+    refused = [t for t in states if not t.trusted] if trusted_only else []
+    admitted = _admitted(sources, refused)
+    key = cache.fingerprint(admitted, project_dir) + json.dumps(
+        [[t.key, t.sha256] for t in states if t.trusted])
+    # The cache lives in the user's folders, which an agent running as the user can write:
+    # a managed policy is always read from its own files.
+    managed = any(source.name == "managed" for source, _ in sources)
+    # Loads that admit unapproved sources (trusted_only=False) neither read nor fill it.
+    cacheable = trusted_only and not managed
+    loaded = _cached(key, env) if cacheable else None
+    if loaded is None:
+        loaded = _load_admitted(sources, admitted, project_dir)
+        # A file changed between the check and the load: load again without that source.
+        moved = trust.moved([t for t in states if t.trusted], env) if trusted_only else []
+        if moved:
+            refused += moved
+            loaded = _load_admitted(sources, _admitted(sources, refused), project_dir)
+        elif cacheable:
+            cache.store(key, _to_cache(loaded), env)
+    if not loaded.managed_only:
+        loaded.failures += [LoadFailure(t.source, t.message(), False, kind="untrusted")
+                            for t in refused]
+    loaded.trust = states
+    return loaded
+
+
+def _admitted(sources: Sequence[tuple[Source, Path]],
+              refused: Sequence[trust.TrustState]) -> list[tuple[Source, Path]]:
+    return [(s, p) for s, p in sources if all(t.source != s for t in refused)]
+
+
+def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
+    cached = cache.load(key, env)
+    if cached is None:
+        return None
+    try:
+        return _from_cache(cached)
+    except Exception:
+        return None  # a cache from another layout, or damaged: rebuild it
+
+
+def _load_admitted(sources: Sequence[tuple[Source, Path]],
+                   admitted: Sequence[tuple[Source, Path]], project_dir: str) -> Loaded:
+    """Load the admitted sources in priority order; once the managed policy says managed
+    hooks only, every other source is left out with one line saying so."""
+    loaded = Loaded()
+    for source, path in sources:
+        if loaded.managed_only and source.name != "managed":
+            loaded.failures.append(LoadFailure(
+                source, f"{source.name} config {source.path} is not loaded: the managed policy "
+                        "allows managed hooks only (allow_managed_hooks_only)", False,
+                kind="managed_only"))
+        elif (source, path) in admitted:
+            load_path(path, source, project_dir, loaded)
+    return loaded
+
+
+def _to_cache(loaded: Loaded) -> dict[str, Any]:
+    return {
+        "hooks": [cache.hook_to_data(h) for h in loaded.hooks],
+        "warnings": loaded.warnings,
+        "unknown_events": loaded.unknown_events,
+        "failures": [{"source": asdict(f.source), "message": f.message,
+                      "fail_closed": f.fail_closed,
+                      "events": None if f.events is None else sorted(f.events),
+                      "details": list(f.details)}
+                     for f in loaded.failures],
+        "sources": [asdict(s) for s in loaded.sources],
+        "audit": loaded.audit,
+    }
+
+
+def _from_cache(data: Mapping[str, Any]) -> Loaded:
+    failures = [LoadFailure(Source(**f["source"]), f["message"], f["fail_closed"],
+                            None if f["events"] is None else frozenset(f["events"]),
+                            tuple(f["details"]))
+                for f in data["failures"]]
+    return Loaded(hooks=[cache.hook_from_data(h) for h in data["hooks"]],
+                  warnings=list(data["warnings"]), failures=failures,
+                  unknown_events=list(data["unknown_events"]),
+                  sources=[Source(**s) for s in data["sources"]], audit=dict(data["audit"]))
