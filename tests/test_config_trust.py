@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config import loader, trust
+from prompthooks.config import loader, sources, trust
 from prompthooks.hook import Source
 
 from .helpers import approve, claude_bash, claude_config, reply, run_cli, write_json, write_script
@@ -327,7 +327,7 @@ def test_a_file_written_between_the_check_and_the_load_is_not_loaded(
             claude_config(folder / "hooks.json", "PreToolUse", {"command": "swapped in"})
         real(path, source, project_dir, loaded)
 
-    monkeypatch.setattr(loader, "load_path", racing)
+    monkeypatch.setattr(sources, "load_path", racing)
     config = load_config(project_dir=str(project), managed_dir=tmp_path / "none")
     assert [h.command for h in config.hooks] == []
     assert config.errors == [f"project config {folder} is not trusted (new or changed since "
