@@ -116,7 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "hooks, offline on recorded model replies")
 
     test = commands.add_parser("test", help="run policy test cases offline (YAML case files)")
-    test.add_argument("paths", nargs="+", metavar="PATH", help="case files or folders")
+    test.add_argument("paths", nargs="*", metavar="PATH", help="case files or folders")
+    test.add_argument("--library", action="store_true",
+                      help="also run the shipped policy library's own suites")
     refresh = test.add_mutually_exclusive_group()
     refresh.add_argument("--record", action="store_true",
                          help="ask the model and refresh the recorded replies")

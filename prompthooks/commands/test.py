@@ -12,11 +12,12 @@ JSON.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from .. import output
 from ..cases import case_files, run_file, verdict_change
-from ..errors import EXIT_ERROR, EXIT_OK
+from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 from ..recording.cassette import Mode
 
 LABEL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
@@ -28,12 +29,18 @@ def _plural(count: int, one: str, many: str) -> str:
 
 def main(args: argparse.Namespace) -> int:
     mode: Mode = "record" if args.record else "rerecord" if args.rerecord else "replay"
+    paths = list(args.paths)
+    if args.library:
+        paths.append(str(library_suites()))
+    if not paths:
+        raise PromptHooksError("test: name case files or folders, or --library for the "
+                               "shipped policies' suites")
     cases: list[dict[str, Any]] = []
     drift: list[dict[str, str]] = []
     failed_calls: list[dict[str, str]] = []
     calls = 0
     sources: dict[str, int] = {}
-    for path in case_files(args.paths):
+    for path in case_files(paths):
         run = run_file(path, mode, args.model)
         cases += [{"file": str(path), "name": r.case.name, "status": r.status,
                    "passed": r.passed, "decision": r.decision, "seconds": round(r.seconds, 3),
@@ -74,6 +81,18 @@ def main(args: argparse.Namespace) -> int:
     output.line(f"{counts['pass']} passed, {counts['fail']} failed, "
                 f"{_plural(counts['error'], 'error', 'errors')}", "red" if bad else "green")
     return code
+
+
+def library_suites() -> Path:
+    """The shipped policies' case files: ``tests/`` beside the installed library."""
+    from ..templates import library_dir
+
+    folder = library_dir()
+    suites = folder / "tests" if folder else None
+    if suites is None or not suites.is_dir():
+        raise PromptHooksError("test --library: the shipped policy suites are not installed "
+                               "with this copy of prompthooks")
+    return suites
 
 
 def sources_line(sources: dict[str, int]) -> str:
