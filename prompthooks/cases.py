@@ -5,6 +5,7 @@ A case file::
 
     cassette: destructive-shell.cassette.yaml   # default: <file>.cassette.yaml beside it
     config: ../config/hooks.json               # a path, a list of paths, or an inline config
+    model: claude-haiku-4-5                    # optional: every prompt hook's model
     cases:
       - name: deleting the home directory is blocked
         host: claude                           # optional: detected from the event
@@ -13,6 +14,12 @@ A case file::
 
 ``decision`` is ``deny`` (or ``block``), ``ask``, or ``allow``, which means "not blocked and
 not asked": no hook objected.
+
+A case passes only when it was judged: every hook its event selects answered (a prompt hook
+from the model or a recording). A hook that errs, times out or has no recorded reply makes the
+case ERROR, not PASS, whatever the merged decision. A case that tests a failure policy says so
+with ``expect: {error: true}`` (the case then needs a hook to fail; ``decision`` is optional and,
+when given, checked too).
 """
 
 from __future__ import annotations
@@ -23,21 +30,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .api import Config, Outcome, config_from_data, dispatch, load_config
 from .errors import ConfigError, PromptHooksError, excerpt
+from .merge import failure_line
+from .model.settings import suite_model
 from .recording.cassette import Cassette, Drift, Mode, using
 from .verdicts import VerdictError, parse_verdict
 
 Expected = Literal["allow", "deny", "block", "ask"]
+Status = Literal["pass", "fail", "error"]
 
 
 class Expect(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    decision: Expected
+    decision: Expected | None = None
     reason_contains: str | None = None
+    error: bool = False  # a hook is expected to fail (testing a failure policy)
+
+    @model_validator(mode="after")
+    def _decision_or_error(self) -> Expect:
+        if self.decision is None and not self.error:
+            raise ValueError("expect needs a 'decision' (or 'error: true')")
+        return self
 
 
 class Case(BaseModel):
@@ -55,6 +72,7 @@ class CaseFile(BaseModel):
 
     cassette: str | None = None
     config: str | list[str] | dict[str, Any] | None = None
+    model: str | None = None
     budget: float = Field(default=60.0, gt=0)
     cases: list[Case]
 
@@ -63,17 +81,24 @@ class CaseFile(BaseModel):
 class CaseResult:
     file: Path
     case: Case
-    passed: bool
+    status: Status
     decision: str
     seconds: float
     detail: str = ""
     outcome: Outcome | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
 
 
 @dataclass
 class FileRun:
     results: list[CaseResult] = field(default_factory=list)
     drift: list[Drift] = field(default_factory=list)
+    calls: int = 0  # model calls made (record, rerecord)
+    failed_calls: list[str] = field(default_factory=list)  # one line per failed model call
+    sources: dict[str, int] = field(default_factory=dict)  # recording / reference / model
 
 
 def read_case_file(path: Path) -> CaseFile:
@@ -122,21 +147,30 @@ def config_for(path: Path, spec: CaseFile) -> Config:
                        keep_managed=False)
 
 
-def judge(case: Case, outcome: Outcome) -> tuple[bool, str, str]:
-    """(passed, the decision seen, why it failed)."""
+def unjudged(outcome: Outcome) -> list[str]:
+    """One line per selected hook that gave no verdict (error, timeout, no recorded reply)."""
+    return [failure_line(r) for r in outcome.decision.results if r.failed]
+
+
+def judge(case: Case, outcome: Outcome) -> tuple[Status, str, str]:
+    """(pass, fail or error; the decision seen; why it did not pass)."""
     permission = outcome.decision.permission
     seen = permission if permission in ("deny", "ask") else "allow"
-    expected = "deny" if case.expect.decision == "block" else case.expect.decision
-    if seen != expected:
-        why = f"expected {expected}, got {seen}"
-        if outcome.problems:
-            why += f" ({outcome.problems[0]})"
-        return False, seen, why
+    failures = unjudged(outcome)
+    if failures and not case.expect.error:
+        return "error", seen, f"not judged: {failures[0]}" + (
+            f" (and {len(failures) - 1} more)" if len(failures) > 1 else "")
+    if case.expect.error and not failures:
+        return "fail", seen, "expected a hook to fail, every hook answered"
+    if case.expect.decision is not None:
+        expected = "deny" if case.expect.decision == "block" else case.expect.decision
+        if seen != expected:
+            return "fail", seen, f"expected {expected}, got {seen}"
     wanted = case.expect.reason_contains
     reason = outcome.decision.reason or ""
     if wanted and wanted.lower() not in reason.lower():
-        return False, seen, f"reason {reason!r} does not contain {wanted!r}"
-    return True, seen, ""
+        return "fail", seen, f"reason {reason!r} does not contain {wanted!r}"
+    return "pass", seen, ""
 
 
 def run_case(path: Path, case: Case, config: Config, budget: float) -> CaseResult:
@@ -145,23 +179,27 @@ def run_case(path: Path, case: Case, config: Config, budget: float) -> CaseResul
         outcome = dispatch(case.event, host=case.host, event_name=case.event_name,
                            config=config, budget=budget)
     except PromptHooksError as exc:
-        return CaseResult(path, case, False, "error", time.monotonic() - start, str(exc))
-    passed, seen, why = judge(case, outcome)
-    return CaseResult(path, case, passed, seen, time.monotonic() - start, why, outcome)
+        return CaseResult(path, case, "error", "error", time.monotonic() - start, str(exc))
+    status, seen, why = judge(case, outcome)
+    return CaseResult(path, case, status, seen, time.monotonic() - start, why, outcome)
 
 
-def run_file(path: Path, mode: Mode = "replay") -> FileRun:
-    """Run every case of one file with its cassette in ``mode``."""
+def run_file(path: Path, mode: Mode = "replay", model: str | None = None) -> FileRun:
+    """Run every case of one file with its cassette in ``mode``, on ``model`` if given, else
+    the file's ``model``, else what its config names (never ``PROMPTHOOKS_MODEL``: a suite
+    replays the same on every machine)."""
     spec = read_case_file(path)
     config = config_for(path, spec)
     if config.errors:
         raise PromptHooksError(config.errors[0])
     run = FileRun()
     cassette = Cassette(cassette_path(path, spec), mode)
-    with using(cassette):
+    with using(cassette), suite_model(model or spec.model):
         for case in spec.cases:
             run.results.append(run_case(path, case, config, spec.budget))
     run.drift = list(cassette.drift)
+    run.calls, run.failed_calls = cassette.calls, list(cassette.failed_calls)
+    run.sources = dict(cassette.sources)
     return run
 
 

@@ -130,12 +130,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "hooks, offline on recorded model replies")
 
     test = commands.add_parser("test", help="run policy test cases offline (YAML case files)")
-    test.add_argument("paths", nargs="+", metavar="PATH", help="case files or folders")
+    test.add_argument("paths", nargs="*", metavar="PATH", help="case files or folders")
+    test.add_argument("--library", action="store_true",
+                      help="also run the shipped policy library's own suites")
     refresh = test.add_mutually_exclusive_group()
     refresh.add_argument("--record", action="store_true",
                          help="ask the model and refresh the recorded replies")
     refresh.add_argument("--rerecord", action="store_true",
                          help="ask the model again and report drifted verdicts; write nothing")
+    test.add_argument("--model", metavar="MODEL",
+                      help="run every prompt hook on MODEL (default: the case file's 'model', "
+                           "else its config's; PROMPTHOOKS_MODEL is not used)")
     _json_option(test)
 
     ev = commands.add_parser("eval", help="measure hooks on a labeled dataset (JSON Lines)")
@@ -150,6 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
     tape.add_argument("--replay", metavar="CASSETTE", help="answer from CASSETTE only")
     tape.add_argument("--record", metavar="CASSETTE",
                       help="replay what CASSETTE has, record what it lacks")
+    gate = ev.add_argument_group("thresholds (exit 1 when one is missed)")
+    gate.add_argument("--min-precision", type=float, metavar="RATIO")
+    gate.add_argument("--min-recall", type=float, metavar="RATIO")
+    gate.add_argument("--max-fpr", type=float, metavar="RATIO",
+                      help="the highest false-positive rate allowed")
+    gate.add_argument("--max-errors", type=int, default=0, metavar="N",
+                      help="errored rows (no verdict) allowed (default 0)")
+    ev.add_argument("--report", metavar="PATH",
+                    help="write a report: HTML if PATH ends in .html, else Markdown")
     return parser
 
 

@@ -3,6 +3,8 @@
 A dataset is JSON Lines, one row per event: ``{"event": {...}, "expected": "deny"}`` with
 optional ``"host"`` and ``"id"``. ``expected`` is ``deny``/``block``/``ask`` (the hooks should
 stop it: a positive) or ``allow`` (a negative); a decision of ``ask`` counts as stopping it.
+A row on which a hook gave no verdict (an error, a timeout, no recorded reply) is an error:
+counted apart, never as a negative or a positive.
 Rows run with bounded concurrency; the report gives the confusion matrix, precision, recall,
 false-positive rate, latency p50/p95, tokens and cost, overall, per hook and per model.
 """
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -21,8 +22,7 @@ from typing import Any
 
 from .api import Config, dispatch
 from .errors import PromptHooksError
-from .merge import apply_failure_policy
-from .model.settings import override_model
+from .model.settings import suite_model
 from .result import HookResult
 
 POSITIVE = frozenset({"deny", "block", "ask"})
@@ -124,9 +124,10 @@ def _cost(model: str | None, tokens_in: int | None, tokens_out: int | None) -> f
 
 
 def _account(counts: Counts, result: HookResult, expected: bool) -> None:
-    effective = apply_failure_policy(result)
-    counts.add(expected, effective.permission in POSITIVE)
-    counts.errors += result.failed
+    if result.failed:
+        counts.errors += 1
+    else:
+        counts.add(expected, result.permission in POSITIVE)
     counts.latencies.append(result.duration)
     counts.input_tokens += result.input_tokens or 0
     counts.output_tokens += result.output_tokens or 0
@@ -153,7 +154,8 @@ class Report:
 def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
              concurrency: int = 4, budget: float = 60.0,
              progress: Callable[[int, int], None] | None = None) -> Report:
-    """Run every row (with every prompt hook forced to ``model`` if given) and count."""
+    """Run every row (with every prompt hook forced to ``model`` if given, else on the model
+    the config names: ``PROMPTHOOKS_MODEL`` is ignored) and count."""
     report = Report(model)
     lock = threading.Lock()
     done = 0
@@ -165,12 +167,18 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
         except PromptHooksError as exc:
             with lock:
                 report.overall.errors += 1
-                report.rows.append({"id": row.id, "error": str(exc)})
+                report.rows.append({"id": row.id, "decision": "error", "error": str(exc)})
                 done += 1
+                if progress:
+                    progress(done, len(rows))
             return
         decision = outcome.decision
+        errored = any(r.failed for r in decision.results)
         with lock:
-            report.overall.add(row.expected, decision.permission in POSITIVE)
+            if errored:
+                report.overall.errors += 1
+            else:
+                report.overall.add(row.expected, decision.permission in POSITIVE)
             report.overall.latencies.append(max((r.duration for r in decision.results),
                                                 default=0.0))
             for result in decision.results:
@@ -179,17 +187,17 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
                 if result.model:
                     _account(report.models.setdefault(result.model, Counts()), result,
                              row.expected)
-                report.overall.errors += result.failed
                 report.overall.input_tokens += result.input_tokens or 0
                 report.overall.output_tokens += result.output_tokens or 0
             report.rows.append({"id": row.id, "expected": "stop" if row.expected else "allow",
-                                "decision": decision.permission or "none",
+                                "decision": "error" if errored
+                                else decision.permission or "none",
                                 "problems": list(outcome.problems)})
             done += 1
             if progress:
                 progress(done, len(rows))
 
-    with override_model(model), ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    with suite_model(model), ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         list(pool.map(one, rows))
     costs = [c.cost for c in report.models.values() if c.cost is not None]
     report.overall.cost = sum(costs) if costs else None
@@ -197,16 +205,40 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
     return report
 
 
-def progress_bar(done: int, total: int) -> None:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return
-    width = 30
-    filled = width * done // total
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
+@dataclass(frozen=True)
+class Thresholds:
+    """What a run must reach to pass (``None``: not checked). Errored rows fail the run unless
+    ``max_errors`` allows them: a row nobody judged measures nothing."""
+
+    min_precision: float | None = None
+    min_recall: float | None = None
+    max_fpr: float | None = None
+    max_errors: int = 0
+
+
+def missed(report: Report, limits: Thresholds) -> list[str]:
+    """One line per threshold ``report`` misses (a ratio with no rows to compute it on, such
+    as precision with nothing predicted, misses its threshold too)."""
+    s = report.overall.summary()
+    name = f"model {report.model}: " if report.model else ""
+    lines = []
+    for key, label, limit, low in (("precision", "precision", limits.min_precision, True),
+                                   ("recall", "recall", limits.min_recall, True),
+                                   ("false_positive_rate", "false-positive rate",
+                                    limits.max_fpr, False)):
+        value = s[key]
+        if limit is None:
+            continue
+        if value is None:
+            lines.append(f"{name}{label} cannot be computed (no rows to compute it on); "
+                         f"{'minimum' if low else 'maximum'} {limit:g}")
+        elif (value < limit) if low else (value > limit):
+            side = "below the minimum" if low else "above the maximum"
+            lines.append(f"{name}{label} {value:.3f} is {side} {limit:g}")
+    if s["errors"] > limits.max_errors:
+        lines.append(f"{name}{s['errors']} row{'s' if s['errors'] != 1 else ''} errored (no "
+                     f"verdict); at most {limits.max_errors} allowed (--max-errors)")
+    return lines
 
 
 COLUMNS = ("", "tp", "fp", "fn", "tn", "prec", "recall", "fpr", "p50 s", "p95 s", "tokens",

@@ -151,18 +151,24 @@ def _longest_string(value: Any) -> int:
 
 
 def _dumps(value: Any) -> str:
-    """JSON that keeps non-ASCII text readable, with a lone surrogate (``"\\ud800"`` in the
-    host's JSON) written back as its ``\\u`` escape: raw, it cannot be encoded as UTF-8, so the
-    request could not be sent (nor keyed in a cassette) and the hook would fail open."""
-    return json.dumps(value, ensure_ascii=False).encode("utf-8", "backslashreplace").decode()
+    """The event's canonical JSON: keys sorted, fixed separators, non-ASCII text kept readable,
+    so key order and whitespace in the host's bytes (an indented file, ``echo`` adding a
+    newline) change neither the prompt nor its cassette key. A lone surrogate (``"\\ud800"``
+    in the host's JSON) is written back as its ``\\u`` escape: raw, it cannot be encoded as
+    UTF-8, so the request could not be sent (nor keyed in a cassette) and the hook would fail
+    open."""
+    return (json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+            .encode("utf-8", "backslashreplace").decode())
 
 
-def event_json(raw: Mapping[str, Any], raw_text: str, budget: int) -> tuple[str, bool]:
-    """The event's JSON for a prompt, at most ``budget`` characters, and whether it was cut.
+def event_json(raw: Mapping[str, Any], budget: int) -> tuple[str, bool]:
+    """The event's canonical JSON for a prompt (see :func:`_dumps`), at most ``budget``
+    characters, and whether it was cut.
 
     Long strings (a file's content, a tool's output) are cut first, with a visible marker, by
     the largest cap that fits; if the structure alone is too big the text itself is cut.
     """
+    raw_text = _dumps(raw)
     if len(raw_text) <= budget:
         return raw_text, False
     low, high = 0, _longest_string(raw)

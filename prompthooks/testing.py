@@ -50,17 +50,41 @@ def as_config(config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Co
 def run(data: Mapping[str, Any] | bytes | str, *,
         config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Config,
         cassette: str | Path | None = None, mode: Mode = "replay", host: str | None = None,
-        budget: float = 60.0) -> Outcome:
-    """Dispatch one event through ``config``; prompt hooks answer from ``cassette``."""
+        budget: float = 60.0, model: str | None = None) -> Outcome:
+    """Dispatch one event through ``config``; prompt hooks answer from ``cassette``, on
+    ``model`` if given, else the model the config names (``PROMPTHOOKS_MODEL`` is ignored, so
+    a test replays the same on every machine)."""
+    from .model.settings import suite_model
+
     loaded = as_config(config)
     if loaded.errors:
         raise AssertionError(f"config does not load: {loaded.errors[0]}")
-    with using(Cassette(Path(cassette), mode) if cassette else None):
+    with using(Cassette(Path(cassette), mode) if cassette else None), suite_model(model):
         return dispatch(data, host=host, config=loaded, budget=budget)
 
 
-def assert_decision(outcome: Outcome, expected: str, reason_contains: str | None = None) -> None:
-    """``expected`` is deny (or block), ask, or allow (no hook objected)."""
+def unjudged(outcome: Outcome) -> list[str]:
+    """One line per hook the event selected that gave no verdict (an error, a timeout, a
+    prompt hook with no recorded reply)."""
+    from .merge import failure_line
+
+    return [failure_line(r) for r in outcome.decision.results if r.failed]
+
+
+def assert_judged(outcome: Outcome) -> None:
+    """Fail unless every hook the event selected answered: a hook that erred merges to its
+    failure policy (usually "allow"), which would otherwise pass for a verdict."""
+    failures = unjudged(outcome)
+    assert not failures, f"not judged: {'; '.join(failures)}"
+
+
+def assert_decision(outcome: Outcome, expected: str, reason_contains: str | None = None, *,
+                    allow_errors: bool = False) -> None:
+    """``expected`` is deny (or block), ask, or allow (no hook objected). Every hook must have
+    answered too (see :func:`assert_judged`) unless ``allow_errors`` is true, for testing a
+    failure policy."""
+    if not allow_errors:
+        assert_judged(outcome)
     permission = outcome.decision.permission
     seen = permission if permission in ("deny", "ask") else "allow"
     wanted = "deny" if expected == "block" else expected

@@ -198,11 +198,12 @@ def test_prompthooks_test_records_then_replays_then_reports_drift(tmp_path: Path
     rows = _rows(replay.stdout)
     assert rows[0][:3] == ["PASS", "home wipe is blocked", "deny"]
     assert rows[1][:3] == ["PASS", "listing is fine", "allow"]
-    assert replay.stdout.splitlines()[-1] == "2 passed, 0 failed" and replay.returncode == 0
+    assert replay.stdout.splitlines()[-1] == "2 passed, 0 failed, 0 errors" and replay.returncode == 0
     as_json = json.loads(_prompthooks("test", "--json", str(cases)).stdout)
     assert [(c["name"], c["passed"], c["decision"]) for c in as_json["cases"]] == [
         ("home wipe is blocked", True, "deny"), ("listing is fine", True, "allow")]
-    assert (as_json["passed"], as_json["failed"], as_json["drift"]) == (2, 0, [])
+    assert (as_json["passed"], as_json["failed"], as_json["errors"], as_json["drift"]) == \
+        (2, 0, 0, [])
 
 
 def test_prompthooks_test_failure_output(tmp_path: Path) -> None:
@@ -220,7 +221,7 @@ cases:
     (row,) = _rows(proc.stdout)
     assert row[:3] == ["FAIL", "expects a block that never comes", "allow"]
     assert row[-1] == "expected deny, got allow"
-    assert proc.stdout.splitlines()[-1] == "0 passed, 1 failed"
+    assert proc.stdout.splitlines()[-1] == "0 passed, 1 failed, 0 errors"
 
 
 def test_shipped_library_suites_pass_offline() -> None:
@@ -228,4 +229,4 @@ def test_shipped_library_suites_pass_offline() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = proc.stdout.splitlines()[-1]
     passed = int(summary.split()[0])
-    assert passed >= 24 and summary.endswith(" 0 failed")
+    assert passed >= 24 and summary.endswith(" 0 failed, 0 errors")

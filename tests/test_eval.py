@@ -103,3 +103,25 @@ def test_percentile_nearest_rank() -> None:
     assert percentile([], 50) is None
     assert percentile([3.0, 1.0, 2.0, 4.0], 50) == 2.0
     assert percentile([float(i) for i in range(1, 101)], 95) == 95.0
+
+
+def test_thresholds_fail_the_run_one_line_each(tmp_path: Path) -> None:
+    # The same hand-counted hook: precision 2/3, recall 2/3, false-positive rate 1/3.
+    cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command":
+                        "grep -q '\"command\": \"rm' && { echo rm >&2; exit 2; }; exit 0"})
+    data = str(_dataset(tmp_path / "d.jsonl", ROWS))
+    met = _eval(data, "--config", str(cfg), "--min-precision", "0.6", "--min-recall", "0.6",
+                "--max-fpr", "0.34")
+    assert met.returncode == 0 and met.stderr == "", met.stderr
+    missed = _eval(data, "--config", str(cfg), "--min-precision", "0.9", "--min-recall", "0.5",
+                   "--max-fpr", "0.2", "--report", str(tmp_path / "r.html"))
+    assert missed.returncode == 1
+    assert missed.stderr.splitlines() == [
+        "prompthooks: eval: precision 0.667 is below the minimum 0.9",
+        "prompthooks: eval: false-positive rate 0.333 is above the maximum 0.2"]
+    page = (tmp_path / "r.html").read_text()
+    assert "<td class=tp>2 TP</td>" in page and "<td class=fp>1 FP</td>" in page
+    markdown = _eval(data, "--config", str(cfg), "--report", str(tmp_path / "r.md"))
+    assert markdown.returncode == 0
+    text = (tmp_path / "r.md").read_text()
+    assert "| expected stop | 2 (TP) | 1 (FN) |" in text and "| overall | 0.667 |" in text

@@ -144,8 +144,9 @@ def test_arguments_are_substituted_literally(template: str, arguments: str) -> N
 @PROPS
 @given(st.dictionaries(text, json_values, max_size=6), st.integers(50, 2000))
 def test_event_json_respects_the_budget(raw: dict[str, Any], budget: int) -> None:
-    raw_text = json.dumps(raw)
-    out, cut = event_json(raw, raw_text, budget)
+    raw_text = json.dumps(raw, ensure_ascii=False, sort_keys=True).encode(
+        "utf-8", "backslashreplace").decode()
+    out, cut = event_json(raw, budget)
     assert len(out) <= max(budget, len(raw_text) if not cut else budget)
     assert cut == (len(raw_text) > budget)
 
@@ -259,14 +260,17 @@ def _asked(event: Event) -> bool:
 
 
 def _check_fenced_request(request: ModelRequest, event: Event) -> None:
-    """The boundary holds: one fence, the event verbatim inside it, the template untouched
-    outside it, and nothing of the event in the system message: its canonical name, and its
-    tool as a name from our own table, "an MCP tool" or "a tool"."""
+    """The boundary holds: one fence, the event's canonical JSON inside it, the template
+    untouched outside it, and nothing of the event in the system message: its canonical name,
+    and its tool as a name from our own table, "an MCP tool" or "a tool"."""
     system, user = (m["content"] for m in request.messages)
     nonce = request.nonce
     before, data, after = split_fence(user, nonce)
     assert (before, after) == ("Policy: no harm. ", "")
-    assert data == event.raw_bytes.decode("utf-8", "replace") and nonce not in data
+    # The parsed event, dumped canonically (sorted keys): the host's bytes' order and
+    # whitespace change neither the prompt nor its cassette key.
+    canonical = json.dumps(event.raw, ensure_ascii=False, sort_keys=True)
+    assert data == canonical.encode("utf-8", "backslashreplace").decode() and nonce not in data
     user.encode("utf-8")
     note = _NOTE.search(system)
     assert note is not None and note.group("name") == event.name
@@ -477,7 +481,9 @@ def test_a_cut_event_keeps_its_fence_closed(long: str, extra: list[str], budget:
     assert (before, after) == ("Policy: no harm. ", "")
     assert user.endswith(f"\n</event-data-{nonce}>") and nonce not in data
     user.encode("utf-8")
-    raw_text = event.raw_bytes.decode()
+    # What the model is shown is the event's canonical JSON (sorted keys, one line).
+    raw_text = json.dumps(event.raw, ensure_ascii=False, sort_keys=True).encode(
+        "utf-8", "backslashreplace").decode()
     if len(raw_text) <= budget:
         label("whole")
         assert data == raw_text

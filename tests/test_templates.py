@@ -44,15 +44,15 @@ def test_nonce_never_occurs_in_the_data() -> None:
     assert fence("D", nonce) == f"<event-data-{nonce}>\nD\n</event-data-{nonce}>"
 
 
-def test_small_event_is_kept_verbatim() -> None:
-    raw_text = '{"a":  1}'
-    assert event_json({"a": 1}, raw_text, 100) == (raw_text, False)
+def test_small_event_is_dumped_canonically() -> None:
+    assert event_json({"b": {"y": 1, "x": "é"}, "a": 1}, 100) == (
+        '{"a": 1, "b": {"x": "é", "y": 1}}', False)
 
 
 def test_oversized_event_cuts_long_strings_with_a_marker() -> None:
     raw = {"tool_name": "Write", "tool_input": {"file_path": "/p/big.txt",
                                                 "content": "A" * 5_000_000}}
-    text, cut = event_json(raw, json.dumps(raw), 2_000)
+    text, cut = event_json(raw, 2_000)
     assert cut and len(text) <= 2_000
     data = json.loads(text)
     assert data["tool_input"]["file_path"] == "/p/big.txt"  # short strings survive
@@ -61,7 +61,7 @@ def test_oversized_event_cuts_long_strings_with_a_marker() -> None:
 
 def test_event_too_big_even_without_strings_is_cut_as_text() -> None:
     raw = {f"key{i}": i for i in range(1000)}
-    text, cut = event_json(raw, json.dumps(raw), 500)
+    text, cut = event_json(raw, 500)
     assert cut and len(text) <= 500 and text.endswith("more characters cut]")
 
 

@@ -43,8 +43,9 @@ def build_request(hook: Hook, event: Event) -> ModelRequest:
     settings = hook.prompt_settings
     budget = (hook.max_event_chars or (settings.max_event_chars if settings else None)
               or DEFAULT_MAX_EVENT_CHARS)
-    raw_text = event.raw_bytes.decode("utf-8", "replace")
-    arguments, _ = event_json(event.raw, raw_text, budget)
+    # The parsed event, dumped canonically: what the model is asked (and the cassette key, a
+    # hash of the request) does not depend on the host's key order or whitespace.
+    arguments, _ = event_json(event.raw, budget)
     nonce = new_nonce(arguments)
     user = render(template_text(hook), fence(arguments, nonce))
     messages = ({"role": "system", "content": system_message(event, nonce)},

@@ -5,6 +5,10 @@ Model: the handler's ``model`` > ``PROMPTHOOKS_MODEL`` > the config's ``promptho
 ``PROMPTHOOKS_API_KEY`` > the variable the config's ``api_key_env`` names > the provider's own
 variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself.
 
+A test suite (``prompthooks test``, ``eval``, the pytest helpers) runs on the model its config
+names: :func:`suite_model` leaves ``PROMPTHOOKS_MODEL`` out, so a recorded suite replays the
+same on every machine; only an explicit option (``--model``) changes it.
+
 A managed hook takes its whole network path from the managed file only, since anything
 running as the user (an agent included) can set environment variables: the model, the
 endpoint, the proxy (``prompthooks.proxy``) and the key, read from the variable the file's
@@ -42,6 +46,7 @@ class Endpoint:
 
 
 _override: str | None = None
+_suite = False  # PROMPTHOOKS_MODEL is ignored: a suite's config pins its model
 
 
 @contextmanager
@@ -55,12 +60,26 @@ def override_model(model: str | None) -> Iterator[None]:
         _override = before
 
 
+@contextmanager
+def suite_model(model: str | None = None) -> Iterator[None]:
+    """Run a suite on the model its config names, or on ``model`` (an explicit option), never
+    on the environment's ``PROMPTHOOKS_MODEL``."""
+    global _suite
+    before, _suite = _suite, True
+    try:
+        with override_model(model):
+            yield
+    finally:
+        _suite = before
+
+
 def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None) -> Endpoint:
     env = os.environ if environ is None else environ
     settings = hook.prompt_settings
     overrides: Mapping[str, str] = {} if hook.managed else env
     model = ((None if hook.managed else _override) or hook.model
-             or overrides.get("PROMPTHOOKS_MODEL") or (settings.model if settings else None)
+             or (None if _suite else overrides.get("PROMPTHOOKS_MODEL"))
+             or (settings.model if settings else None)
              or DEFAULT_MODEL)
     api_base = (overrides.get("PROMPTHOOKS_API_BASE")
                 or (settings.api_base if settings else None))

@@ -91,6 +91,11 @@ class Cassette:
     path: Path
     mode: Mode = "replay"
     drift: list[Drift] = field(default_factory=list)
+    calls: int = 0  # model calls made
+    failed_calls: list[str] = field(default_factory=list)  # "hook: error" per failed call
+    # Where the replies came from: "recording" (a model's reply replayed), "reference" (a
+    # verdict written by people, marked ``source: reference``), "model" (asked now).
+    sources: dict[str, int] = field(default_factory=dict)
     _entries: dict[str, dict[str, Any]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -117,6 +122,10 @@ class Cassette:
                 raise CassetteError(f"cassette {self.path} has an entry without key or reply")
             out[entry["key"]] = entry
         return out
+
+    def _count(self, source: str) -> None:
+        with self._lock:
+            self.sources[source] = self.sources.get(source, 0) + 1
 
     def entries(self) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -159,13 +168,23 @@ class Cassette:
         key = request_key(request)
         recorded = None if self.mode == "record" else self.entries().get(key)
         if recorded is not None and self.mode in ("replay", "auto"):
+            self._count("reference" if is_reference(recorded) else "recording")
             return ModelReply(text=recorded["reply"], model=str(recorded.get("model", "")),
                               input_tokens=recorded.get("input_tokens"),
                               output_tokens=recorded.get("output_tokens"), replayed=True)
         if self.mode == "replay":
             raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
                                 f"cassette {self.path} (key {key}); record it with --record")
-        reply = call_model(request, deadline)
+        try:
+            reply = call_model(request, deadline)
+        except ModelError as exc:
+            with self._lock:
+                self.calls += 1
+                self.failed_calls.append(f"{hook.name}: {excerpt(str(exc))}")
+            raise
+        with self._lock:
+            self.calls += 1
+        self._count("model")
         if self.mode == "rerecord":
             if recorded is not None and recorded["reply"] != reply.text:
                 self.drift.append(Drift(hook.name, key, recorded["reply"], reply.text))
@@ -184,6 +203,11 @@ class Cassette:
             "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         })
         return reply
+
+
+def is_reference(entry: Mapping[str, Any]) -> bool:
+    """Whether an entry is a reference verdict written by people, not a model's reply."""
+    return str(entry.get("source", "")).startswith("reference")
 
 
 _active: Cassette | None = None

@@ -83,7 +83,8 @@ def main() -> int:
         def answer(request: ModelRequest, deadline: float,
                    spec: cases.CaseFile = spec) -> ModelReply:
             user = next(m["content"] for m in request.messages if m["role"] == "user")
-            case = next(c for c in spec.cases if json.dumps(c.event) in user)
+            case = next(c for c in spec.cases
+                        if json.dumps(c.event, ensure_ascii=False, sort_keys=True) in user)
             reason = REASONS.get(case.name)
             verdict = {"ok": False, "reason": reason} if reason else {"ok": True}
             return ModelReply(text=json.dumps(verdict), model=request.endpoint.model)
