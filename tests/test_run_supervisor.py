@@ -182,10 +182,11 @@ def test_the_command_line_cannot_replace_the_managed_policy(tmp_path: Path) -> N
 # Stdio
 
 
-def test_a_complete_event_is_answered_though_stdin_stays_open(tmp_path: Path) -> None:
-    cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command": "echo no >&2; exit 2"})
+def _with_open_stdin(data: bytes, cfg: Path, tmp_path: Path
+                     ) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`run` with ``data`` on a stdin whose writer never closes it; (process, seconds)."""
     read_end, write_end = os.pipe()
-    os.write(write_end, json.dumps(claude_bash("ls")).encode())
+    os.write(write_end, data)
     started = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-m", "prompthooks", "run", "--config", str(cfg),
@@ -194,7 +195,13 @@ def test_a_complete_event_is_answered_though_stdin_stays_open(tmp_path: Path) ->
     finally:
         os.close(read_end)
         os.close(write_end)
-    assert time.monotonic() - started < BUDGET + HOST_MARGIN
+    return proc, time.monotonic() - started
+
+
+def test_a_complete_event_is_answered_though_stdin_stays_open(tmp_path: Path) -> None:
+    cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command": "echo no >&2; exit 2"})
+    proc, took = _with_open_stdin(json.dumps(claude_bash("ls")).encode(), cfg, tmp_path)
+    assert took < BUDGET + HOST_MARGIN
     assert proc.returncode == 0, proc.stderr
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
@@ -204,17 +211,9 @@ def test_an_incomplete_event_on_an_open_stdin_is_answered(tmp_path: Path,
                                                           fail_closed: bool) -> None:
     cfg = claude_config(tmp_path / "h.json", "PreToolUse",
                         {"command": "true", "failClosed": fail_closed})
-    read_end, write_end = os.pipe()
-    os.write(write_end, b'{"hook_event_name": "PreToolUse", "tool_name": "Ba')
-    started = time.monotonic()
-    try:
-        proc = subprocess.run([sys.executable, "-m", "prompthooks", "run", "--config", str(cfg),
-                               *_no_managed(tmp_path), "--budget", str(BUDGET)],
-                              stdin=read_end, capture_output=True, text=True, timeout=60)
-    finally:
-        os.close(read_end)
-        os.close(write_end)
-    assert time.monotonic() - started < BUDGET + HOST_MARGIN
+    proc, took = _with_open_stdin(b'{"hook_event_name": "PreToolUse", "tool_name": "Ba', cfg,
+                                  tmp_path)
+    assert took < BUDGET + HOST_MARGIN
     problem = "no complete event on stdin in time (stdin was not closed)"
     if fail_closed:
         assert (proc.returncode, proc.stderr) == (2, f"prompthooks: {BLOCKED} ({problem})\n")
