@@ -317,3 +317,25 @@ def test_an_audit_path_holding_a_nul_byte_does_not_change_the_answer(tmp_path: P
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
     (line,) = proc.stderr.splitlines()
     assert line.startswith("prompthooks: audit log ") and "row(s) lost" in line
+
+
+@pytest.mark.parametrize("which", ["audit.db", "audit.db-wal", "audit.db.pending"])
+def test_a_fifo_in_the_audit_log_s_place_neither_hangs_nor_changes_the_answer(
+        tmp_path: Path, which: str) -> None:
+    # A config may move the log; a FIFO there (or at its journal or spool) would block the
+    # open or the first read forever. The run still ends long before its 30 s budget.
+    os.mkfifo(tmp_path / which)
+    cfg = write_json(tmp_path / "h.json", {
+        "prompthooks": {"audit": {"path": str(tmp_path / "audit.db")}},
+        "hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "echo no >&2; exit 2"}]}]}})
+    started = time.monotonic()
+    proc = run_cli(claude_bash("ls"), "--config", str(cfg), *_no_managed(tmp_path),
+                   "--budget", "30")
+    assert time.monotonic() - started < 15
+    assert proc.returncode == 0
+    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    (line,) = proc.stderr.splitlines()
+    assert f"{tmp_path / which} is not a regular file" in line
+    # The row waits in the spool, unless the spool is what was replaced.
+    assert ("1 row(s) lost" if which.endswith(".pending") else "1 row(s) kept in") in line

@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -72,9 +73,22 @@ def _create_private(path: Path) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
+def _regular_or_absent(path: Path) -> None:
+    """Refuse a database (or its journal, or the spool) that is a FIFO, a device or a socket:
+    opening or reading one can block forever, and the process must end by its deadline."""
+    for name in (path.name, *(path.name + s for s in ("-wal", "-shm", "-journal", ".pending"))):
+        try:
+            mode = os.stat(path.with_name(name)).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise AuditError(f"audit log {path}: {path.with_name(name)} is not a regular file")
+
+
 def connect(path: Path, create: bool = True, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
     """An open, migrated connection (autocommit; transactions are explicit)."""
     try:
+        _regular_or_absent(path)
         if create:
             _create_private(path)
         elif not path.exists():
@@ -172,7 +186,12 @@ def _insert_spooled(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]])
 
 
 def _spool(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    fd = os.open(_pending(path), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    # O_NONBLOCK: a FIFO put in the spool's place fails here instead of blocking the run.
+    fd = os.open(_pending(path), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{_pending(path)} is not a regular file")
+    os.set_blocking(fd, True)
     with os.fdopen(fd, "a", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         handle.write("".join(json.dumps(dict(r), ensure_ascii=True) + "\n" for r in rows))

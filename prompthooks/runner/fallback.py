@@ -145,9 +145,18 @@ def _log(settings: dict[str, Any], kind: str, found: Guess, reason: str | None, 
            "status": "error", "decision": "deny" if reason else "none",
            "reason": redact(reason) if reason else None, "error": redact(error), "cached": 0,
            "replayed": 0}
-    try:
-        trouble = audit.record_rows(audit.resolve(settings), [row], by=by)
-    except Exception as exc:  # the log never changes the answer
-        trouble = f"audit log: {exc!r}"
+    said: list[str | None] = []
+
+    def write() -> None:
+        try:
+            said.append(audit.record_rows(audit.resolve(settings), [row], by=by))
+        except Exception as exc:  # the log never changes the answer
+            said.append(f"audit log: {exc!r}")
+
+    # The answer is out; the row may not keep the process past its deadline.
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(max(0.05, by - time.monotonic()))
+    trouble = said[0] if said else "audit log: the row was not written before the deadline"
     if trouble:
         say(f"prompthooks: {trouble}")
