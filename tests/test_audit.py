@@ -123,7 +123,10 @@ def test_twenty_concurrent_runs_every_row_present(tmp_path: Path, isolated_home:
     assert len(rows) == 40
     assert len({r["run_id"] for r in rows}) == 20
     assert sorted(r["decision"] for r in rows) == ["deny"] * 20 + ["none"] * 20
-    assert not (_default_db(isolated_home).parent / "audit.db.pending").exists()
+    # Nothing waits in the spool: a writer held off by the others (a busy machine) spooled its
+    # rows, and a later one moved them in, emptying the spool it keeps.
+    spool = _default_db(isolated_home).parent / "audit.db.pending"
+    assert not spool.exists() or spool.read_text() == ""
 
 
 def test_prompt_hook_row_has_model_tokens_and_replay_flag(tmp_path: Path, isolated_home: Path,
