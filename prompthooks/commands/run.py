@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..config.discovery import managed_dirs
 from ..runner.channel import Channel
-from ..runner.fallback import answer, guess, managed_guard
+from ..runner.fallback import answer_unjudged, guess
 from ..runner.judge import Job, judge
 
 
@@ -59,13 +59,9 @@ def _in_process(job: Job) -> int:
 
     problem, kind = report.failed or ("internal error: the run ended before it answered",
                                       "internal")
-    found = guess(job.data, job.host, job.event)
-    deadline = time.monotonic() + 5.0
-    guard, audit = report.guard, report.audit or {}
-    if guard is None:
-        guard, audit = managed_guard(found.canonical, job.managed, deadline)
     code = EXIT_ERROR if kind == "input" else EXIT_INTERNAL
-    return answer(problem, kind, found, guard, audit, code, deadline)
+    return answer_unjudged(problem, kind, guess(job.data, job.host, job.event), report,
+                           job.managed, code, time.monotonic() + 5.0)
 
 
 def main(args: argparse.Namespace) -> int:

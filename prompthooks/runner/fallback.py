@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .. import hosts
 from ..errors import EXIT_ERROR, InputError
 from ..hosts import Host
+from .channel import Report
 
 if TYPE_CHECKING:
     from ..config.loader import Loaded
@@ -103,6 +104,16 @@ def managed_guard(canonical: str | None, managed: Sequence[Path],
     if found:
         return found[0]
     return any(folder.is_dir() for folder in managed), {}
+
+
+def answer_unjudged(problem: str, kind: str, found: Guess, report: Report,
+                    managed: Sequence[Path], exit_code: int, by: float) -> int:
+    """:func:`answer`, guarded by what the work reported, or else by the managed policy alone
+    (loaded by ``by``)."""
+    guard, audit = report.guard, report.audit or {}
+    if guard is None:
+        guard, audit = managed_guard(found.canonical, managed, by)
+    return answer(problem, kind, found, guard, audit, exit_code, by)
 
 
 def answer(problem: str, kind: str, found: Guess, guard: bool, audit: dict[str, Any],

@@ -25,8 +25,9 @@ from pathlib import Path
 from types import FrameType
 
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
+from ..hosts import HOSTS
 from .channel import Channel, Report, open_channel
-from .fallback import answer, guess, managed_guard
+from .fallback import answer_unjudged, guess
 from .judge import Job, judge
 from .stdin import read_event
 
@@ -36,7 +37,8 @@ from .stdin import read_event
 FALLBACK_RESERVE = 1.0
 # Seconds the child is given to answer after SIGTERM before the supervisor answers for it.
 TERM_GRACE = 1.0
-_SMALLEST_BUDGET = 28.0  # Cline's: the deadline for reading an event whose host is not known
+# The deadline for reading an event whose host is not known: the smallest host's.
+_SMALLEST_BUDGET = min(host.BUDGET for host in HOSTS.values())
 
 
 def fallback_reserve(deadline: float, now: float) -> float:
@@ -225,7 +227,4 @@ def supervise(job: Job, managed: Sequence[Path]) -> int:
     if unreadable is not None:  # whatever became of the work, that is what went wrong
         problem, kind, code = unreadable, "input", EXIT_ERROR
     _kill(pid, report.groups)
-    guard, audit = report.guard, report.audit or {}
-    if guard is None:
-        guard, audit = managed_guard(found.canonical, managed, deadline - 0.1)
-    return answer(problem, kind, found, guard, audit, code, deadline)
+    return answer_unjudged(problem, kind, found, report, managed, code, deadline - 0.1)
