@@ -339,3 +339,32 @@ def test_a_fifo_in_the_audit_log_s_place_neither_hangs_nor_changes_the_answer(
     assert f"{tmp_path / which} is not a regular file" in line
     # The row waits in the spool, unless the spool is what was replaced.
     assert ("1 row(s) lost" if which.endswith(".pending") else "1 row(s) kept in") in line
+
+
+def test_sigterm_to_a_run_whose_work_cannot_answer_is_answered_by_the_supervisor(
+        tmp_path: Path) -> None:
+    # The work is stopped, so it cannot act on SIGTERM: the supervisor answers for it within
+    # its grace (a second), long before the 60 s budget.
+    cfg = claude_config(tmp_path / "h.json", "PreToolUse",
+                        {"command": "echo $PPID > work.pid; kill -STOP $PPID", "failClosed": True})
+    event = write_json(tmp_path / "event.json", claude_bash("ls", cwd=str(tmp_path)))
+    with event.open("rb") as stdin:
+        proc = subprocess.Popen([sys.executable, "-m", "prompthooks", "run", "--config",
+                                 str(cfg), *_no_managed(tmp_path), "--budget", "60"],
+                                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "work.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)  # the stop has landed
+    signalled = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - signalled < 10
+    assert (proc.returncode, out) == (2, "")
+    assert err.startswith(f"prompthooks: {BLOCKED} (")
+    work = read_pid(tmp_path / "work.pid")
+    end = time.monotonic() + 5
+    while living([work]) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert living([work]) == []
