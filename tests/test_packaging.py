@@ -1,16 +1,28 @@
-"""The wheel carries the shipped policies and their suites: built, installed outside the
-repository, `prompthooks test --library` runs them from an unrelated folder."""
+"""The wheel carries every package, the shipped policies and their suites: built, installed
+outside the repository, `prompthooks run` answers an event and `prompthooks test --library` runs
+the suites from an unrelated folder."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from .helpers import REPO
+
+
+def test_every_source_package_is_in_the_wheel_list() -> None:
+    # A subpackage missing from pyproject's list is missing from every non-editable install
+    # (an editable one still finds it, so nothing else here would notice).
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    source = {".".join(init.parent.relative_to(REPO).parts)
+              for init in (REPO / "prompthooks").rglob("__init__.py")}
+    assert source - listed == set()
 
 
 @pytest.mark.wheel
@@ -32,6 +44,18 @@ def test_wheel_runs_the_library_suites_from_anywhere(tmp_path: Path) -> None:
     where = subprocess.run([sys.executable, "-c",
                             "import prompthooks; print(prompthooks.__file__)"], capture_output=True, text=True, cwd=elsewhere, env=env, timeout=60)
     assert where.stdout.startswith(str(target)), where.stdout + where.stderr
+    # The run path from the installed copy: a command hook judges a real Claude event.
+    hooks = elsewhere / "hooks.json"
+    hooks.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo no pushing >&2; exit 2"}]}]}}))
+    event = {"session_id": "s", "hook_event_name": "PreToolUse", "cwd": str(elsewhere),
+             "tool_name": "Bash", "tool_input": {"command": "git push"}}
+    run = subprocess.run([sys.executable, "-m", "prompthooks", "run", "--config", str(hooks)],
+                         input=json.dumps(event), capture_output=True, text=True, cwd=elsewhere,
+                         env=env, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    reply = json.loads(run.stdout)["hookSpecificOutput"]
+    assert reply["permissionDecision"] == "deny" and "no pushing" in reply["permissionDecisionReason"]
     proc = subprocess.run([sys.executable, "-m", "prompthooks", "test", "--library"],
                           capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
