@@ -13,9 +13,9 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "dispatch": "api", "adispatch": "api", "load_config": "api", "parse_event": "api",
-    "Config": "api", "Outcome": "api", "Decision": "merge",
-    "HookResult": "result", "Event": "events", "Hook": "hook", "PromptHooksError": "errors",
-    "InputError": "errors", "ConfigError": "errors",
+    "Config": "api", "Outcome": "api", "Decision": "core.merge",
+    "HookResult": "core.result", "Event": "core.events", "Hook": "core.hook",
+    "PromptHooksError": "errors", "InputError": "errors", "ConfigError": "errors",
 }
 __all__ = [
     "Config", "ConfigError", "Decision", "Event", "Hook", "HookResult", "InputError", "Outcome",
@@ -24,11 +24,11 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .api import Config, Outcome, adispatch, dispatch, load_config, parse_event
+    from .core.events import Event
+    from .core.hook import Hook
+    from .core.merge import Decision
+    from .core.result import HookResult
     from .errors import ConfigError, InputError, PromptHooksError
-    from .events import Event
-    from .hook import Hook
-    from .merge import Decision
-    from .result import HookResult
 
 
 def __getattr__(name: str) -> Any:

@@ -18,16 +18,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import hosts
+from . import executors, hosts
 from .config import discovery
 from .config.loader import Loaded, load_file
 from .config.sources import load_sources
-from .engine import decide
+from .core.engine import decide
+from .core.events import Event
+from .core.hook import Source
+from .core.merge import Decision
 from .errors import InputError
-from .events import Event
-from .hook import Source
 from .hosts import Host, Reply
-from .merge import Decision
 
 # The run's whole budget per host (seconds), each host's own BUDGET.
 DEFAULT_BUDGET: dict[str, float] = {name: host.BUDGET for name, host in hosts.HOSTS.items()}
@@ -158,11 +158,18 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     if config is None:
         config = load_config(config_paths, event.project_dir, environ, managed_dir)
     deadline = start + (budget if budget is not None else DEFAULT_BUDGET[module.NAME])
-    decision = decide(config.loaded.hooks, config.loaded.failures, event, deadline, cancel)
+    decision = decide(config.loaded.hooks, event, deadline, executors.for_run(),
+                      reread=_reread, cancel=cancel,
+                      failed=[f.stand_in(event) for f in config.loaded.failures])
     reply = module.render(decision, event)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
         reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report
     return Outcome(event, decision, reply, config, deadline)
+
+
+def _reread(event: Event, tool_input: Mapping[str, Any]) -> Event:
+    """``event`` with a rewritten tool input, as its host would send it."""
+    return hosts.get(event.host).with_input(event, tool_input)
 
 
 def _says_nothing(decision: Decision) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 from . import __version__
 from .api import Config
-from .hook import Hook
+from .core.hook import Hook
 from .redaction import redact
 
 PACKAGES = ("litellm", "pydantic", "tenacity", "PyYAML", "rich")

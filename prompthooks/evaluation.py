@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from .api import Config, dispatch
+from .core.result import HookResult
 from .errors import PromptHooksError
 from .model.settings import suite_model
-from .result import HookResult
 
 POSITIVE = frozenset({"deny", "block", "ask"})
 

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .api import Config
-from .engine import select
-from .events import STOP_EVENTS, Event
-from .hook import Hook
+from .core.engine import select
+from .core.events import STOP_EVENTS, Event
+from .core.hook import Hook
 from .redaction import config_keys, redact
 
 _WHAT = {"tool": "tool", "cursor_tool": "tool type", "command": "command",

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .hook import Hook
+    from .core.hook import Hook
 
 MARK = "[redacted]"
 # Variable names that hold secrets: their values are hidden wherever they appear.

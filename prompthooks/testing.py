@@ -66,7 +66,7 @@ def run(data: Mapping[str, Any] | bytes | str, *,
 def unjudged(outcome: Outcome) -> list[str]:
     """One line per hook the event selected that gave no verdict (an error, a timeout, a
     prompt hook with no recorded reply)."""
-    from .merge import failure_line
+    from .core.merge import failure_line
 
     return [failure_line(r) for r in outcome.decision.results if r.failed]
 

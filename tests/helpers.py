@@ -31,7 +31,7 @@ def approve(folder: Path, source: str = "project",
     """Approve a project or user config folder as `prompthooks trust` does (the tests'
     configs are reviewed by whoever wrote the test); the folder."""
     from prompthooks.config import trust
-    from prompthooks.hook import Source
+    from prompthooks.core.hook import Source
 
     trust.approve(Source(source, str(folder), 1), folder,
                   os.environ if environ is None else environ)

@@ -37,7 +37,7 @@ def test_async_dispatch(tmp_path: Path) -> None:
 
 def test_public_names() -> None:
     assert prompthooks.__version__
-    from prompthooks.merge import Decision
+    from prompthooks.core.merge import Decision
 
     assert prompthooks.Decision is Decision
     assert set(prompthooks.__all__) >= {"dispatch", "adispatch", "load_config", "Decision"}

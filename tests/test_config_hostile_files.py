@@ -232,7 +232,7 @@ def test_the_fingerprint_never_reads_a_sparse_terabyte_or_opens_a_fifo(
 
     monkeypatch.setattr(os, "open", spy)
     from prompthooks.config import cache
-    from prompthooks.hook import Source
+    from prompthooks.core.hook import Source
 
     key = cache.fingerprint([(Source("project", str(folder), 1), folder)], str(tmp_path))
     assert opened == [str(folder / "hooks.json")]  # the only regular file under the cap
@@ -241,7 +241,7 @@ def test_the_fingerprint_never_reads_a_sparse_terabyte_or_opens_a_fifo(
 
 def test_a_planted_cache_entry_is_a_miss(tmp_path: Path) -> None:
     from prompthooks.config import cache
-    from prompthooks.hook import Source
+    from prompthooks.core.hook import Source
 
     cfg = claude_config(tmp_path / "conf" / "hooks.json", "PreToolUse", {"command": "first"})
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}

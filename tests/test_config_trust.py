@@ -15,7 +15,7 @@ import pytest
 
 from prompthooks.api import load_config
 from prompthooks.config import loader, sources, trust
-from prompthooks.hook import Source
+from prompthooks.core.hook import Source
 
 from .helpers import approve, claude_bash, claude_config, reply, run_cli, write_json, write_script
 

@@ -36,14 +36,15 @@ import pytest
 
 import prompthooks.cli
 import prompthooks.commands.run
-import prompthooks.engine
+import prompthooks.executors
 from prompthooks.api import DEFAULT_BUDGET, Outcome, dispatch
 from prompthooks.audit import store
-from prompthooks.engine import RESERVE, hook_deadline
+from prompthooks.core.engine import STOP_MARGIN, hook_deadline
+from prompthooks.core.events import Event
+from prompthooks.core.hook import Hook
+from prompthooks.core.result import HookResult
 from prompthooks.errors import excerpt
-from prompthooks.events import Event
-from prompthooks.hook import Hook
-from prompthooks.result import HookResult
+from prompthooks.executors.command import CommandExecutor
 from prompthooks.verdicts import MAX_REPLY_CHARS
 
 from .fake_model import Answer, FakeModel, error
@@ -824,7 +825,9 @@ def test_a_slow_start_counts_against_the_budget(tmp_path: Path) -> None:
 def test_hooks_are_done_a_reserve_before_the_run_answers(left: float, hooks_get: float) -> None:
     # README, "The run's budget": 1.2 s before it, or half of what is left when that is
     # under 2.4 s; nothing is added once the time is gone.
-    assert hook_deadline(100.0 + left, 100.0) == pytest.approx(100.0 + hooks_get)
+    reserve = CommandExecutor.stop_grace + STOP_MARGIN
+    assert reserve == pytest.approx(1.2)
+    assert hook_deadline(100.0 + left, 100.0, reserve) == pytest.approx(100.0 + hooks_get)
 
 
 @pytest.mark.parametrize(("host", "event", "budget"), [
@@ -842,11 +845,17 @@ def test_default_budget_per_host_is_the_deadline_without_budget(
     assert DEFAULT_BUDGET[host] == budget
     seen: list[float] = []
 
-    def recording_executor(hook: Hook, event: Event, deadline: float) -> HookResult:
-        seen.append(deadline)
-        return HookResult(hook=hook)
+    class Recording:
+        stop_grace = CommandExecutor.stop_grace
 
-    monkeypatch.setattr(prompthooks.engine, "executor_for", lambda hook: recording_executor)
+        def run(self, hook: Hook, event: Event, deadline: float) -> HookResult:
+            seen.append(deadline)
+            return HookResult(hook=hook)
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(prompthooks.executors, "for_run", lambda: lambda hook: Recording())
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": "true", "timeout": 100_000}]}]}})
     before = time.monotonic()
@@ -854,7 +863,8 @@ def test_default_budget_per_host_is_the_deadline_without_budget(
     after = time.monotonic()
     assert outcome.event.host == host
     (deadline,) = seen
-    assert before + budget - RESERVE <= deadline <= after + budget - RESERVE
+    reserve = Recording.stop_grace + STOP_MARGIN
+    assert before + budget - reserve <= deadline <= after + budget - reserve
 
 
 def test_an_internal_error_is_exit_3_and_one_line(monkeypatch: pytest.MonkeyPatch,

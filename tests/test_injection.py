@@ -23,10 +23,10 @@ import pytest
 import yaml
 
 from prompthooks.api import config_from_data, dispatch, parse_event
-from prompthooks.events import Event
+from prompthooks.core.events import Event
+from prompthooks.core.hook import Hook
 from prompthooks.executors.evaluator import system_message
 from prompthooks.executors.prompt import build_request, template_text
-from prompthooks.hook import Hook
 from prompthooks.templates import render
 
 from .fake_model import Answer, FakeModel, Recorded, serve

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from prompthooks.matchers import claude_matcher, cursor_matcher
+from prompthooks.core.matchers import claude_matcher, cursor_matcher
 
 CLAUDE = [
     (None, "Bash", True),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.matchers import Matcher, claude_matcher, cursor_matcher
+from prompthooks.core.matchers import Matcher, claude_matcher, cursor_matcher
 
 from .helpers import (
     claude_event,

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from prompthooks.hook import Hook, Source, Trigger
-from prompthooks.merge import merge
-from prompthooks.result import HookResult
+from prompthooks.core.hook import Hook, Source, Trigger
+from prompthooks.core.merge import merge
+from prompthooks.core.result import HookResult
 
 
 def hook(priority: int = 1, index: int = 0, fail_closed: bool = False,

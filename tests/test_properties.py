@@ -20,15 +20,15 @@ from hypothesis import strategies as st
 import prompthooks.model
 from prompthooks import cli
 from prompthooks.api import Config, config_from_data, dispatch, parse_event
+from prompthooks.core.events import STOP_EVENTS, Event
+from prompthooks.core.hook import Hook, Source, Trigger
+from prompthooks.core.merge import Decision
 from prompthooks.errors import InputError
-from prompthooks.events import STOP_EVENTS, Event
 from prompthooks.executors import prompt as prompt_executor
 from prompthooks.executors.evaluator import KNOWN_TOOLS, system_message
 from prompthooks.executors.prompt import build_request
 from prompthooks.executors.replies import ReplyError, read_reply
-from prompthooks.hook import Hook, Source, Trigger
 from prompthooks.hosts import HOSTS, claude, cursor
-from prompthooks.merge import Decision
 from prompthooks.model.types import ModelReply, ModelRequest
 from prompthooks.templates import event_json, render
 from prompthooks.verdicts import VerdictError, parse_verdict

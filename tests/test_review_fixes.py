@@ -75,7 +75,7 @@ def test_same_prompt_file_name_in_two_folders_runs_both(tmp_path: Path) -> None:
         paths.append(str(write_json(tmp_path / name / "hooks.json", {"hooks": {"PreToolUse": [
             {"hooks": [{"type": "prompt", "prompt_file": "pol.md"}]}]}})))
     from prompthooks.api import parse_event
-    from prompthooks.engine import select
+    from prompthooks.core.engine import select
 
     _, event = parse_event(claude_bash("ls"), environ={})
     assert len(select(load_config(paths).hooks, event)) == 2

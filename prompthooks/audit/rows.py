@@ -12,13 +12,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..merge import apply_failure_policy
+from ..core.merge import apply_failure_policy
+from ..core.result import HookResult
 from ..redaction import config_keys, redact
-from ..result import HookResult
 
 if TYPE_CHECKING:
     from ..api import Outcome
-    from ..events import Event
+    from ..core.events import Event
 
 MAX_EVENT_INPUT = 256 * 1024  # characters of a stored event input
 

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 from .. import output
 from ..config import discovery, trust
+from ..core.hook import Source
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
-from ..hook import Source
 
 _T = TypeVar("_T")
 

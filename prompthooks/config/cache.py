@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..hook import Hook, PromptSettings, Source, Trigger
-from ..matchers import Matcher
+from ..core.hook import Hook, PromptSettings, Source, Trigger
+from ..core.matchers import Matcher
 from . import files
 
 _FORMAT = 6

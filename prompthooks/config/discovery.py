@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
-from ..hook import Source
+from ..core.hook import Source
 
 MANAGED_DIR = Path("/etc/prompthooks")
 PROJECT_DIR_NAME = ".prompthooks"

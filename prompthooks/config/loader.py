@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.events import Event
+from ..core.hook import Dialect, Hook, PromptSettings, Source, Trigger
+from ..core.matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
+from ..core.result import HookResult
 from ..errors import ConfigError
-from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
-from ..matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
 from . import files, trust
 from .files import CONFIG_FILE as CONFIG_FILE
 from .files import HOOKS_DIR as HOOKS_DIR
@@ -47,6 +49,18 @@ class LoadFailure:
     # "config": it is broken; "untrusted": not approved (config.trust); "managed_only": the
     # managed policy allows managed hooks only. The last two never block.
     kind: str = "config"
+
+    def stand_in(self, event: Event) -> HookResult:
+        """This source as one failed hook for ``event`` (fail-closed where it reaches)."""
+        fail_closed = self.fail_closed and (self.events is None or event.name in self.events)
+        # config_event "*" marks a broken source's stand-in, "*untrusted" an unapproved one
+        # (see audit.rows and merge.failure_line).
+        marker = "*" if self.kind == "config" else f"*{self.kind}"
+        hook = Hook(source=self.source, dialect="claude", config_event=marker, index=-1,
+                    trigger=Trigger(event.name), kind="command", timeout=0.0,
+                    label=self.source.path, command=f"<{self.kind} {self.source.name}>",
+                    fail_closed=fail_closed)
+        return HookResult(hook=hook, status="error", error=self.message)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..hook import Source
+from ..core.hook import Source
 from . import cache, trust
 from .loader import Loaded, LoadFailure, load_path
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..hook import Source
+from ..core.hook import Source
 
 CHECKED = ("project", "user")  # the discovered sources that need an approval
 STORE_NAME = "trust.json"

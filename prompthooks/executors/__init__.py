@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from ..events import Event
-from ..hook import Hook
-from ..result import HookResult
+from ..core.executor import Executor, ExecutorFor
+from ..core.hook import Hook
 
 
-class Executor(Protocol):
-    def __call__(self, hook: Hook, event: Event, deadline: float) -> HookResult: ...
+class _RunExecutors:
+    """The executors of one run, each made when the first hook of its kind runs (so a prompt
+    hook's imports happen only then); what they must stop is this run's alone."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, Executor] = {}
+
+    def __call__(self, hook: Hook) -> Executor:
+        executor = self._made.get(hook.kind)
+        if executor is None:
+            executor = self._made[hook.kind] = _make(hook.kind)
+        return executor
 
 
-def executor_for(hook: Hook) -> Executor:
-    """The executor of a hook's kind, imported only when a hook of that kind runs."""
-    if hook.kind == "prompt":
-        from .prompt import run as run_prompt
+def _make(kind: str) -> Executor:
+    if kind == "prompt":
+        from .prompt import PromptExecutor
 
-        return run_prompt
-    from .command import run
+        return PromptExecutor()
+    from .command import CommandExecutor
 
-    return run
+    return CommandExecutor()
+
+
+def for_run() -> ExecutorFor:
+    """A fresh set of executors for one run."""
+    return _RunExecutors()
+
+
+__all__ = ["Executor", "ExecutorFor", "for_run"]

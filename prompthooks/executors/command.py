@@ -18,11 +18,12 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..events import Event
-from ..hook import Hook
-from ..result import HookResult
+from ..core.events import Event
+from ..core.hook import Hook
+from ..core.result import HookResult
 from ..runner.channel import announce
 from .replies import result_from_reply
 
@@ -31,9 +32,6 @@ DRAIN_AFTER_EXIT = 0.1  # seconds to keep reading pipes after the hook process e
 KILL_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 _CHUNK = 65536
 _POLL = 0.05  # exit polling interval where pidfd_open is not available
-# The process group of the hook each executor thread is running (by thread id), so that a run
-# that must answer while a hook is still being stopped can kill it outright: kill_running.
-_RUNNING: dict[int, int] = {}
 
 
 @dataclass
@@ -88,13 +86,6 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(KILL_GRACE)
     _signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
-
-
-def kill_running(thread_id: int) -> None:
-    """SIGKILL the process group of the hook that thread ``thread_id`` is running, if any."""
-    pgid = _RUNNING.get(thread_id)
-    if pgid is not None:
-        _signal_group(pgid, signal.SIGKILL)
 
 
 def _pidfd(pid: int) -> int | None:
@@ -194,8 +185,45 @@ def _read(fd: int, sinks: dict[int, bytearray], sel: selectors.BaseSelector,
     sink += chunk
 
 
-def run(hook: Hook, event: Event, deadline: float) -> HookResult:
-    """Run one command hook and read its reply; never raises for the hook's own faults."""
+class CommandExecutor:
+    """Runs the command hooks of one run; remembers the process groups it has running, so a
+    run that must answer while a hook is still being stopped can kill them outright."""
+
+    # Killing a group takes up to KILL_GRACE after SIGTERM, and as long again for SIGKILL to
+    # land and the pipes to close.
+    stop_grace = 2 * KILL_GRACE
+
+    def __init__(self) -> None:
+        self._groups: set[int] = set()
+        self._lock = threading.Lock()
+
+    def run(self, hook: Hook, event: Event, deadline: float) -> HookResult:
+        """Run one command hook and read its reply; never raises for the hook's own faults."""
+        return run(hook, event, deadline, self._started, self._ended)
+
+    def stop(self) -> None:
+        with self._lock:
+            groups = list(self._groups)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGKILL)
+
+    def _started(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+
+    def _ended(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+
+
+def _ignore(pgid: int) -> None:
+    pass
+
+
+def run(hook: Hook, event: Event, deadline: float, started: Callable[[int], None] = _ignore,
+        ended: Callable[[int], None] = _ignore) -> HookResult:
+    """Run one command hook and read its reply; never raises for the hook's own faults.
+    ``started`` and ``ended`` are told the hook's process group as it starts and ends."""
     start = time.monotonic()
     argv = [hook.executable] if hook.executable else ["/bin/sh", "-c", hook.command or ""]
     cwd, env = working_dir(hook, event), hook_environment(hook, event)
@@ -209,7 +237,7 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
             "does not exist" if isinstance(exc, FileNotFoundError) else f"cannot run: {exc}")
         return HookResult(hook=hook, status="error", error=f"{argv[0]} {what}",
                           duration=time.monotonic() - start)
-    _RUNNING[threading.get_ident()] = proc.pid
+    started(proc.pid)
     announce(proc.pid, True)  # so a supervisor that gives up on the run can kill the group
     try:
         outcome = _communicate(proc, event.raw_bytes, deadline)
@@ -217,7 +245,7 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
         _kill_group(proc)  # never leave a hook running behind an unexpected error
         raise
     finally:
-        _RUNNING.pop(threading.get_ident(), None)
+        ended(proc.pid)
         announce(proc.pid, False)
     duration = time.monotonic() - start
     if outcome.timed_out:

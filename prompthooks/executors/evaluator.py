@@ -3,7 +3,7 @@ boundary of the fence that holds the (untrusted) event data."""
 
 from __future__ import annotations
 
-from ..events import EVENTS, MCP_PREFIX, TOOL_TABLE, Event
+from ..core.events import EVENTS, MCP_PREFIX, TOOL_TABLE, Event
 
 _WHAT_FALSE_MEANS = {
     "PreToolUse": "the tool call is blocked and your reason is shown to the agent",

@@ -11,13 +11,14 @@ import os
 import time
 
 from .. import verdict_cache
-from ..events import STOP_EVENTS, Event
-from ..hook import Hook
+from ..core.events import STOP_EVENTS, Event
+from ..core.hook import Hook
+from ..core.result import HookResult
+from ..model.loop import SETTLE
 from ..model.settings import endpoint_for
 from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout
 from ..recording.cassette import complete, request_key
 from ..recording.cassette import current as current_cassette
-from ..result import HookResult
 from ..templates import (
     DEFAULT_MAX_EVENT_CHARS,
     TemplateError,
@@ -84,6 +85,19 @@ def cache_ttl(hook: Hook, event: Event) -> float | None:
     return None
 
 
+class PromptExecutor:
+    """Runs the prompt hooks of one run. A model call gives up by itself within the loop's
+    settle time, so there is nothing left for ``stop`` to do."""
+
+    stop_grace = SETTLE
+
+    def run(self, hook: Hook, event: Event, deadline: float) -> HookResult:
+        return run(hook, event, deadline)
+
+    def stop(self) -> None:
+        pass
+
+
 def run(hook: Hook, event: Event, deadline: float) -> HookResult:
     """Evaluate one prompt hook; never raises for the model's or the template's faults."""
     start = time.monotonic()
@@ -110,4 +124,4 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
     return verdict_result(hook, event, verdict, time.monotonic() - start, reply)
 
 
-__all__ = ["build_request", "run", "template_text"]
+__all__ = ["PromptExecutor", "build_request", "run", "template_text"]

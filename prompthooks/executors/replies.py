@@ -20,10 +20,10 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.events import STOP_EVENTS, Event
+from ..core.hook import Hook
+from ..core.result import RANK, HookResult, Permission
 from ..errors import excerpt
-from ..events import STOP_EVENTS, Event
-from ..hook import Hook
-from ..result import RANK, HookResult, Permission
 
 _DECISIONS: dict[str, Permission | None] = {
     "approve": "allow", "allow": "allow", "block": "deny", "deny": "deny", "ask": "ask",

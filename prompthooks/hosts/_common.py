@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..core.hook import MatchOn, Trigger
 from ..errors import InputError
-from ..hook import MatchOn, Trigger
 
 if TYPE_CHECKING:
-    from ..events import Event
-    from ..merge import Decision
+    from ..core.events import Event
+    from ..core.merge import Decision
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.events import Event
+from ..core.hook import Trigger
+from ..core.merge import Decision
 from ..errors import EXIT_BLOCK
-from ..events import Event
-from ..hook import Trigger
-from ..merge import Decision
 from . import _common
 from ._common import ConfigEvent, Reply, dumps, project_dir, shell_command, text
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..events import Event, tool_from_cline
-from ..hook import Trigger
-from ..merge import Decision
+from ..core.events import Event, tool_from_cline
+from ..core.hook import Trigger
+from ..core.merge import Decision
 from . import _common
 from ._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_command, text
 

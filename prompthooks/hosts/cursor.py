@@ -6,10 +6,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.events import Event, tool_from_cursor
+from ..core.hook import Trigger
+from ..core.merge import Decision
 from ..errors import EXIT_BLOCK
-from ..events import Event, tool_from_cursor
-from ..hook import Trigger
-from ..merge import Decision
 from . import _common
 from ._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_command, text
 

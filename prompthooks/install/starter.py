@@ -16,7 +16,7 @@ from pathlib import Path
 from ..config import trust
 from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME, user_dir
 from ..config.loader import CONFIG_FILE, HOOKS_DIR
-from ..hook import Source
+from ..core.hook import Source
 from ..hosts import cline
 from . import files
 from .host import Say, Scope

@@ -25,7 +25,6 @@ __all__ = ["ModelError", "ModelReply", "ModelRequest", "ModelTimeout", "complete
 
 _KEYLIKE = re.compile(r"\b(sk|pk|rk|key|gsk|xai)[-_][A-Za-z0-9_*\-]{6,}|\bAIza[0-9A-Za-z_\-]{10,}")
 _URL_CREDENTIALS = re.compile(r"(\w+://)[^/\s:@]+:[^/\s@]+@")
-_SETTLE = 1.0  # seconds the caller waits past the deadline for the loop to give up
 # No retry starts with less time left than this: it could only time out, and the error would
 # then say "did not answer in time" instead of what every earlier attempt ran into.
 _MIN_ATTEMPT = 0.25
@@ -178,6 +177,6 @@ def complete(request: ModelRequest, deadline: float) -> ModelReply:
     if time.monotonic() >= deadline:  # not even litellm's import: it could only be wasted
         raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})")
     try:
-        return loop.run(_complete(request, deadline), deadline - time.monotonic() + _SETTLE)
+        return loop.run(_complete(request, deadline), deadline - time.monotonic() + loop.SETTLE)
     except concurrent.futures.TimeoutError:
         raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})") from None

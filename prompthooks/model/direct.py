@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import excerpt
 from . import loop
-from .call import _MIN_ATTEMPT, _SETTLE, _redact
+from .call import _MIN_ATTEMPT, _redact
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 
@@ -136,7 +136,7 @@ def complete(request: ModelRequest, deadline: float) -> ModelReply:
     if time.monotonic() >= deadline:
         raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})")
     try:
-        return loop.run(_complete(request, deadline), deadline - time.monotonic() + _SETTLE)
+        return loop.run(_complete(request, deadline), deadline - time.monotonic() + loop.SETTLE)
     except concurrent.futures.TimeoutError:
         raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})") from None
 

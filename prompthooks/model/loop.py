@@ -13,6 +13,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+SETTLE = 1.0  # seconds a caller waits past its deadline for a call on the loop to give up
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
 

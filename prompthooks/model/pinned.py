@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from .types import ModelError, ModelReply, ModelRequest
 
 if TYPE_CHECKING:
-    from ..hook import Hook
+    from ..core.hook import Hook
 
 # litellm's base-URL variables end like these (OPENAI_BASE_URL, ANTHROPIC_API_BASE,
 # AZURE_API_BASE, AWS_BEDROCK_RUNTIME_ENDPOINT...); any name holding PROXY is a proxy

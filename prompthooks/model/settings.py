@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..hook import Hook
+from ..core.hook import Hook
 
 # A fast hosted model, as Claude Code uses Haiku for its prompt hooks (needs ANTHROPIC_API_KEY).
 DEFAULT_MODEL = "claude-haiku-4-5"

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.hook import Hook
 from ..errors import excerpt
-from ..hook import Hook
 from ..model.types import ModelError, ModelReply, ModelRequest
 from ..model.worker import complete as call_model
 

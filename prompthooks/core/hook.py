@@ -104,7 +104,7 @@ class Hook:
         An inline prompt is never quoted: its text is policy, not something for the agent."""
         if self.kind == "prompt":
             return f"prompt {self.prompt_file}" if self.prompt_file else "inline prompt"
-        from .redaction import redact
+        from ..redaction import redact
 
         if self.executable:
             return redact("/".join(self.executable.split("/")[-2:]))

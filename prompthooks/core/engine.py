@@ -11,28 +11,32 @@ A rewritten input from a non-managed hook is judged again: every managed hook th
 the event with that input (matchers evaluated on it) runs on it within the time left. A
 managed block denies the event; a managed hook that fails or cannot answer in time refuses the
 rewrite. With no managed hook applying to the rewritten input, the rewrite stands.
+
+Side effects come in from the caller: the executors that run hooks (see core.executor), the
+host's reading of a rewritten input, and the stand-in results of config sources that failed
+to load. The engine itself imports no executor, host or loader.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .config.loader import LoadFailure
 from .events import STOP_EVENTS, Event
-from .executors import executor_for
-from .executors.command import KILL_GRACE, kill_running
-from .hook import Hook, Trigger
+from .executor import Executor, ExecutorFor
+from .hook import Hook
 from .merge import Decision, failure_line, merge
 from .result import HookResult
 
-# How long before the run's deadline hooks are stopped: killing a command hook's group takes up
-# to KILL_GRACE, a model call gives up within its settle time (model/call.py, 1 s). At most
-# half the time left, so a short budget still gives the hooks half of it.
-RESERVE = 2 * KILL_GRACE + 0.2
+# The host's reading of an event with a rewritten tool input (None: it cannot be read).
+Reread = Callable[[Event, Mapping[str, Any]], "Event | None"]
+# Hooks are stopped their executors' stop grace, plus this margin, before the run's deadline,
+# so every result is in by then; at most half the time left, so a short budget still gives the
+# hooks half of it.
+STOP_MARGIN = 0.2
 _CANCEL_POLL = 0.05  # seconds between looks at a run's cancel flag while hooks run
 
 
@@ -54,50 +58,35 @@ def select(hooks: Iterable[Hook], event: Event) -> list[Hook]:
     return list(chosen.values())
 
 
-def failure_results(failures: Iterable[LoadFailure], event: Event) -> list[HookResult]:
-    """A config source that failed to load counts as one failed hook for this event."""
-    out = []
-    for failure in failures:
-        fail_closed = failure.fail_closed and (failure.events is None
-                                               or event.name in failure.events)
-        # config_event "*" marks a broken source's stand-in, "*untrusted" an unapproved one
-        # (see audit.rows and merge.failure_line).
-        marker = "*" if failure.kind == "config" else f"*{failure.kind}"
-        stand_in = Hook(source=failure.source, dialect="claude", config_event=marker, index=-1,
-                        trigger=Trigger(event.name), kind="command", timeout=0.0,
-                        label=failure.source.path,
-                        command=f"<{failure.kind} {failure.source.name}>",
-                        fail_closed=fail_closed)
-        out.append(HookResult(hook=stand_in, status="error", error=failure.message))
-    return out
-
-
-def _run_one(hook: Hook, event: Event, deadline: float) -> HookResult:
+def _run_one(executor: Executor, hook: Hook, event: Event, deadline: float) -> HookResult:
     start = time.monotonic()
     try:
-        return executor_for(hook)(hook, event, min(start + hook.timeout, deadline))
+        return executor.run(hook, event, min(start + hook.timeout, deadline))
     except Exception as exc:  # a bug in an executor must not lose the other hooks' answers
         return HookResult(hook=hook, status="error", error=f"internal error: {exc!r}",
                           duration=time.monotonic() - start)
 
 
-def hook_deadline(deadline: float, now: float) -> float:
-    """The instant every hook must be done by, for a run that answers at ``deadline``."""
-    return deadline - min(RESERVE, max(0.0, deadline - now) / 2)
+def hook_deadline(deadline: float, now: float, reserve: float) -> float:
+    """The instant every hook must be done by, for a run that answers at ``deadline`` and
+    needs ``reserve`` seconds to stop its hooks."""
+    return deadline - min(reserve, max(0.0, deadline - now) / 2)
 
 
-def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float,
+def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float, executor_for: ExecutorFor,
               cancel: threading.Event | None = None) -> list[HookResult]:
     """Run every hook concurrently, each in a thread of its own (even one hook: its executor,
     not the caller, may be what overruns). Returns at ``deadline`` at the latest, or soon
     after ``cancel`` is set (the run was told to stop): a hook still running then counts as
     timed out."""
     results: list[HookResult | None] = [None] * len(hooks)
+    executors = [executor_for(h) for h in hooks]
     started = time.monotonic()
-    stop_by = hook_deadline(deadline, started)
+    reserve = max((e.stop_grace for e in executors), default=0.0) + STOP_MARGIN
+    stop_by = hook_deadline(deadline, started, reserve)
 
     def work(i: int, hook: Hook) -> None:
-        results[i] = _run_one(hook, event, stop_by)
+        results[i] = _run_one(executors[i], hook, event, stop_by)
 
     threads = [threading.Thread(target=work, args=(i, h), daemon=True)
                for i, h in enumerate(hooks)]
@@ -111,9 +100,9 @@ def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float,
                 break
             # With a cancel to watch, wake up now and then to see it.
             thread.join(left if cancel is None else min(left, _CANCEL_POLL))
-    for thread in threads:
-        if thread.is_alive() and thread.ident is not None:
-            kill_running(thread.ident)  # a hook still being stopped: no grace left for it
+    busy = {id(e): e for e, t in zip(executors, threads, strict=True) if t.is_alive()}
+    for executor in busy.values():
+        executor.stop()  # a hook still being stopped: no grace left for it
     late = time.monotonic() - started
     why = ("the run was stopped before it finished" if cancel is not None and cancel.is_set()
            else "did not finish before the run's deadline")
@@ -121,11 +110,9 @@ def run_hooks(hooks: Sequence[Hook], event: Event, deadline: float,
             for r, h in zip(results, hooks, strict=True)]
 
 
-def _rewritten(event: Event, tool_input: Mapping[str, Any]) -> Event | None:
-    from . import hosts
-
+def _rewritten(reread: Reread, event: Event, tool_input: Mapping[str, Any]) -> Event | None:
     try:
-        return hosts.get(event.host).with_input(event, tool_input)
+        return reread(event, tool_input)
     except Exception:  # an event from no known host: the rewrite cannot be judged
         return None
 
@@ -139,21 +126,21 @@ def _refuse(decision: Decision, reason: str, results: Sequence[HookResult] = (),
                    results=decision.results + tuple(results))
 
 
-def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event,
-            deadline: float) -> Decision:
+def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event, deadline: float,
+            executor_for: ExecutorFor, reread: Reread) -> Decision:
     """Judge a non-managed hook's rewritten input by the managed hooks that apply to it."""
     author = decision.rewritten_by
     if decision.updated_input is None or author is None or author.managed:
         return decision
     unjudged = ("Blocked by prompthooks: the rewritten input could not be judged by the "
                 f"managed policy (rewritten by hook '{author.name}')")
-    changed = _rewritten(event, decision.updated_input)
+    changed = _rewritten(reread, event, decision.updated_input)
     if changed is None:
         return _refuse(decision, unjudged)
     guards = [h for h in select(hooks, changed) if h.managed]
     if not guards:
         return decision
-    results = run_hooks(guards, changed, deadline)
+    results = run_hooks(guards, changed, deadline, executor_for)
     failed = [r for r in results if r.failed]
     if failed:
         return _refuse(decision, unjudged, results,
@@ -168,12 +155,13 @@ def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event,
     return replace(decision, results=decision.results + tuple(results))
 
 
-def decide(hooks: Sequence[Hook], failures: Iterable[LoadFailure], event: Event,
-           deadline: float, cancel: threading.Event | None = None) -> Decision:
+def decide(hooks: Sequence[Hook], event: Event, deadline: float, executor_for: ExecutorFor,
+           *, reread: Reread, failed: Iterable[HookResult] = (),
+           cancel: threading.Event | None = None) -> Decision:
     """Select, run and merge, then judge a rewritten input again (see the module
     docstring): the whole engine for one event, answered by ``deadline`` (or as soon as
-    ``cancel`` is set)."""
+    ``cancel`` is set). ``failed`` holds the results that stand in for config sources that
+    did not load; ``reread`` is the host's reading of a rewritten input."""
     selected = select(hooks, event)
-    decision = merge([*failure_results(failures, event),
-                      *run_hooks(selected, event, deadline, cancel)])
-    return rejudge(decision, hooks, event, deadline)
+    decision = merge([*failed, *run_hooks(selected, event, deadline, executor_for, cancel)])
+    return rejudge(decision, hooks, event, deadline, executor_for, reread)
