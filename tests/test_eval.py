@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prompthooks.evaluation import percentile
+from prompthooks.devtools.evaluation import percentile
 
 from .fake_model import Answer, FakeModel, serve, verdict
 from .helpers import claude_bash, claude_config, write_json

@@ -143,7 +143,7 @@ def test_log_escapes_control_characters_and_json_stays_exact(tmp_path: Path) -> 
 
 
 def test_printable_escapes_what_drives_a_terminal() -> None:
-    from prompthooks.output import printable
+    from prompthooks.commands.output import printable
 
     text = "a\tb\nc\x1b[2J\x7f\x9b\u202e\u2066é✓"
     assert printable(text) == "a\\tb\\nc\\x1b[2J\\x7f\\x9b\\u202e\\u2066é✓"

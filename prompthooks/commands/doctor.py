@@ -9,11 +9,11 @@ import argparse
 import os
 from pathlib import Path
 
-from .. import output
 from ..api import load_config
 from ..config import discovery
-from ..doctor import run_checks
+from ..devtools.doctor import run_checks
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
+from . import output
 
 _STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim"}
 

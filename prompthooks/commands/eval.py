@@ -13,10 +13,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import output
 from ..api import load_config
-from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
-from ..evaluation import (
+from ..devtools.evaluation import (
     COLUMNS,
     Report,
     Row,
@@ -26,7 +24,9 @@ from ..evaluation import (
     read_dataset,
     table_rows,
 )
+from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 from ..recording.cassette import Cassette, activate
+from . import output
 
 
 @contextmanager
@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     limits = Thresholds(args.min_precision, args.min_recall, args.max_fpr, args.max_errors)
     misses = [line for report in reports for line in missed(report, limits)]
     if args.report:
-        from ..eval_report import html_page, markdown
+        from ..devtools.eval_report import html_page, markdown
 
         render = html_page if args.report.endswith((".html", ".htm")) else markdown
         try:

@@ -9,11 +9,11 @@ import argparse
 import sys
 from typing import Any
 
-from .. import output
 from ..api import DEFAULT_BUDGET, load_config, parse_event
 from ..config import discovery
+from ..devtools.explain import explain
 from ..errors import EXIT_OK
-from ..explain import explain
+from . import output
 
 
 def main(args: argparse.Namespace) -> int:

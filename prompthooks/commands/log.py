@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import output
 from ..audit.settings import resolve
 from ..audit.stats import summarise
 from ..audit.store import AuditError, read
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError, excerpt
 from ..redaction import redact
+from . import output
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

@@ -15,10 +15,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .. import output
-from ..cases import case_files, run_file, verdict_change
+from ..devtools.cases import case_files, run_file, verdict_change
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 from ..recording.cassette import Mode
+from . import output
 
 LABEL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
 

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import output
 from ..config import discovery, trust
 from ..core.hook import Source
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
+from . import output
 
 _T = TypeVar("_T")
 

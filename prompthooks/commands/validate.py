@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from .. import output
 from ..api import load_config
 from ..errors import EXIT_ERROR, EXIT_OK
+from . import output
 
 
 def _plural(count: int, word: str) -> str:

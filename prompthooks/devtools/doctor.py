@@ -18,10 +18,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .api import Config
-from .core.hook import Hook
-from .redaction import redact
+from .. import __version__
+from ..api import Config
+from ..core.hook import Hook
+from ..redaction import redact
 
 PACKAGES = ("litellm", "pydantic", "tenacity", "PyYAML", "rich")
 PROBE_SECONDS = 10.0  # retries included: long enough for a cold start, short for a person
@@ -59,7 +59,7 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
                 yield check("config error", "fail", message)
     for message in config.unknown_events:
         yield check("config error", "fail", message)
-    from .model.pinned import unpinned_warnings
+    from ..model.pinned import unpinned_warnings
 
     for warning in [*config.warnings, *unpinned_warnings(config.hooks)]:
         yield check("config warning", "warn", warning)
@@ -69,7 +69,7 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
 
 
 def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], list[Hook]]:
-    from .model.settings import endpoint_for
+    from ..model.settings import endpoint_for
 
     groups: dict[tuple[str, str | None, bool, bool], list[Hook]] = {}
     for hook in hooks:
@@ -83,11 +83,11 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], li
 def _probe(hook: Hook) -> tuple[bool, str]:
     """One tiny request through the real call path (no cassette, no worker; a managed hook's
     pinned path)."""
-    from .model.call import _import_litellm
-    from .model.call import complete as through_litellm
-    from .model.pinned import complete as pinned
-    from .model.settings import endpoint_for
-    from .model.types import ModelError, ModelRequest
+    from ..model.call import _import_litellm
+    from ..model.call import complete as through_litellm
+    from ..model.pinned import complete as pinned
+    from ..model.settings import endpoint_for
+    from ..model.types import ModelError, ModelRequest
 
     request = ModelRequest(endpoint=endpoint_for(hook), max_tokens=20, messages=(
         {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
@@ -119,7 +119,7 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
 
 
 def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
-    from .model import worker
+    from ..model import worker
 
     if not worker.enabled(environ):
         return check("warm worker", "skip", "off (PROMPTHOOKS_WORKER=0)")
@@ -153,7 +153,7 @@ def _cannot_write(path: Path) -> str | None:
 
 
 def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
-    from .audit import resolve
+    from ..audit import resolve
 
     settings = resolve(config.loaded.audit, environ)
     if not settings.enabled:
@@ -166,7 +166,7 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
         return check("audit log", "ok", f"{path} (created on the first run)")
     import sqlite3
 
-    from .audit.store import AuditError, connect
+    from ..audit.store import AuditError, connect
 
     try:
         conn = connect(path, create=False)
@@ -182,8 +182,8 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
 
 def glue_checks(project: Path) -> Iterator[dict[str, str]]:
     """Where each host's glue is installed (project and user scope)."""
-    from .errors import PromptHooksError
-    from .install.registry import HOSTS, location
+    from ..errors import PromptHooksError
+    from ..install.registry import HOSTS, location
 
     found = False
     for glue in HOSTS.values():

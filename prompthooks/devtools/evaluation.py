@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .api import Config, dispatch
-from .core.result import HookResult
-from .errors import PromptHooksError
-from .model.settings import suite_model
+from ..api import Config, dispatch
+from ..core.result import HookResult
+from ..errors import PromptHooksError
+from ..model.settings import suite_model
 
 POSITIVE = frozenset({"deny", "block", "ask"})
 
@@ -114,7 +114,7 @@ def _cost(model: str | None, tokens_in: int | None, tokens_out: int | None) -> f
     if not model or tokens_in is None or tokens_out is None:
         return None
     try:
-        from .model.call import _import_litellm
+        from ..model.call import _import_litellm
 
         prompt, completion = _import_litellm().cost_per_token(
             model=model, prompt_tokens=tokens_in, completion_tokens=tokens_out)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .api import Config
-from .core.engine import select
-from .core.events import STOP_EVENTS, Event
-from .core.hook import Hook
-from .redaction import config_keys, redact
+from ..api import Config
+from ..core.engine import select
+from ..core.events import STOP_EVENTS, Event
+from ..core.hook import Hook
+from ..redaction import config_keys, redact
 
 _WHAT = {"tool": "tool", "cursor_tool": "tool type", "command": "command",
          "subject": "event subject"}
@@ -45,8 +45,8 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
 
 def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
             keys: list[str]) -> dict[str, Any]:
-    from .executors.prompt import build_request
-    from .templates import TemplateError
+    from ..executors.prompt import build_request
+    from ..templates import TemplateError
 
     try:
         request = build_request(hook, event)

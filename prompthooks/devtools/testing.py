@@ -1,0 +1,96 @@
+"""Helpers to test policies inside your own test suite; the pytest plugin's fixtures wrap them.
+
+    from prompthooks.testing import event, run, assert_decision
+
+    outcome = run(event("claude", "PreToolUse", tool_name="Bash",
+                        tool_input={"command": "rm -rf ~"}),
+                  config="hooks.json", cassette="hooks.cassette.yaml")
+    assert_decision(outcome, "deny", reason_contains="home")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..api import Config, Outcome, config_from_data, dispatch, load_config
+from ..recording.cassette import Cassette, Mode, using
+
+_COMMON: dict[str, dict[str, Any]] = {
+    "claude": {"session_id": "test-session", "transcript_path": "/tmp/transcript.jsonl",
+               "cwd": "/tmp", "permission_mode": "default"},
+    "cursor": {"conversation_id": "test-conversation", "generation_id": "test-generation",
+               "model": "test", "cursor_version": "1.7.2", "workspace_roots": ["/tmp"],
+               "user_email": None, "transcript_path": None},
+    "cline": {"clineVersion": "3.36.0", "timestamp": "0", "taskId": "test-task",
+              "workspaceRoots": ["/tmp"], "userId": "test-user"},
+}
+
+
+def event(host: str, name: str, **fields: Any) -> dict[str, Any]:
+    """A host-native event: the host's common fields, the event name, and ``fields`` (for
+    Cline, ``fields`` go under the event's own key, as Cline nests them)."""
+    if host not in _COMMON:
+        raise ValueError(f"unknown host {host!r}; use claude, cursor or cline")
+    if host == "cline":
+        return {**_COMMON[host], "hookName": name, name[:1].lower() + name[1:]: fields}
+    return {**_COMMON[host], "hook_event_name": name, **fields}
+
+
+def as_config(config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Config) -> Config:
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, Mapping):
+        return config_from_data(config, "<inline config>")
+    paths = [config] if isinstance(config, (str, Path)) else list(config)
+    return load_config([str(p) for p in paths], keep_managed=False)
+
+
+def run(data: Mapping[str, Any] | bytes | str, *,
+        config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Config,
+        cassette: str | Path | None = None, mode: Mode = "replay", host: str | None = None,
+        budget: float = 60.0, model: str | None = None) -> Outcome:
+    """Dispatch one event through ``config``; prompt hooks answer from ``cassette``, on
+    ``model`` if given, else the model the config names (``PROMPTHOOKS_MODEL`` is ignored, so
+    a test replays the same on every machine)."""
+    from ..model.settings import suite_model
+
+    loaded = as_config(config)
+    if loaded.errors:
+        raise AssertionError(f"config does not load: {loaded.errors[0]}")
+    with using(Cassette(Path(cassette), mode) if cassette else None), suite_model(model):
+        return dispatch(data, host=host, config=loaded, budget=budget)
+
+
+def unjudged(outcome: Outcome) -> list[str]:
+    """One line per hook the event selected that gave no verdict (an error, a timeout, a
+    prompt hook with no recorded reply)."""
+    from ..core.merge import failure_line
+
+    return [failure_line(r) for r in outcome.decision.results if r.failed]
+
+
+def assert_judged(outcome: Outcome) -> None:
+    """Fail unless every hook the event selected answered: a hook that erred merges to its
+    failure policy (usually "allow"), which would otherwise pass for a verdict."""
+    failures = unjudged(outcome)
+    assert not failures, f"not judged: {'; '.join(failures)}"
+
+
+def assert_decision(outcome: Outcome, expected: str, reason_contains: str | None = None, *,
+                    allow_errors: bool = False) -> None:
+    """``expected`` is deny (or block), ask, or allow (no hook objected). Every hook must have
+    answered too (see :func:`assert_judged`) unless ``allow_errors`` is true, for testing a
+    failure policy."""
+    if not allow_errors:
+        assert_judged(outcome)
+    permission = outcome.decision.permission
+    seen = permission if permission in ("deny", "ask") else "allow"
+    wanted = "deny" if expected == "block" else expected
+    problems = f"; hook problems: {list(outcome.problems)}" if outcome.problems else ""
+    assert seen == wanted, f"expected {wanted}, got {seen}{problems}"
+    if reason_contains is not None:
+        reason = outcome.decision.reason or ""
+        assert reason_contains.lower() in reason.lower(), \
+            f"reason {reason!r} does not contain {reason_contains!r}"
