@@ -49,7 +49,7 @@ _KEY_FORMATS = "|".join((
     r"\bglpat-[A-Za-z0-9_\-]{16,}+",
     r"\bxox[abposr]-[A-Za-z0-9\-]{10,}+",
     r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    r"\bAIza[0-9A-Za-z_\-]{20,}+",
+    r"\bAIza[0-9A-Za-z_\-]{16,}+",
     r"\b(?:gsk|xai|hf)_[A-Za-z0-9]{16,}+",
 ))
 # A JWT: three base64url segments, the first starting "eyJ" after a word boundary. Its first

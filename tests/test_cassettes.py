@@ -20,9 +20,9 @@ from .helpers import REPO, claude_bash, claude_event, reply, run_cli, write_json
 
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_imported() -> None:
-    from prompthooks.model.call import _import_litellm
+    from prompthooks.model.call import import_litellm
 
-    _import_litellm()
+    import_litellm()
 
 
 def _config(tmp_path: Path) -> Path:
@@ -116,7 +116,7 @@ def test_same_event_same_key_other_model_other_key(tmp_path: Path, model: FakeMo
     cfg, tape = _config(tmp_path), tmp_path / "keys.yaml"
     for _ in range(2):
         dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
-    from prompthooks.recording.cassette import Cassette, activate
+    from prompthooks.model.cassette import Cassette, activate
 
     activate(Cassette(tape, "auto"))
     try:

@@ -16,7 +16,7 @@ import pytest
 from prompthooks.api import load_config
 from prompthooks.config import files, loader
 from prompthooks.config.discovery import discover
-from prompthooks.templates import TemplateError, load_template_file
+from prompthooks.model.templates import TemplateError, load_template_file
 
 from .helpers import (
     approve,

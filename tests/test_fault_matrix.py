@@ -45,7 +45,7 @@ from prompthooks.core.hook import Hook
 from prompthooks.core.result import HookResult
 from prompthooks.errors import excerpt
 from prompthooks.executors.command import CommandExecutor
-from prompthooks.verdicts import MAX_REPLY_CHARS
+from prompthooks.model.verdicts import MAX_REPLY_CHARS
 
 from .fake_model import Answer, FakeModel, error
 from .helpers import (
@@ -423,14 +423,14 @@ def test_command_sleeps_past_the_deadline_under_cursor_and_cline(
 def _litellm_warm() -> Iterator[None]:
     """Import litellm and make one call up front, so deadline rows measure the fault, not the
     first call's set-up (over a second on this machine)."""
-    from prompthooks.model.call import _import_litellm
     from prompthooks.model.call import complete as call_model
+    from prompthooks.model.call import import_litellm
     from prompthooks.model.settings import Endpoint
     from prompthooks.model.types import ModelRequest
 
     from .fake_model import serve
 
-    _import_litellm()
+    import_litellm()
     server = serve()
     state = next(server)
     request = ModelRequest(Endpoint("test-model", state.url, "warm-up-key"),

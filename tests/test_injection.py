@@ -27,7 +27,7 @@ from prompthooks.core.events import Event
 from prompthooks.core.hook import Hook
 from prompthooks.executors.evaluator import system_message
 from prompthooks.executors.prompt import build_request, template_text
-from prompthooks.templates import render
+from prompthooks.model.templates import render
 
 from .fake_model import Answer, FakeModel, Recorded, serve
 from .helpers import claude_bash, claude_event, cline_event, cursor_event, run_cli, write_json

@@ -31,9 +31,9 @@ POLICY = "Block shell commands that delete files outside the project."
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_imported() -> None:
     """Import litellm once up front, so deadline tests measure the server, not the import."""
-    from prompthooks.model.call import _import_litellm
+    from prompthooks.model.call import import_litellm
 
-    _import_litellm()
+    import_litellm()
 
 
 def _prompt_config(tmp_path: Path, event: str = "PreToolUse", **handler: Any) -> Path:

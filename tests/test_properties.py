@@ -29,9 +29,9 @@ from prompthooks.executors.evaluator import KNOWN_TOOLS, system_message
 from prompthooks.executors.prompt import build_request
 from prompthooks.executors.replies import ReplyError, read_reply
 from prompthooks.hosts import HOSTS, claude, cursor
+from prompthooks.model.templates import event_json, render
 from prompthooks.model.types import ModelReply, ModelRequest
-from prompthooks.templates import event_json, render
-from prompthooks.verdicts import VerdictError, parse_verdict
+from prompthooks.model.verdicts import VerdictError, parse_verdict
 
 from .helpers import claude_event, cline_event, cursor_event
 from .test_injection import GUESSED, split_fence

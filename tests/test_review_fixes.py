@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.api import dispatch, load_config
-from prompthooks.verdicts import VerdictError, parse_verdict
+from prompthooks.model.verdicts import VerdictError, parse_verdict
 
 from .helpers import (
     claude_bash,
@@ -111,15 +111,15 @@ def test_managed_policy_is_never_read_from_the_cache(tmp_path: Path) -> None:
 
 
 def test_keys_are_redacted_from_model_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prompthooks.model.call import _redact
+    from prompthooks.model.call import redact_error
     from prompthooks.model.settings import Endpoint
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "provider-secret-123456")
     text = ("bad key provider-secret-123456 for https://user:pw1234@proxy.example/v1 "
-            "and AIzaSyA1234567890abcdef and sk-abcdef123456")
-    cleaned = _redact(text, Endpoint("m", api_key="explicit-key-999"))
+            "and AIzaSyA1234567890abcdef and sk-abcdef123456 and explicit-key-999")
+    cleaned = redact_error(text, Endpoint("m", api_key="explicit-key-999"))
     for secret in ("provider-secret-123456", "pw1234", "AIzaSyA1234567890abcdef",
-                   "sk-abcdef123456"):
+                   "sk-abcdef123456", "explicit-key-999"):
         assert secret not in cleaned
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from prompthooks.templates import (
+from prompthooks.model.templates import (
     event_json,
     fence,
     library,

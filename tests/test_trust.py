@@ -12,7 +12,7 @@ import pytest
 
 from prompthooks.api import dispatch
 from prompthooks.model import worker
-from prompthooks.recording.cassette import Cassette, using
+from prompthooks.model.cassette import Cassette, using
 
 from .fake_model import FakeModel, serve, verdict
 from .helpers import claude_bash, reply, run_cli, write_json, write_script

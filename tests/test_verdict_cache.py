@@ -16,9 +16,9 @@ from .helpers import claude_bash, claude_event, run_cli, write_json
 
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_imported() -> None:
-    from prompthooks.model.call import _import_litellm
+    from prompthooks.model.call import import_litellm
 
-    _import_litellm()
+    import_litellm()
 
 
 def _config(tmp_path: Path, block: dict[str, Any], handler: dict[str, Any]) -> Path:

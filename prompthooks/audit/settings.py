@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import paths
+
 DB_NAME = "audit.db"
 
 
 def default_path(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "prompthooks" / DB_NAME
+    return paths.data_home(os.environ if environ is None else environ) / DB_NAME
 
 
 @dataclass(frozen=True, slots=True)

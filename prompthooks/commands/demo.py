@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..api import dispatch, load_config
 from ..errors import EXIT_OK, PromptHooksError
-from ..recording.cassette import Cassette, using
+from ..model.cassette import Cassette, using
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 EXAMPLE_DIRS = (_PACKAGE / "examples", _PACKAGE.parent / "config" / "examples")

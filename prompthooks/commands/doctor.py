@@ -9,18 +9,16 @@ import argparse
 import os
 from pathlib import Path
 
+from .. import paths
 from ..api import load_config
 from ..config import discovery
 from ..devtools.doctor import run_checks
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 from . import output
 
-_STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim"}
-
 
 def main(args: argparse.Namespace) -> int:
-    project = Path(args.project or os.environ.get("CLAUDE_PROJECT_DIR")
-                   or os.environ.get("CURSOR_PROJECT_DIR") or os.getcwd()).absolute()
+    project = Path(args.project or paths.project_dir()).absolute()
     if not project.is_dir():
         raise PromptHooksError(f"no such project folder: {project}")
     managed = discovery.managed_dirs(args.managed_dir)

@@ -25,7 +25,7 @@ from ..devtools.evaluation import (
     table_rows,
 )
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
-from ..recording.cassette import Cassette, activate
+from ..model.cassette import Cassette, activate
 from . import output
 
 

@@ -10,12 +10,12 @@ the command's text as it was).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import time
 from pathlib import Path
 from typing import Any
 
+from .. import paths
 from ..audit.settings import resolve
 from ..audit.stats import summarise
 from ..audit.store import AuditError, read
@@ -50,9 +50,7 @@ def _database(args: argparse.Namespace) -> Path:
         return Path(args.db)
     from ..api import load_config
 
-    project = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("CURSOR_PROJECT_DIR")
-               or os.getcwd())
-    return resolve(load_config(None, project).loaded.audit).path
+    return resolve(load_config(None, paths.project_dir()).loaded.audit).path
 
 
 def _filters(args: argparse.Namespace) -> tuple[str, list[Any]]:

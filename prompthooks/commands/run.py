@@ -37,7 +37,7 @@ def _process_start() -> float:
 
 def _use_cassette(args: argparse.Namespace) -> None:
     if args.record or args.replay:
-        from ..recording.cassette import Cassette, activate
+        from ..model.cassette import Cassette, activate
 
         path = Path(args.record or args.replay)
         activate(Cassette(path, "record" if args.record else "replay"))

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..devtools.cases import case_files, run_file, verdict_change
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
-from ..recording.cassette import Mode
+from ..model.cassette import Mode
 from . import output
 
 LABEL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
@@ -85,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
 
 def library_suites() -> Path:
     """The shipped policies' case files: ``tests/`` beside the installed library."""
-    from ..templates import library_dir
+    from ..model.templates import library_dir
 
     folder = library_dir()
     suites = folder / "tests" if folder else None

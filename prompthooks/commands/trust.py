@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .. import paths
 from ..config import discovery, trust
 from ..core.hook import Source
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
@@ -27,7 +28,7 @@ def _targets(args: argparse.Namespace, both: bool = False) -> list[tuple[Source,
         folder = Path(args.project or os.getcwd()).absolute() / discovery.PROJECT_DIR_NAME
         out.append((Source("project", str(folder), 1), folder))
     if args.user or (both and not named):
-        folder = discovery.user_dir(os.environ)
+        folder = paths.config_home(os.environ)
         out.append((Source("user", str(folder), 2), folder))
     return out
 

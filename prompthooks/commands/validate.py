@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from .. import paths
 from ..api import load_config
 from ..errors import EXIT_ERROR, EXIT_OK
 from . import output
@@ -19,8 +20,7 @@ def _plural(count: int, word: str) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    project = (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("CURSOR_PROJECT_DIR")
-               or os.getcwd())
+    project = paths.project_dir()
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env, trusted_only=False)
     from ..model.pinned import unpinned_warnings

@@ -15,25 +15,20 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .. import paths
+from .._version import __version__
 from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from . import files
 
 _FORMAT = 6
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
-
-
-def cache_dir(environ: Mapping[str, str]) -> Path:
-    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "prompthooks"
 
 
 def _entry(path: Path, content: bool) -> list[Any]:
@@ -86,7 +81,7 @@ def _safe_stat(path: Path) -> list[Any]:
 
 def _file(fingerprint: str, environ: Mapping[str, str]) -> Path:
     name = f"config-{zlib.crc32(fingerprint.encode()):08x}-{len(fingerprint)}.json"
-    return cache_dir(environ) / name
+    return paths.cache_home(environ) / name
 
 
 def hook_to_data(hook: Hook) -> dict[str, Any]:
@@ -121,12 +116,9 @@ def store(key: str, data: dict[str, Any], environ: Mapping[str, str]) -> None:
     """Write atomically; a cache that cannot be written is simply not used."""
     if environ.get("PROMPTHOOKS_NO_CACHE") == "1":
         return
-    folder = cache_dir(environ)
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".config-")
-        with os.fdopen(fd, "w") as out:
-            json.dump({"format": _FORMAT, "key": key, **data}, out)
-        os.replace(tmp, _file(key, environ))
+        paths.cache_home(environ).mkdir(parents=True, exist_ok=True, mode=0o700)
+        body = json.dumps({"format": _FORMAT, "key": key, **data}).encode()
+        paths.atomic_write(_file(key, environ), body)
     except Exception:
         pass

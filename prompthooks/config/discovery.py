@@ -11,12 +11,12 @@ tests: ``run --managed-dir``), never remove or replace ``/etc/prompthooks``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TypeAlias
 
 from ..core.hook import Source
+from ..paths import config_home
 
 MANAGED_DIR = Path("/etc/prompthooks")
 PROJECT_DIR_NAME = ".prompthooks"
@@ -34,16 +34,11 @@ def _managed(managed: Managed | None) -> list[tuple[str, Path]]:
     return [("managed", folder) for folder in folders]
 
 
-def user_dir(environ: Mapping[str, str]) -> Path:
-    base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "prompthooks"
-
-
 def discover(project_dir: str, environ: Mapping[str, str],
              managed_dir: Managed = MANAGED_DIR) -> list[tuple[Source, Path]]:
     """The discovered locations that exist, highest priority first (each folder once)."""
     candidates = [*_managed(managed_dir), ("project", Path(project_dir) / PROJECT_DIR_NAME),
-                  ("user", user_dir(environ))]
+                  ("user", config_home(environ))]
     found: list[tuple[Source, Path]] = []
     seen: set[Path] = set()
     # Every managed folder shares the highest priority; project and user come after them.

@@ -222,7 +222,7 @@ def _managed_only(model: Any, path: Path, source: Source, loaded: Loaded,
 
 def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
                        problems: list[ConfigError]) -> None:
-    from ..templates import TemplateError, resolve_prompt_file
+    from ..model.templates import TemplateError, resolve_prompt_file
 
     if name:
         try:
@@ -370,7 +370,7 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
 def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md`` in a Cline-style folder: a prompt hook; its front matter may set
     ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
-    from ..templates import parse_front_matter
+    from ..model.templates import parse_front_matter
 
     try:
         meta, body = parse_front_matter(files.read_text(path))

@@ -35,9 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
 from ..core.merge import failure_line
 from ..errors import ConfigError, PromptHooksError, excerpt
+from ..model.cassette import Cassette, Drift, Mode, using
 from ..model.settings import suite_model
-from ..recording.cassette import Cassette, Drift, Mode, using
-from ..verdicts import VerdictError, parse_verdict
+from ..model.verdicts import VerdictError, parse_verdict
 
 Expected = Literal["allow", "deny", "block", "ask"]
 Status = Literal["pass", "fail", "error"]

@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..api import Config
 from ..core.hook import Hook
 from ..redaction import redact
@@ -83,8 +83,8 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], li
 def _probe(hook: Hook) -> tuple[bool, str]:
     """One tiny request through the real call path (no cassette, no worker; a managed hook's
     pinned path)."""
-    from ..model.call import _import_litellm
     from ..model.call import complete as through_litellm
+    from ..model.call import import_litellm
     from ..model.pinned import complete as pinned
     from ..model.settings import endpoint_for
     from ..model.types import ModelError, ModelRequest
@@ -93,7 +93,7 @@ def _probe(hook: Hook) -> tuple[bool, str]:
         {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
     # The probe times the model, not litellm's import (seconds on a busy machine): imported
     # before the clock starts, so a slow import is never reported as a model that timed out.
-    _import_litellm()
+    import_litellm()
     start = time.monotonic()
     try:
         reply = (pinned if hook.managed else through_litellm)(request,

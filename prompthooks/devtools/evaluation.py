@@ -114,9 +114,9 @@ def _cost(model: str | None, tokens_in: int | None, tokens_out: int | None) -> f
     if not model or tokens_in is None or tokens_out is None:
         return None
     try:
-        from ..model.call import _import_litellm
+        from ..model.call import import_litellm
 
-        prompt, completion = _import_litellm().cost_per_token(
+        prompt, completion = import_litellm().cost_per_token(
             model=model, prompt_tokens=tokens_in, completion_tokens=tokens_out)
         return float(prompt) + float(completion)
     except Exception:

@@ -46,7 +46,7 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
 def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
             keys: list[str]) -> dict[str, Any]:
     from ..executors.prompt import build_request
-    from ..templates import TemplateError
+    from ..model.templates import TemplateError
 
     try:
         request = build_request(hook, event)

@@ -28,7 +28,7 @@ def prompthooks_event() -> Callable[..., dict[str, Any]]:
 def prompthooks_run() -> Iterator[Callable[..., Any]]:
     """Run an event through a config with a cassette (replay by default); returns the outcome,
     whose ``decision`` holds the merged decision and ``stdout`` the host's reply."""
-    from ..recording.cassette import activate
+    from ..model.cassette import activate
     from .testing import run
 
     yield run

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
-from ..recording.cassette import Cassette, Mode, using
+from ..model.cassette import Cassette, Mode, using
 
 _COMMON: dict[str, dict[str, Any]] = {
     "claude": {"session_id": "test-session", "transcript_path": "/tmp/transcript.jsonl",

@@ -10,16 +10,15 @@ from __future__ import annotations
 import os
 import time
 
-from .. import verdict_cache
 from ..core.events import STOP_EVENTS, Event
 from ..core.hook import Hook
 from ..core.result import HookResult
+from ..model import verdict_cache
+from ..model.cassette import complete, request_key
+from ..model.cassette import current as current_cassette
 from ..model.loop import SETTLE
 from ..model.settings import endpoint_for
-from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout
-from ..recording.cassette import complete, request_key
-from ..recording.cassette import current as current_cassette
-from ..templates import (
+from ..model.templates import (
     DEFAULT_MAX_EVENT_CHARS,
     TemplateError,
     event_json,
@@ -29,7 +28,8 @@ from ..templates import (
     render,
     resolve_prompt_file,
 )
-from ..verdicts import Verdict, VerdictError, parse_verdict
+from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout
+from ..model.verdicts import Verdict, VerdictError, parse_verdict
 from .evaluator import system_message
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
+from .. import paths
 from ..errors import PromptHooksError
 
 BACKUP_SUFFIX = ".prompthooks-backup"
@@ -52,14 +52,6 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically. ``mode`` defaults to the file's current mode
     (a new file gets the umask's). A symlink is followed, so a linked dotfile stays linked."""
@@ -68,18 +60,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         if mode is None:
             mode = file_mode(target)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fchmod(handle.fileno(), _default_mode() if mode is None else mode)
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _fsync_dir(target.parent)
+        paths.atomic_write(target, data, _default_mode() if mode is None else mode,
+                           durable=True)
     except OSError as exc:
         raise _fail("write", path, exc) from None
 

@@ -13,8 +13,9 @@ import json
 import os
 from pathlib import Path
 
+from .. import paths
 from ..config import trust
-from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME, user_dir
+from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME
 from ..config.loader import CONFIG_FILE, HOOKS_DIR
 from ..core.hook import Source
 from ..hosts import cline
@@ -31,7 +32,7 @@ def folder(scope: Scope, project: Path, root: Path = Path("/")) -> Path:
     """The scope's prompthooks config folder (managed: /etc/prompthooks under ``root``)."""
     if scope == "managed":
         return root / MANAGED_DIR.relative_to("/")
-    return project / PROJECT_DIR_NAME if scope == "project" else user_dir(os.environ)
+    return project / PROJECT_DIR_NAME if scope == "project" else paths.config_home(os.environ)
 
 
 def _holds_config(location: Path) -> bool:

@@ -12,7 +12,6 @@ import asyncio
 import concurrent.futures
 import logging
 import os
-import re
 import time
 from typing import Any
 
@@ -23,14 +22,13 @@ from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 __all__ = ["ModelError", "ModelReply", "ModelRequest", "ModelTimeout", "complete"]
 
-_KEYLIKE = re.compile(r"\b(sk|pk|rk|key|gsk|xai)[-_][A-Za-z0-9_*\-]{6,}|\bAIza[0-9A-Za-z_\-]{10,}")
-_URL_CREDENTIALS = re.compile(r"(\w+://)[^/\s:@]+:[^/\s@]+@")
 # No retry starts with less time left than this: it could only time out, and the error would
 # then say "did not answer in time" instead of what every earlier attempt ran into.
-_MIN_ATTEMPT = 0.25
+MIN_ATTEMPT = 0.25
 
 
-def _import_litellm() -> Any:
+def import_litellm() -> Any:
+    """litellm, imported on first use and told to stay quiet and offline."""
     # Set before the import: the first stops a network fetch of the cost map at import, the
     # second stops litellm loading a stray .env file.
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -42,18 +40,11 @@ def _import_litellm() -> Any:
     return litellm
 
 
-_SECRET_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+def redact_error(text: str, endpoint: Endpoint) -> str:
+    """A model error's text, fit to show: the redaction pass, the key in use hidden too."""
+    from ..redaction import redact
 
-
-def _redact(text: str, endpoint: Endpoint) -> str:
-    """Hide the key in use, every key-like variable's value, and URL credentials."""
-    secrets = [endpoint.api_key] + [v for k, v in os.environ.items()
-                                    if any(n in k.upper() for n in _SECRET_NAMES)]
-    for secret in secrets:
-        if secret and len(secret) >= 6:
-            text = text.replace(secret, "[redacted]")
-    text = _URL_CREDENTIALS.sub(r"\1[redacted]@", text)
-    return _KEYLIKE.sub("[redacted]", text)
+    return redact(text, extra=[endpoint.api_key])
 
 
 def _connection_failed(exc: BaseException) -> bool:
@@ -126,11 +117,11 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
     from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
     from tenacity.wait import wait_random_exponential
 
-    litellm = _import_litellm()
+    litellm = import_litellm()
     kwargs = _kwargs(request, litellm)
 
     def stop(state: RetryCallState) -> bool:  # no retry may start too close to the deadline
-        return time.monotonic() + (state.upcoming_sleep or 0) + _MIN_ATTEMPT >= deadline
+        return time.monotonic() + (state.upcoming_sleep or 0) + MIN_ATTEMPT >= deadline
 
     attempts = 0
     retrying = AsyncRetrying(retry=retry_if_exception(lambda e: _kind(e, litellm)[1]),
@@ -147,7 +138,7 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
                     litellm.acompletion(**kwargs, timeout=remaining), remaining)
     except Exception as exc:
         what, _ = _kind(exc, litellm)
-        detail = _redact(excerpt(str(exc), 300), request.endpoint)
+        detail = redact_error(excerpt(str(exc), 300), request.endpoint)
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         message = f"{what} ({request.endpoint.model}, {tries})"
         if isinstance(exc, (TimeoutError, litellm.Timeout)):

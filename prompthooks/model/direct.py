@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import excerpt
 from . import loop
-from .call import _MIN_ATTEMPT, _redact
+from .call import MIN_ATTEMPT, redact_error
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 
@@ -99,7 +99,7 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
 
     def stop(state: RetryCallState) -> bool:  # no retry may start too close to the deadline
-        return time.monotonic() + (state.upcoming_sleep or 0) + _MIN_ATTEMPT >= deadline
+        return time.monotonic() + (state.upcoming_sleep or 0) + MIN_ATTEMPT >= deadline
 
     attempts = 0
     retrying = AsyncRetrying(retry=retry_if_exception(lambda e: _kind(e)[1]),
@@ -122,7 +122,7 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
                     reply = _reply(response.json(), attempts)
     except Exception as exc:
         what, _ = _kind(exc)
-        detail = _redact(excerpt(str(exc), 300), endpoint)
+        detail = redact_error(excerpt(str(exc), 300), endpoint)
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         message = f"{what} ({endpoint.model}, {tries})"
         if what == "the model did not answer in time":

@@ -59,7 +59,7 @@ def unpinned_warnings(hooks: Iterable[Hook]) -> list[str]:
 
 def complete(request: ModelRequest, deadline: float,
              environ: Mapping[str, str] | None = None) -> ModelReply:
-    """The managed hook's model call (always in this process: see recording/cassette.py)."""
+    """The managed hook's model call (always in this process: see model/cassette.py)."""
     import os
 
     if request.endpoint.api_base:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .settings import MAX_TOKENS, Endpoint
 
 if TYPE_CHECKING:
-    from ..verdicts import Verdict
+    from .verdicts import Verdict
 
 
 @dataclass(frozen=True, slots=True)

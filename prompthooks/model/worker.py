@@ -39,10 +39,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import __version__
-from ..verdicts import Verdict, VerdictError, parse_verdict
+from .. import paths
+from .._version import __version__
 from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
+from .verdicts import Verdict, VerdictError, parse_verdict
 
 IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
 _RETRY_CONNECT = 0.05  # seconds between connects to a worker whose listen queue is full
@@ -76,17 +77,9 @@ def enabled(environ: Mapping[str, str]) -> bool:
     return environ.get("PROMPTHOOKS_WORKER", "1") != "0"
 
 
-def runtime_dir(environ: Mapping[str, str]) -> Path:
-    base = environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isdir(base):
-        return Path(base) / "prompthooks"
-    cache = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "prompthooks" / "run"
-
-
 def socket_path(environ: Mapping[str, str]) -> Path:
     env = json.dumps(model_environment(environ), sort_keys=True)
-    return runtime_dir(environ) / f"worker-{__version__}-{zlib.crc32(env.encode()):08x}.sock"
+    return paths.runtime_home(environ) / f"worker-{__version__}-{zlib.crc32(env.encode()):08x}.sock"
 
 
 def lock_path(socket: Path) -> Path:
@@ -337,7 +330,7 @@ def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
 def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
     """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
     longer names its socket (removed, or replaced). Returns an exit code."""
-    from .call import _import_litellm
+    from .call import import_litellm
 
     env = dict(os.environ if environ is None else environ)
     os.environ.pop(LOCK_FD_VAR, None)
@@ -382,7 +375,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
             drained.notify_all()
 
     try:
-        _import_litellm()  # warm: pay the import once, before the first request (clients queue)
+        import_litellm()  # warm: pay the import once, before the first request (clients queue)
         listener.settimeout(_CHECK_SOCKET)
         next_check = time.monotonic() + _CHECK_SOCKET
         while True:

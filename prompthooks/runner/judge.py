@@ -9,7 +9,6 @@ log, redaction) can change it.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 import traceback
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import paths
 from ..errors import InputError
 from .channel import Channel
 from .fallback import guarded, guess, say
@@ -54,8 +54,7 @@ def judge(job: Job, channel: Channel, cancel: threading.Event | None = None) -> 
 
 
 def _project_of_unreadable() -> str:
-    return (os.environ.get("CLAUDE_PROJECT_DIR") or os.environ.get("CURSOR_PROJECT_DIR")
-            or os.getcwd())
+    return paths.project_dir()
 
 
 def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:

@@ -8,19 +8,17 @@ normalized, parameters)."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 
-from .config.cache import cache_dir
+from .. import paths
 from .verdicts import Verdict
 
 
 def _path(key: str, environ: Mapping[str, str]) -> Path:
-    return cache_dir(environ) / "verdicts" / f"{key}.json"
+    return paths.cache_home(environ) / "verdicts" / f"{key}.json"
 
 
 def lookup(key: str, ttl: float, environ: Mapping[str, str]) -> tuple[Verdict, float] | None:
@@ -41,9 +39,7 @@ def store(key: str, verdict: Verdict, environ: Mapping[str, str]) -> None:
     folder = _path(key, environ).parent
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".verdict-")
-        with os.fdopen(fd, "w") as out:
-            json.dump({"time": time.time(), "verdict": asdict(verdict)}, out)
-        os.replace(tmp, _path(key, environ))
+        body = json.dumps({"time": time.time(), "verdict": asdict(verdict)}).encode()
+        paths.atomic_write(_path(key, environ), body)
     except OSError:
         pass  # a cache that cannot be written is not used

@@ -16,8 +16,8 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from .core.result import Permission
-from .errors import excerpt
+from ..core.result import Permission
+from ..errors import excerpt
 from .verdict_cut import Pair, cut_pairs, cut_permission, cut_reason
 
 _SAMPLE = 300  # characters of a bad reply quoted in the error

@@ -21,7 +21,7 @@ from typing import Any
 PLACEHOLDER = re.compile(r"\\\$|\$ARGUMENTS")
 # The shipped library: prompthooks/prompts when installed from a wheel, or <repo>/prompts in a
 # source or editable install.
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # prompthooks/
 LIBRARY_DIRS = (_PACKAGE / "prompts", _PACKAGE.parent / "prompts")
 DEFAULT_MAX_EVENT_CHARS = 20_000
 _MARK = "...[prompthooks: {} more characters cut]"
@@ -73,7 +73,7 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
 def load_template_file(path: Path) -> Template:
     """A prompt file: a regular file of at most 1 MiB (a FIFO or a huge file is refused,
     never waited for or read whole)."""
-    from .config.files import UnsafeFile, read_text
+    from ..config.files import UnsafeFile, read_text
 
     try:
         meta, body = parse_front_matter(read_text(path))

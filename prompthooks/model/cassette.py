@@ -19,7 +19,6 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -28,10 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import paths
 from ..core.hook import Hook
 from ..errors import excerpt
-from ..model.types import ModelError, ModelReply, ModelRequest
-from ..model.worker import complete as call_model
+from .types import ModelError, ModelReply, ModelRequest
+from .worker import complete as call_model
 
 Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
@@ -152,16 +152,7 @@ class Cassette:
             entries[entry["key"]] = dict(entry)
             body = yaml.dump({"version": 1, "entries": [entries[k] for k in sorted(entries)]},
                              Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    out.write(HEADER + body)
-                    out.flush()
-                    os.fsync(out.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            paths.atomic_write(self.path, (HEADER + body).encode("utf-8"), durable=True)
             self._entries = entries
 
     def complete(self, request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
@@ -254,7 +245,7 @@ def complete(request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
     pins (model/pinned.py): a cassette and the warm worker's socket are things the user (or
     an agent) can write or stand in for."""
     if hook.managed:
-        from ..model.pinned import complete as call_pinned
+        from .pinned import complete as call_pinned
 
         return call_pinned(request, deadline)
     cassette = current()

@@ -1,0 +1,76 @@
+"""Where prompthooks keeps its files, and how it writes them.
+
+Each folder is the XDG base folder's ``prompthooks`` (one override each: the XDG variable);
+the project folder is the host's (``CLAUDE_PROJECT_DIR``, ``CURSOR_PROJECT_DIR``), else the
+working directory. Every file replaced in place is written by :func:`atomic_write`, so a
+reader sees the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+APP = "prompthooks"
+
+
+def _base(environ: Mapping[str, str], variable: str, *default: str) -> Path:
+    return Path(environ.get(variable) or os.path.join(os.path.expanduser("~"), *default))
+
+
+def config_home(environ: Mapping[str, str]) -> Path:
+    """The user's config folder: ``$XDG_CONFIG_HOME/prompthooks`` (``~/.config/...``)."""
+    return _base(environ, "XDG_CONFIG_HOME", ".config") / APP
+
+
+def cache_home(environ: Mapping[str, str]) -> Path:
+    """The cache folder: ``$XDG_CACHE_HOME/prompthooks`` (``~/.cache/...``)."""
+    return _base(environ, "XDG_CACHE_HOME", ".cache") / APP
+
+
+def data_home(environ: Mapping[str, str]) -> Path:
+    """The data folder: ``$XDG_DATA_HOME/prompthooks`` (``~/.local/share/...``)."""
+    return _base(environ, "XDG_DATA_HOME", ".local", "share") / APP
+
+
+def runtime_home(environ: Mapping[str, str]) -> Path:
+    """Sockets and locks: ``$XDG_RUNTIME_DIR/prompthooks`` when that folder exists, else
+    ``run`` in the cache folder."""
+    base = environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isdir(base):
+        return Path(base) / APP
+    return cache_home(environ) / "run"
+
+
+def project_dir(environ: Mapping[str, str] | None = None) -> str:
+    """The project the host runs in: its variable, else the working directory."""
+    env = os.environ if environ is None else environ
+    return env.get("CLAUDE_PROJECT_DIR") or env.get("CURSOR_PROJECT_DIR") or os.getcwd()
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o600, durable: bool = False) -> None:
+    """Replace ``path`` with ``data`` through a temporary file beside it and a rename.
+    ``durable`` also flushes the file and its folder to disk (a file the user edits or keeps,
+    not a cache). Raises OSError; the temporary file never stays behind."""
+    import tempfile  # only a write needs it, and the run path writes nothing
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if mode != 0o600:  # what mkstemp gives
+                os.fchmod(handle.fileno(), mode)
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if durable:
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)

@@ -1,1 +1,0 @@
-"""Recording and replaying model replies (cassettes)."""
