@@ -22,7 +22,7 @@ itself. Reported: wall time, latency per process (Popen to exit: p50, p95, max; 
 the reply's first byte), when the model was first asked, workers started, clients that loaded
 litellm. The "Cold burst" section of bench/RESULTS.md (between its markers) is replaced, or
 appended.
-tests/test_burst.py runs 20 processes with the same checks and a generous budget.
+tests/bench/test_burst.py runs 20 processes with the same checks and a generous budget.
 """
 
 from __future__ import annotations

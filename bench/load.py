@@ -48,7 +48,7 @@ Reported: wall time per phase, processes per second, p50/p95/max latency per pro
 exit), and the phase's wall time over a bare ``python -c pass`` start and over one
 ``prompthooks run`` of the same event in the same mode, both measured in the same run (medians,
 as bench/run.py does). The "Load" section of bench/RESULTS.md (between its markers) is replaced,
-or appended. Not part of the test suite; tests/test_load_smoke.py runs a small version.
+or appended. Not part of the test suite; tests/bench/test_load_smoke.py runs a small version.
 """
 
 from __future__ import annotations

@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import claude_bash, claude_config, cline_event, cursor_config, reply, run_cli
+from .helpers import (
+    claude_bash,
+    claude_config,
+    cline_event,
+    cursor_config,
+    reply,
+    run_cli,
+)
 
 BAD_STDIN = [
     (b"", "no event on stdin"),
@@ -130,3 +137,20 @@ def test_usage_errors_never_exit_2(args: list[str], code: int) -> None:
 def test_debug_shows_the_traceback() -> None:
     proc = run_cli(b"{}", "--nope", env={"PROMPTHOOKS_DEBUG": "1"})
     assert "Traceback" in proc.stderr
+
+
+def test_a_lone_surrogate_in_a_reply_cannot_break_the_output(tmp_path: Path) -> None:
+    cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command":
+                        """echo '{"decision": "block", "reason": "bad \\ud800 char"}'""",
+                        "failClosed": True})
+    proc = run_cli(claude_bash("ls"), "--config", str(cfg))
+    assert proc.returncode == 0, proc.stderr
+    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_deeply_nested_input_is_bad_input_and_fail_closed_blocks(tmp_path: Path) -> None:
+    cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command": "exit 0",
+                                                            "failClosed": True})
+    proc = run_cli(b"[" * 100_000 + b"]" * 100_000, "--config", str(cfg))
+    assert proc.returncode == 2 and "nested too deeply" in proc.stderr
+    assert "Traceback" not in proc.stderr

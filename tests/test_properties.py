@@ -33,8 +33,8 @@ from prompthooks.model.templates import event_json, render
 from prompthooks.model.types import ModelReply, ModelRequest
 from prompthooks.model.verdicts import VerdictError, parse_verdict
 
+from .executors.test_injection import GUESSED, split_fence
 from .helpers import claude_event, cline_event, cursor_event
-from .test_injection import GUESSED, split_fence
 
 PROPS = settings(max_examples=300, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow])

@@ -154,3 +154,16 @@ def test_redaction_hides_secret_named_variables_but_not_paths() -> None:
     assert redact(text, environ=env) == (
         "value [redacted], path /home/me/.ssh/id, editor vim-something")
     assert redact("key abcdef-extra", extra=["abcdef-extra"], environ={}) == "key [redacted]"
+
+
+def test_keys_are_redacted_from_model_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prompthooks.model.call import redact_error
+    from prompthooks.model.settings import Endpoint
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "provider-secret-123456")
+    text = ("bad key provider-secret-123456 for https://user:pw1234@proxy.example/v1 "
+            "and AIzaSyA1234567890abcdef and sk-abcdef123456 and explicit-key-999")
+    cleaned = redact_error(text, Endpoint("m", api_key="explicit-key-999"))
+    for secret in ("provider-secret-123456", "pw1234", "AIzaSyA1234567890abcdef",
+                   "sk-abcdef123456", "explicit-key-999"):
+        assert secret not in cleaned

@@ -1,0 +1,1 @@
+"""The fault matrix, one file per fault family (see rows.py)."""

@@ -1,0 +1,509 @@
+"""`prompthooks install` / `uninstall`: the host glue written into (and taken out of) each
+host's own config, for both scopes, checked through the real CLI on temporary homes and
+projects (the autouse ``isolated_home`` fixture points HOME and XDG_CONFIG_HOME at them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prompthooks.install.cline import MARKER
+from prompthooks.install.glue import glue_command, is_glue
+from prompthooks.install.starter import STARTER
+
+from ..helpers import REPO, approve, cline_event, cursor_event, write_json, write_script
+
+SCRIPT = Path(sys.executable).parent / "prompthooks"  # this installation's script
+GLUE = f"{shlex.quote(str(SCRIPT))} run"  # the glue when that script is not the one on PATH
+BACKUP = ".prompthooks-backup"
+NEXT = ("next: prompthooks validate --config {} checks your hooks; "
+        "prompthooks explain shows what an event would run")
+STARTER_NOTE = "(starter config: the destructive-shell policy on Bash commands)"
+APPROVED = "approved {} for prompthooks run (see: prompthooks trust --list)"
+
+
+@pytest.fixture
+def bare_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A PATH with the shell's tools but no `prompthooks` on it."""
+    return f"{tmp_path_factory.mktemp('emptybin')}:/usr/bin:/bin"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "my project"  # a space, so quoting matters
+    folder.mkdir()
+    return folder
+
+
+def cli(*args: str, path: str, cwd: Path | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "prompthooks", *args], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, **(env or {}), "PATH": path},
+                          timeout=60)
+
+
+def lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return proc.stdout.splitlines()
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int, int]]:
+    """Every file under ``root``: bytes, mtime (ns) and mode."""
+    out: dict[str, tuple[bytes, int, int]] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            info = path.stat()
+            out[str(path.relative_to(root))] = (path.read_bytes(), info.st_mtime_ns,
+                                                info.st_mode & 0o7777)
+    return out
+
+
+def claude_group(glue: str = GLUE) -> dict[str, object]:
+    return {"hooks": [{"type": "command", "command": glue}]}
+
+
+# --- the glue command ---------------------------------------------------------------------
+
+def test_glue_command_rule(tmp_path: Path) -> None:
+    venv = tmp_path / "a venv" / "bin"
+    python = write_script(venv / "python", "true")
+    script = write_script(venv / "prompthooks", "true")
+    other = write_script(tmp_path / "elsewhere" / "prompthooks", "true")
+    link = tmp_path / "links" / "prompthooks"
+    link.parent.mkdir()
+    link.symlink_to(script)
+    quoted = f"'{script}' run"
+    # The prompthooks on PATH is this one (directly or through a link): the short form.
+    assert glue_command(str(script), str(python), "-c") == "prompthooks run"
+    assert glue_command(str(link), str(python), "-c") == "prompthooks run"
+    # Another one, or none, on PATH: this installation's script by absolute path, quoted.
+    assert glue_command(str(other), str(python), "-c") == quoted
+    assert glue_command(None, str(python), "-c") == quoted
+    assert shlex.split(quoted) == [str(script), "run"]
+    # The running script (argv[0]) counts as this installation too.
+    bare = write_script(tmp_path / "plain" / "python", "true")
+    assert glue_command(str(other), str(bare), str(other)) == "prompthooks run"
+    assert glue_command(None, str(bare), str(other)) == f"{other} run"
+    # No script at all: the interpreter runs the package.
+    assert glue_command(None, str(bare), "-c") == f"{bare} -m prompthooks run"
+
+
+def test_is_glue_recognises_every_form_and_nothing_else() -> None:
+    for command in ("prompthooks run", "/opt/x/bin/prompthooks run", "'/a b/prompthooks' run",
+                    "/usr/bin/python3 -m prompthooks run"):
+        assert is_glue(command), command
+    for other in ("prompthooks run --config x", "prompthooks validate", "./guard.sh",
+                  "my-prompthooks run", "'unclosed", None, 3):
+        assert not is_glue(other), other
+
+
+def test_glue_follows_what_path_finds(project: Path, bare_path: str, tmp_path: Path) -> None:
+    settings = project / ".claude" / "settings.json"
+    on_path = f"{SCRIPT.parent}:{bare_path}"
+    assert cli("install", "--host", "claude", "--events", "Stop", "--project", str(project),
+               path=on_path).returncode == 0
+    assert json.loads(settings.read_text())["hooks"]["Stop"] == [claude_group("prompthooks run")]
+
+    impostor = write_script(tmp_path / "fakebin" / "prompthooks", "exit 0")
+    settings.unlink()
+    assert cli("install", "--host", "claude", "--events", "Stop", "--project", str(project),
+               path=f"{impostor.parent}:{bare_path}").returncode == 0
+    assert json.loads(settings.read_text())["hooks"]["Stop"] == [claude_group(GLUE)]
+
+
+# --- Claude Code ---------------------------------------------------------------------------
+
+EXISTING_SETTINGS = (b'{"permissions": {"allow": ["Bash(ls:*)"]},\n'
+                     b'\t"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": '
+                     b'[{"type": "command", "command": "./mine.sh"}]}]},\n'
+                     b'  "model": "opus"}')
+
+
+def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
+        project: Path, bare_path: str) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(EXISTING_SETTINGS)
+    settings.chmod(0o600)
+    backup = settings.with_name("settings.json" + BACKUP)
+    config_dir = project / ".prompthooks"
+
+    first = cli("install", "--host", "claude", path=bare_path, cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr == ""
+    assert lines(first) == [
+        f"backed up {settings} to {backup}",
+        f"wrote {settings} (PreToolUse, PostToolUse, UserPromptSubmit, Stop)",
+        f"wrote {config_dir / 'hooks.json'} {STARTER_NOTE}",
+        APPROVED.format(config_dir / "hooks.json"),
+        NEXT.format(shlex.quote(str(config_dir))),
+    ]
+    assert json.loads(settings.read_text()) == {
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                                                           "command": "./mine.sh"}]},
+                           claude_group()],
+            "PostToolUse": [claude_group()],
+            "UserPromptSubmit": [claude_group()],
+            "Stop": [claude_group()],
+        },
+        "model": "opus",
+    }
+    assert backup.read_bytes() == EXISTING_SETTINGS
+    assert settings.stat().st_mode & 0o777 == 0o600  # the original's mode is kept
+    assert backup.stat().st_mode & 0o777 == 0o600
+    assert (config_dir / "hooks.json").read_bytes() == STARTER
+
+    before = snapshot(project)
+    second = cli("install", "--host", "claude", "--project", str(project), path=bare_path)
+    assert second.returncode == 0
+    assert lines(second) == [
+        f"already installed: PreToolUse, PostToolUse, UserPromptSubmit, Stop in {settings}",
+        f"already installed: starter config {config_dir / 'hooks.json'}",
+        NEXT.format(shlex.quote(str(config_dir))),
+    ]
+    assert snapshot(project) == before  # same files, bytes, mtimes: nothing rewritten
+
+    gone = cli("uninstall", "--host", "claude", path=bare_path, cwd=project)
+    assert gone.returncode == 0, gone.stderr
+    assert lines(gone) == [
+        f"restored {settings} from {backup}",
+        f"removed {config_dir / 'hooks.json'}",
+        f"done: Claude Code no longer calls prompthooks from {settings}",
+    ]
+    assert settings.read_bytes() == EXISTING_SETTINGS
+    assert settings.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
+    assert not (config_dir / "hooks.json").exists()
+
+    again = cli("uninstall", "--host", "claude", path=bare_path, cwd=project)
+    assert lines(again) == [f"not installed: no prompthooks entries in {settings}",
+                            f"done: Claude Code no longer calls prompthooks from {settings}"]
+    assert settings.read_bytes() == EXISTING_SETTINGS
+
+
+def test_claude_user_scope_creates_and_removes_files(
+        project: Path, bare_path: str, isolated_home: Path) -> None:
+    settings = isolated_home / ".claude" / "settings.json"
+    config = isolated_home / ".config" / "prompthooks" / "hooks.json"
+    proc = cli("install", "--host", "claude", "--scope", "user", "--events", "PreToolUse",
+               "PreToolUse", path=bare_path, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert lines(proc) == [f"wrote {settings} (PreToolUse)",
+                           f"wrote {config} {STARTER_NOTE}",
+                           APPROVED.format(config),
+                           NEXT.format(config.parent)]
+    assert json.loads(settings.read_text()) == {"hooks": {"PreToolUse": [claude_group()]}}
+    assert not (project / ".claude").exists()
+    assert not (project / ".prompthooks").exists()
+
+    proc = cli("uninstall", "--host", "claude", "--scope", "user", path=bare_path, cwd=project)
+    assert lines(proc) == [f"removed {settings}", f"removed {config}",
+                           f"done: Claude Code no longer calls prompthooks from {settings}"]
+    assert not settings.exists() and not config.exists()
+
+
+def test_uninstall_keeps_the_users_later_edits_and_the_backup(
+        project: Path, bare_path: str) -> None:
+    settings = write_json(project / ".claude" / "settings.json", {"model": "opus"})
+    original = settings.read_bytes()
+    backup = settings.with_name("settings.json" + BACKUP)
+    assert cli("install", "--host", "claude", "--project", str(project), "--events", "Stop",
+               path=bare_path).returncode == 0
+    data = json.loads(settings.read_text())
+    data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "./later.sh"}]})
+    data["env"] = {"A": "1"}
+    settings.write_text(json.dumps(data))
+    (project / ".prompthooks" / "hooks.json").write_text('{"hooks": {}}')  # edited starter
+
+    proc = cli("uninstall", "--host", "claude", "--project", str(project), path=bare_path)
+    assert proc.returncode == 0
+    assert lines(proc) == [
+        f"removed prompthooks from {settings} (Stop)",
+        f"kept {backup}: {settings} was changed since install, so it was not restored",
+        f"kept {project / '.prompthooks' / 'hooks.json'}: it is not the starter config "
+        "install wrote",
+        f"done: Claude Code no longer calls prompthooks from {settings}",
+    ]
+    assert json.loads(settings.read_text()) == {
+        "model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command",
+                                                        "command": "./later.sh"}]}]},
+        "env": {"A": "1"}}
+    assert backup.read_bytes() == original
+
+
+def test_an_existing_backup_is_never_overwritten(project: Path, bare_path: str) -> None:
+    settings = write_json(project / ".claude" / "settings.json", {"model": "opus"})
+    backup = settings.with_name("settings.json" + BACKUP)
+    backup.write_text("older backup")
+    proc = cli("install", "--host", "claude", "--project", str(project), "--events", "Stop",
+               path=bare_path)
+    assert proc.returncode == 0
+    assert lines(proc)[:2] == [f"kept the earlier backup {backup}",
+                               f"wrote {settings} (Stop)"]
+    assert backup.read_text() == "older backup"
+
+
+def test_bad_json_in_a_host_config_is_one_line_and_writes_nothing(
+        project: Path, bare_path: str) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {,}}')
+    before = snapshot(project)
+    for command in ("install", "uninstall"):
+        proc = cli(command, "--host", "claude", "--project", str(project), path=bare_path)
+        assert proc.returncode == 1
+        assert proc.stdout == ""
+        assert proc.stderr == (f"prompthooks: {settings}: not valid JSON: line 1 column 12: "
+                               "Expecting property name enclosed in double quotes; "
+                               "nothing was changed\n")
+        assert snapshot(project) == before
+
+    settings.write_text('{"hooks": []}')
+    proc = cli("install", "--host", "claude", "--project", str(project), path=bare_path)
+    assert (proc.returncode, proc.stderr) == (
+        1, f"prompthooks: {settings}: 'hooks' is not a JSON object; nothing was changed\n")
+
+
+def test_unknown_event_lists_the_hosts_valid_names(project: Path, bare_path: str) -> None:
+    proc = cli("install", "--host", "cursor", "--events", "PreToolUse", "--project",
+               str(project), path=bare_path)
+    assert proc.returncode == 64
+    assert proc.stderr == (
+        "prompthooks: unknown Cursor event PreToolUse (valid: preToolUse, postToolUse, "
+        "postToolUseFailure, beforeShellExecution, afterShellExecution, beforeMCPExecution, "
+        "afterMCPExecution, beforeReadFile, afterFileEdit, beforeSubmitPrompt, stop, "
+        "subagentStart, subagentStop, sessionStart, sessionEnd, preCompact, "
+        "afterAgentResponse, afterAgentThought, beforeTabFileRead, afterTabFileEdit)\n")
+    assert list(project.iterdir()) == []
+
+
+def test_a_missing_project_folder_is_an_error(tmp_path: Path, bare_path: str) -> None:
+    for command in ("install", "uninstall"):
+        proc = cli(command, "--host", "claude", "--project", "nope", path=bare_path,
+                   cwd=tmp_path)
+        assert (proc.returncode, proc.stdout) == (1, "")
+        assert proc.stderr == f"prompthooks: no such project folder: {tmp_path / 'nope'}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- Cursor --------------------------------------------------------------------------------
+
+EXISTING_CURSOR = (b'{\n    "version": 1,\n    "hooks": {\n        "stop": [{"command": '
+                   b'"./audit.sh"}]\n    },\n    "extra": true\n}\n')
+
+
+def cursor_entry(glue: str = GLUE) -> dict[str, object]:
+    return {"command": glue, "timeout": 60}
+
+
+def test_cursor_project_install_and_byte_for_byte_uninstall(
+        project: Path, bare_path: str) -> None:
+    hooks = project / ".cursor" / "hooks.json"
+    hooks.parent.mkdir()
+    hooks.write_bytes(EXISTING_CURSOR)
+    backup = hooks.with_name("hooks.json" + BACKUP)
+    proc = cli("install", "--host", "cursor", path=bare_path, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert lines(proc)[:2] == [
+        f"backed up {hooks} to {backup}",
+        f"wrote {hooks} (preToolUse, postToolUse, beforeSubmitPrompt, stop)"]
+    assert json.loads(hooks.read_text()) == {
+        "version": 1,
+        "hooks": {"stop": [{"command": "./audit.sh"}, cursor_entry()],
+                  "preToolUse": [cursor_entry()], "postToolUse": [cursor_entry()],
+                  "beforeSubmitPrompt": [cursor_entry()]},
+        "extra": True}
+
+    before = snapshot(project)
+    proc = cli("install", "--host", "cursor", path=bare_path, cwd=project)
+    assert lines(proc)[0] == (f"already installed: preToolUse, postToolUse, "
+                              f"beforeSubmitPrompt, stop in {hooks}")
+    assert snapshot(project) == before
+
+    proc = cli("uninstall", "--host", "cursor", path=bare_path, cwd=project)
+    assert lines(proc)[0] == f"restored {hooks} from {backup}"
+    assert hooks.read_bytes() == EXISTING_CURSOR
+    assert not backup.exists()
+
+
+def test_cursor_user_scope(project: Path, bare_path: str, isolated_home: Path) -> None:
+    hooks = isolated_home / ".cursor" / "hooks.json"
+    proc = cli("install", "--host", "cursor", "--scope", "user", "--events", "stop",
+               path=bare_path, cwd=project)
+    assert lines(proc)[0] == f"wrote {hooks} (stop)"
+    assert json.loads(hooks.read_text()) == {"version": 1, "hooks": {"stop": [cursor_entry()]}}
+    proc = cli("uninstall", "--host", "cursor", "--scope", "user", path=bare_path, cwd=project)
+    assert lines(proc)[0] == f"removed {hooks}"
+    assert not hooks.exists()
+
+
+def test_cursor_refuses_glue_on_two_events_for_the_same_tool_call(
+        project: Path, bare_path: str) -> None:
+    hooks = project / ".cursor" / "hooks.json"
+    proc = cli("install", "--host", "cursor", "--events", "preToolUse", "beforeShellExecution",
+               "--project", str(project), path=bare_path)
+    assert proc.returncode == 64
+    assert proc.stderr == ("prompthooks: choose one of preToolUse and beforeShellExecution: "
+                           "both are PreToolUse for Bash, so hooks would run twice\n")
+    assert list(project.iterdir()) == []
+
+    proc = cli("install", "--host", "cursor", "--events", "postToolUse", "afterShellExecution",
+               "--project", str(project), path=bare_path)
+    assert proc.returncode == 64
+    assert "both are PostToolUse for Bash" in proc.stderr
+
+    assert cli("install", "--host", "cursor", "--events", "beforeShellExecution",
+               "--project", str(project), path=bare_path).returncode == 0
+    before = snapshot(project)
+    proc = cli("install", "--host", "cursor", "--project", str(project), path=bare_path)
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"prompthooks: prompthooks is installed on beforeShellExecution in {hooks} already; "
+        "preToolUse is PreToolUse for Bash too, so hooks would run twice: leave preToolUse "
+        "out (--events), or uninstall first; nothing was changed\n")
+    assert snapshot(project) == before
+
+
+# --- Cline ---------------------------------------------------------------------------------
+
+def cline_script(glue: str = GLUE) -> str:
+    return f"#!/bin/sh\n{MARKER}\nexec {glue}\n"
+
+
+def test_cline_project_install_idempotent_and_uninstall(project: Path, bare_path: str) -> None:
+    folder = project / ".clinerules" / "hooks"
+    proc = cli("install", "--host", "cline", path=bare_path, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    names = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskComplete"]
+    assert lines(proc)[:4] == [f"wrote {folder / name}" for name in names]
+    for name in names:
+        assert (folder / name).read_text() == cline_script()
+        assert (folder / name).stat().st_mode & 0o777 == 0o755
+    before = snapshot(project)
+    proc = cli("install", "--host", "cline", path=bare_path, cwd=project)
+    assert lines(proc)[0] == f"already installed: {', '.join(names)} in {folder}"
+    assert snapshot(project) == before
+
+    proc = cli("uninstall", "--host", "cline", path=bare_path, cwd=project)
+    assert lines(proc)[:4] == [f"removed {folder / name}" for name in names]
+    assert list(folder.iterdir()) == []
+
+
+def test_cline_foreign_hook_needs_force_and_comes_back(
+        project: Path, bare_path: str, isolated_home: Path) -> None:
+    folder = isolated_home / "Documents" / "Cline" / "Hooks"
+    mine = write_script(folder / "PreToolUse", "echo '{\"cancel\": false}'")
+    mine.chmod(0o700)
+    original = mine.read_bytes()
+    proc = cli("install", "--host", "cline", "--scope", "user", path=bare_path, cwd=project)
+    assert proc.returncode == 1
+    assert proc.stderr == (f"prompthooks: not replacing {mine}: not written by prompthooks "
+                           "(--force moves it to a backup that uninstall puts back); "
+                           "nothing was changed\n")
+    assert sorted(p.name for p in folder.iterdir()) == ["PreToolUse"]
+    assert not (isolated_home / ".config" / "prompthooks").exists()
+
+    backup = folder / ("PreToolUse" + BACKUP)
+    proc = cli("install", "--host", "cline", "--scope", "user", "--events", "PreToolUse",
+               "--force", path=bare_path, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert lines(proc)[:2] == [f"backed up {mine} to {backup}", f"wrote {mine}"]
+    assert backup.read_bytes() == original
+    assert MARKER in mine.read_text()
+
+    proc = cli("uninstall", "--host", "cline", "--scope", "user", path=bare_path, cwd=project)
+    assert lines(proc)[0] == f"restored {mine} from {backup}"
+    assert mine.read_bytes() == original
+    assert mine.stat().st_mode & 0o777 == 0o700
+    assert sorted(p.name for p in folder.iterdir()) == ["PreToolUse"]
+
+
+# --- the starter config --------------------------------------------------------------------
+
+def test_starter_config_validates_cleanly(project: Path, bare_path: str) -> None:
+    assert cli("install", "--host", "cline", "--project", str(project),
+               path=bare_path).returncode == 0
+    config = project / ".prompthooks" / "hooks.json"
+    proc = cli("validate", "--config", str(config), path=bare_path)
+    assert proc.returncode == 0, proc.stdout
+    assert lines(proc) == [f"1 hook from {config}; 0 errors, 0 warnings"]
+    assert json.loads(STARTER) == {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "prompt", "prompt_file": "destructive-shell", "timeout": 20}]}]}}
+
+
+def test_no_starter_over_an_existing_config_and_kept_while_in_use(
+        project: Path, bare_path: str) -> None:
+    write_script(project / ".prompthooks" / "hooks" / "PreToolUse", "exit 0")
+    proc = cli("install", "--host", "claude", "--project", str(project), path=bare_path)
+    assert lines(proc)[1] == (f"kept {project / '.prompthooks'}: it holds a prompthooks config "
+                              "already, so no starter was written")
+    assert not (project / ".prompthooks" / "hooks.json").exists()
+
+    other = project / "other"
+    other.mkdir()
+    starter = other / ".prompthooks" / "hooks.json"
+    for host in ("claude", "cursor"):
+        assert cli("install", "--host", host, "--project", str(other),
+                   path=bare_path).returncode == 0
+    proc = cli("uninstall", "--host", "claude", "--project", str(other), path=bare_path)
+    assert lines(proc)[1] == f"kept {starter}: the Cursor glue still uses it"
+    assert starter.read_bytes() == STARTER
+    proc = cli("uninstall", "--host", "cursor", "--project", str(other), path=bare_path)
+    assert lines(proc)[1] == f"removed {starter}"
+
+
+# --- end to end: the installed glue answers the host ---------------------------------------
+
+def _deny_config(project: Path) -> None:
+    guard = write_script(project / "guard.sh", "cat >/dev/null; echo 'no wiping homes' >&2; exit 2")
+    write_json(project / ".prompthooks" / "hooks.json", {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": shlex.quote(str(guard))}]}]}})
+    approve(project / ".prompthooks")  # not the starter: install leaves it to the user
+
+
+def _run_glue(argv: list[str], event: dict[str, object], project: Path,
+              path: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": path, "CLAUDE_PROJECT_DIR": str(project)}
+    return subprocess.run(argv, input=json.dumps(event), capture_output=True, text=True,
+                          cwd=project, env=env, timeout=60)
+
+
+def test_installed_glue_answers_each_host(project: Path, bare_path: str) -> None:
+    _deny_config(project)
+    for host in ("claude", "cursor", "cline"):
+        proc = cli("install", "--host", host, "--project", str(project), path=bare_path)
+        assert proc.returncode == 0, proc.stderr
+
+    claude = json.loads((REPO / "config" / "examples" / "events" / "claude-rm-home.json")
+                        .read_text())
+    claude["cwd"] = str(project)
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    proc = _run_glue(["sh", "-c", command], claude, project, bare_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert json.loads(proc.stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "no wiping homes"}}
+
+    cursor = cursor_event("preToolUse", str(project), tool_name="Shell",
+                          tool_input={"command": "rm -rf ~/"})
+    command = json.loads((project / ".cursor" / "hooks.json").read_text()
+                         )["hooks"]["preToolUse"][0]["command"]
+    proc = _run_glue(["sh", "-c", command], cursor, project, bare_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert json.loads(proc.stdout) == {"permission": "deny", "user_message": "no wiping homes",
+                                       "agent_message": "no wiping homes"}
+
+    cline = cline_event("PreToolUse", str(project), toolName="execute_command",
+                        parameters={"command": "rm -rf ~/"})
+    proc = _run_glue([str(project / ".clinerules" / "hooks" / "PreToolUse")], cline, project,
+                     bare_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert json.loads(proc.stdout) == {"cancel": True, "errorMessage": "no wiping homes"}
