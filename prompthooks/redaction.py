@@ -14,10 +14,7 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .core.hook import Hook
+from typing import Any
 
 MARK = "[redacted]"
 # Variable names that hold secrets: their values are hidden wherever they appear.
@@ -104,12 +101,13 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def config_keys(hooks: Iterable[Hook], environ: Mapping[str, str] | None = None) -> list[str]:
-    """The keys held by the variables the configs' ``api_key_env`` name: hidden as secrets
-    even when the variable's name does not say it holds one (``api_key_env: "MYLLM"``)."""
+def config_keys(variables: Iterable[str | None],
+                environ: Mapping[str, str] | None = None) -> list[str]:
+    """The keys held by the variables the configs' ``api_key_env`` name (``Hook.api_key_env``):
+    hidden as secrets even when the variable's name does not say it holds one
+    (``api_key_env: "MYLLM"``)."""
     env = os.environ if environ is None else environ
-    names = {h.prompt_settings.api_key_env for h in hooks if h.prompt_settings}
-    return [env[name] for name in sorted(n for n in names if n) if env.get(name)]
+    return [env[name] for name in sorted({n for n in variables if n}) if env.get(name)]
 
 
 def _cut_point(text: str, limit: int, secrets: list[str]) -> int:

@@ -81,7 +81,7 @@ def rows_for(outcome: Outcome, store_events: bool,
              environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The rows of one run (none when no hook applied to the event)."""
     base = event_fields(outcome.event, os.urandom(8).hex())
-    keys = config_keys(outcome.config.hooks, environ)
+    keys = config_keys((h.api_key_env for h in outcome.config.hooks), environ)
     if store_events:
         base["event_input"] = event_input(outcome.event, environ, keys)
     return [result_row(r, base, environ, keys) for r in outcome.decision.results]

@@ -113,6 +113,11 @@ class Hook:
         text = redact(" ".join((self.command or "?").split()))
         return text if len(text) <= 60 else text[:57] + "..."
 
+    @property
+    def api_key_env(self) -> str | None:
+        """The variable a prompt hook's config names for its key, if any."""
+        return self.prompt_settings.api_key_env if self.prompt_settings else None
+
     def applies_to(self, event: Event) -> bool:
         """True when the hook's event key and matcher both select this event."""
         if not self.trigger.fires_on(event):

@@ -82,7 +82,7 @@ def explain(config: Config, event: Event, budget: float,
     untrusted = {t.source: t for t in config.loaded.trust if not t.trusted}
     kept = {hook.identity(): hook
             for hook in select([h for h in config.hooks if h.source not in untrusted], event)}
-    keys = config_keys(config.hooks, environ)
+    keys = config_keys((h.api_key_env for h in config.hooks), environ)
     hooks: list[dict[str, Any]] = []
     others = 0
     for hook in sorted(config.hooks, key=lambda h: (h.source.priority, h.index)):
