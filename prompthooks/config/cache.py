@@ -79,7 +79,7 @@ def _safe_stat(path: Path) -> list[Any]:
         return [str(path), "error", type(exc).__name__, os.urandom(8).hex()]
 
 
-def _file(fingerprint: str, environ: Mapping[str, str]) -> Path:
+def entry_path(fingerprint: str, environ: Mapping[str, str]) -> Path:
     name = f"config-{zlib.crc32(fingerprint.encode()):08x}-{len(fingerprint)}.json"
     return paths.cache_home(environ) / name
 
@@ -104,7 +104,7 @@ def load(key: str, environ: Mapping[str, str]) -> dict[str, Any] | None:
     if environ.get("PROMPTHOOKS_NO_CACHE") == "1":
         return None
     try:
-        data = json.loads(files.read_bytes(_file(key, environ), MAX_CACHE_BYTES))
+        data = json.loads(files.read_bytes(entry_path(key, environ), MAX_CACHE_BYTES))
     except Exception:  # missing, damaged, or planted: a miss
         return None
     if isinstance(data, dict) and data.get("format") == _FORMAT and data.get("key") == key:
@@ -119,6 +119,6 @@ def store(key: str, data: dict[str, Any], environ: Mapping[str, str]) -> None:
     try:
         paths.cache_home(environ).mkdir(parents=True, exist_ok=True, mode=0o700)
         body = json.dumps({"format": _FORMAT, "key": key, **data}).encode()
-        paths.atomic_write(_file(key, environ), body)
+        paths.atomic_write(entry_path(key, environ), body)
     except Exception:
         pass

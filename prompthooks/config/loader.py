@@ -256,7 +256,7 @@ def _unknown_event(path: Path, key: str, title: str, loaded: Loaded) -> None:
                                  "its hooks are ignored")
 
 
-def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
+def claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
                   loaded: Loaded) -> list[Hook]:
     from .schema import ClaudeFile
 
@@ -341,7 +341,7 @@ def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
         if not isinstance(data, dict):
             raise ConfigError(str(path), "the top level must be a JSON object")
         dialect = detect_dialect(data)
-        hooks = (_claude_hooks(data, path, source, loaded) if dialect == "claude"
+        hooks = (claude_hooks(data, path, source, loaded) if dialect == "claude"
                  else _cursor_hooks(data, path, source, loaded, project_dir))
     except Exception as exc:  # whatever it is, it is this file's failure alone
         error = (exc if isinstance(exc, ConfigError)
@@ -405,7 +405,7 @@ def _says_fail_closed(path: Path) -> bool:
     return any(line.replace(" ", "").lower() == "failclosed:true" for line in head.splitlines())
 
 
-def _file_type(path: Path) -> int | None:
+def file_type(path: Path) -> int | None:
     """The mode of what ``path`` names (a symlink followed), None if nothing is there; a
     symlink to nothing is a file (it fails when run, as it would in Cline)."""
     try:
@@ -427,7 +427,7 @@ def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
     managed = source.name == "managed"
     for name in files.hook_file_names():
         entry = path / name
-        mode = _file_type(entry)
+        mode = file_type(entry)
         if mode is None or stat.S_ISDIR(mode):
             continue
         prompt = name.endswith(".md")
@@ -458,7 +458,7 @@ def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
 
 def _load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:
     if path.is_dir():
-        mode = _file_type(path / CONFIG_FILE)
+        mode = file_type(path / CONFIG_FILE)
         if mode is not None and not stat.S_ISDIR(mode):  # a FIFO there fails, unread
             load_file(path / CONFIG_FILE, source, project_dir, loaded)
         if (path / HOOKS_DIR).is_dir():

@@ -87,7 +87,7 @@ def lock_path(socket: Path) -> Path:
     return socket.with_name(socket.name + ".lock")
 
 
-def _private_dir(folder: Path) -> bool:
+def private_dir(folder: Path) -> bool:
     """The folder exists, is ours and is closed to everyone else."""
     try:
         st = folder.lstat()
@@ -135,7 +135,7 @@ def remote_complete(request: ModelRequest, deadline: float,
     env = os.environ if environ is None else environ
     path = socket_path(env)
     remaining = deadline - time.monotonic()
-    if remaining <= 0 or not _private_dir(path.parent):
+    if remaining <= 0 or not private_dir(path.parent):
         raise WorkerUnavailable
     if not path.exists():
         raise NotListening
@@ -213,7 +213,7 @@ def _through_started_worker(request: ModelRequest, deadline: float) -> ModelRepl
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
         raise WorkerUnavailable from exc
-    if not _private_dir(path.parent) or len(os.fsencode(path)) >= _MAX_SOCKET_PATH:
+    if not private_dir(path.parent) or len(os.fsencode(path)) >= _MAX_SOCKET_PATH:
         raise WorkerUnavailable
     first = True
     while True:
@@ -250,7 +250,7 @@ def complete(request: ModelRequest, deadline: float) -> ModelReply:
     return complete_here(request, deadline)
 
 
-def _answer(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, Any]:
+def answer_request(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, Any]:
     from .call import complete
 
     if data.get("version") != __version__ or data.get("env") != model_environment(own_env):
@@ -337,7 +337,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
     path = socket_path(env)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path.parent, 0o700)
-    if not _private_dir(path.parent):
+    if not private_dir(path.parent):
         print(f"prompthooks: {path.parent} is not a private folder; not serving",
               file=sys.stderr)
         return 1
@@ -364,7 +364,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
         with conn:
             try:
                 data = json.loads(conn.makefile("rb").readline())
-                answer = _answer(data, env)
+                answer = answer_request(data, env)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 answer = {"error": f"bad request: {exc}"}
             with contextlib.suppress(OSError):

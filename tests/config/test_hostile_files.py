@@ -124,7 +124,7 @@ def test_any_exception_while_loading_is_one_failure(tmp_path: Path, exc: BaseExc
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise exc
 
-    monkeypatch.setattr(loader, "_claude_hooks", explode)
+    monkeypatch.setattr(loader, "claude_hooks", explode)
     loaded = load_config(None, str(tmp_path / "project"), {"PROMPTHOOKS_NO_CACHE": "1"},
                          managed_dir=cfg.parent).loaded
     assert [f.source.name for f in loaded.failures] == ["managed"]
@@ -140,7 +140,7 @@ def test_an_exception_outside_any_file_is_a_failure_of_its_source(
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise PermissionError(13, "Permission denied", str(folder / "hooks.json"))
 
-    monkeypatch.setattr(loader, "_file_type", explode)
+    monkeypatch.setattr(loader, "file_type", explode)
     loaded = load_config(None, str(tmp_path), {"PROMPTHOOKS_NO_CACHE": "1"},
                          managed_dir=folder).loaded
     assert [(f.source.name, f.fail_closed) for f in loaded.failures] == [("managed", True)]
@@ -246,7 +246,7 @@ def test_a_planted_cache_entry_is_a_miss(tmp_path: Path) -> None:
     cfg = claude_config(tmp_path / "conf" / "hooks.json", "PreToolUse", {"command": "first"})
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     key = cache.fingerprint([(Source("config", str(cfg), 0), cfg)], str(tmp_path))
-    target = cache._file(key, env)
+    target = cache.entry_path(key, env)
     target.parent.mkdir(parents=True)
     target.write_text(DEEP)
     assert cache.load(key, env) is None

@@ -195,9 +195,9 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
 
 def test_worker_refuses_another_version_or_environment(warm_env: dict[str, str]) -> None:
     base = {"env": worker.model_environment(warm_env), "version": "0.0.0"}
-    assert worker._answer(base, warm_env) == {"unavailable": True}
+    assert worker.answer_request(base, warm_env) == {"unavailable": True}
     other = {"env": {"PROMPTHOOKS_MODEL": "other"}, "version": prompthooks.__version__}
-    assert worker._answer(other, warm_env) == {"unavailable": True}
+    assert worker.answer_request(other, warm_env) == {"unavailable": True}
 
 
 def test_socket_name_follows_version_and_model_environment() -> None:
@@ -222,7 +222,7 @@ def test_an_open_folder_is_not_trusted(tmp_path: Path, warm_env: dict[str, str])
     folder = worker.socket_path(env).parent
     folder.mkdir(mode=0o755)
     folder.chmod(0o755)
-    assert not worker._private_dir(folder)
+    assert not worker.private_dir(folder)
     with pytest.raises(worker.WorkerUnavailable):
         from prompthooks.model.call import ModelRequest
         from prompthooks.model.settings import Endpoint
