@@ -5,8 +5,8 @@ temperature, max_tokens), with the per-call fence nonce replaced by a fixed toke
 stable. Nothing volatile (endpoint, key, time) is part of it, and no header or key is ever
 written; the stored prompt and reply pass the redaction pass. The file is YAML, one entry per
 call, sorted by key, with the rendered prompt next to the reply for reviewers. Writes take an
-exclusive lock on ``PATH.lock`` and replace the file atomically, so many hook processes can
-record into one cassette at once.
+exclusive lock on the cassette's folder and replace the file atomically, so many hook processes
+can record into one cassette at once and nothing is left beside it; replaying writes nothing.
 
 Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
 key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
@@ -96,6 +96,8 @@ class Cassette:
     # Where the replies came from: "recording" (a model's reply replayed), "reference" (a
     # verdict written by people, marked ``source: reference``), "model" (asked now).
     sources: dict[str, int] = field(default_factory=dict)
+    # What a replay miss tells the user to do: the way to record in the tool they are using.
+    hint: str = "record it with --record"
     _entries: dict[str, dict[str, Any]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -135,13 +137,16 @@ class Cassette:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        # The lock is on the folder, which already exists and outlives every replace: the
+        # cassette itself is swapped for a new file on each write (a lock on it would hold the
+        # old inode), and a lock file of our own would be left behind in the user's tree.
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(f"{self.path}.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
 
     def write(self, entry: Mapping[str, Any]) -> None:
         """Add or replace one entry: re-read under the lock, then replace the file atomically."""
@@ -174,7 +179,7 @@ class Cassette:
                               output_tokens=recorded.get("output_tokens"), replayed=True)
         if self.mode == "replay":
             raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
-                                f"cassette {self.path} (key {key}); record it with --record")
+                                f"cassette {self.path} (key {key}); {self.hint}")
         try:
             reply = call_model(request, deadline)
         except ModelError as exc:
