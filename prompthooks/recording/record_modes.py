@@ -37,7 +37,7 @@ class Recorder:
     def cassette(self, path: Path) -> Cassette:
         from .cassette import Cassette
 
-        path = path.absolute()
+        path = path.resolve()  # one cassette, however a test spells its path
         with self._lock:
             seen = self._modes.get(path)
             if seen is None:
