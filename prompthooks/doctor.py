@@ -59,9 +59,11 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
                 yield check("config error", "fail", message)
     for message in config.unknown_events:
         yield check("config error", "fail", message)
+    from .config.unread import unread_in_sources
     from .model.pinned import unpinned_warnings
 
-    for warning in [*config.warnings, *unpinned_warnings(config.hooks)]:
+    for warning in [*config.warnings, *unpinned_warnings(config.hooks),
+                    *unread_in_sources(config.loaded.sources)]:
         yield check("config warning", "warn", warning)
     kinds = [h.kind for h in config.hooks]
     yield check("hooks", "ok", f"{kinds.count('command')} command, {kinds.count('prompt')} "
@@ -181,14 +183,15 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def glue_checks(project: Path) -> Iterator[dict[str, str]]:
-    """Where each host's glue is installed (project and user scope)."""
+    """Where each host's glue is installed (every scope)."""
     from .errors import PromptHooksError
     from .install.registry import HOSTS, location
 
     found = False
     for glue in HOSTS.values():
-        for scope in ("project", "user", "managed"):
-            if scope == "managed" and glue.managed is None:
+        for scope in ("project", "local", "user", "managed"):
+            if (scope == "managed" and glue.managed is None) or \
+                    (scope == "local" and glue.local is None):
                 continue
             place = location(glue, scope, project)
             try:

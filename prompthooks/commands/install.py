@@ -5,7 +5,13 @@ scope has none. Every check (events, JSON, foreign files) comes before the first
 ``--scope managed`` writes into the host's own managed config (Claude Code's managed settings,
 Cursor's enterprise hooks file), which no project or user config can remove, names this
 installation by absolute path (a PATH the user controls cannot swap in another program), and
-leaves the files readable by every user and writable by their owner only."""
+leaves the files readable by every user and writable by their owner only. ``--scope local``
+is Claude Code's uncommitted personal layer of the project (``.claude/settings.local.json``).
+
+``--dry-run`` says what would change and writes nothing; ``--json`` prints what changed as
+one object. The folders install creates are remembered, so uninstall can remove them once
+they are empty.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +23,11 @@ import stat
 import sys
 from pathlib import Path
 
-from ..errors import EXIT_OK
-from ..install import registry, starter
-from ..install.glue import current_glue_command, glue_command
+from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
+from ..install import files, made, registry, starter
+from ..install.glue import choose, current_glue
 from ..install.host import choose_events
+from ..install.report import Report
 
 
 def managed_root(args: argparse.Namespace) -> Path:
@@ -44,14 +51,29 @@ def main(args: argparse.Namespace) -> int:
     root = managed_root(args)
     place = registry.location(host, args.scope, project, root)
     managed = args.scope == "managed"
-    glue = glue_command(None, sys.executable, sys.argv[0]) if managed else current_glue_command()
-    host.install(place, events, glue, args.force, print)
-    folder = starter.folder(args.scope, project, root)
-    config = starter.write(folder, print, args.scope)
-    if managed:
-        for path in (place, config):
-            if path.is_file():
-                _readable_by_all(path)
-    print(f"next: prompthooks validate --config {shlex.quote(str(folder))} checks your hooks; "
-          "prompthooks explain shows what an event would run")
+    if managed and args.glue == "bare":
+        raise PromptHooksError("--glue bare: the managed glue always names this installation "
+                               "by absolute path (a PATH the user controls must not choose "
+                               "what the gate runs)", EXIT_USAGE)
+    glue = (choose(None, sys.executable, sys.argv[0], "absolute") if managed
+            else current_glue(args.glue))
+    report = Report(args.json, args.dry_run)
+    if glue.warning:
+        report.warn(glue.warning)
+    if glue.note:
+        report.say(glue.note)
+    with files.journal(args.dry_run) as journal:
+        host.install(place, events, glue.command, args.force, report.say)
+        folder = starter.folder(args.scope, project, root)
+        config = starter.write(folder, report.say, args.scope)
+    if not args.dry_run:
+        made.remember(journal.created_folders(), os.environ)
+        if managed:
+            for path in (place, config):
+                if path.is_file():
+                    _readable_by_all(path)
+    report.finish(journal, f"next: prompthooks validate --config {shlex.quote(str(folder))} "
+                  "checks your hooks; prompthooks explain shows what an event would run",
+                  host=host.name, scope=args.scope, location=str(place), events=events,
+                  glue=glue.command, config=str(folder))
     return EXIT_OK
