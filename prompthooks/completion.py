@@ -143,9 +143,10 @@ def _zsh_spec(option: Option) -> str:
         value = ""
     if len(option.flags) == 1:
         return _zsh_quote(f"{option.flags[0]}[{help_text}]{value}")
+    # '(-h --help)'{-h,--help}'[...]': the braces unquoted, for zsh to expand into two specs.
     group = " ".join(option.flags)
-    return _zsh_quote(f"({group})" + "{" + ",".join(option.flags) + "}"
-                      + f"[{help_text}]{value}")
+    return (_zsh_quote(f"({group})") + "{" + ",".join(option.flags) + "}"
+            + _zsh_quote(f"[{help_text}]{value}"))
 
 
 def zsh(parser: argparse.ArgumentParser) -> str:
