@@ -298,3 +298,41 @@ def test_bad_options_are_one_line(project: Path, bare_path: str, args: list[str]
     assert proc.stderr == f"prompthooks: {message}\n"
     assert proc.stdout == ""
     assert tree(project) == before
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--dry-run"], ["--json", "--dry-run"]])
+def test_an_unreadable_host_config_is_one_line_in_every_mode(project: Path, bare_path: str,
+                                                             extra: list[str]) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": ')
+    before = tree(project)
+    for command in ("install", "uninstall"):
+        proc = cli(command, "--host", "claude", *extra, path=bare_path, cwd=project)
+        assert proc.returncode == 1
+        assert proc.stdout == ""
+        assert proc.stderr == (f"prompthooks: {settings}: not valid JSON: line 1 column 11: "
+                               "Expecting value; nothing was changed\n")
+    assert tree(project) == before
+
+
+@pytest.mark.parametrize("host", ["claude", "cline"])
+def test_doctor_warns_when_installed_glue_relies_on_path(project: Path, bare_path: str,
+                                                         host: str) -> None:
+    on_path = f"{SCRIPT.parent}:{bare_path}"
+    assert cli("install", "--host", host, "--glue", "bare", path=on_path,
+               cwd=project).returncode == 0
+    place = project / (".claude/settings.json" if host == "claude" else ".clinerules/hooks")
+
+    def glue_warnings() -> list[str]:
+        proc = cli("doctor", "--offline", "--json", path=on_path, cwd=project)
+        return [c["detail"] for c in json.loads(proc.stdout)["checks"]
+                if c["check"] == f"glue {host} (project)" and c["status"] == "warn"]
+
+    assert glue_warnings() == [
+        f"{place}: the glue 'prompthooks run' relies on the host's PATH: the prompthooks on "
+        f"this shell's PATH is in {SCRIPT.parent}, which a host started from the desktop does "
+        "not have on its PATH; reinstall from this installation with --glue absolute"]
+    assert cli("uninstall", "--host", host, path=on_path, cwd=project).returncode == 0
+    assert cli("install", "--host", host, path=on_path, cwd=project).returncode == 0
+    assert glue_warnings() == []  # the absolute path relies on nothing
