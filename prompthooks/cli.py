@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (("install", "wire prompthooks into a host's own config"),
                        ("uninstall", "remove exactly what install added")):
         glue = commands.add_parser(name, help=text)
-        glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True)
+        glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True,
+                          help="the host whose own config holds the glue")
         glue.add_argument("--scope", choices=("project", "local", "user", "managed"),
                           default="project",
                           help="the project's host config (default), the project's "

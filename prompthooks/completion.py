@@ -135,6 +135,7 @@ def _zsh_quote(text: str) -> str:
 
 def _zsh_spec(option: Option) -> str:
     help_text = option.help.replace("[", "(").replace("]", ")").replace(":", " -")
+    described = f"[{help_text}]" if help_text else ""
     if option.takes_value:
         action = (f"({' '.join(option.choices)})" if option.choices
                   else "_files" if option.is_path else " ")
@@ -142,11 +143,11 @@ def _zsh_spec(option: Option) -> str:
     else:
         value = ""
     if len(option.flags) == 1:
-        return _zsh_quote(f"{option.flags[0]}[{help_text}]{value}")
+        return _zsh_quote(f"{option.flags[0]}{described}{value}")
     # '(-h --help)'{-h,--help}'[...]': the braces unquoted, for zsh to expand into two specs.
     group = " ".join(option.flags)
     return (_zsh_quote(f"({group})") + "{" + ",".join(option.flags) + "}"
-            + _zsh_quote(f"[{help_text}]{value}"))
+            + _zsh_quote(f"{described}{value}"))
 
 
 def zsh(parser: argparse.ArgumentParser) -> str:

@@ -62,16 +62,18 @@ def main(args: argparse.Namespace) -> int:
         report.warn(glue.warning)
     if glue.note:
         report.say(glue.note)
+    folder = starter.folder(args.scope, project, root)
     with files.journal(args.dry_run) as journal:
-        host.install(place, events, glue.command, args.force, report.say)
-        folder = starter.folder(args.scope, project, root)
-        config = starter.write(folder, report.say, args.scope)
-    if not args.dry_run:
-        made.remember(journal.created_folders(), os.environ)
-        if managed:
-            for path in (place, config):
-                if path.is_file():
-                    _readable_by_all(path)
+        try:
+            host.install(place, events, glue.command, args.force, report.say)
+            config = starter.write(folder, report.say, args.scope)
+        finally:  # a failure halfway leaves folders that uninstall should still know
+            if not args.dry_run:
+                made.remember(journal.created_folders(), os.environ)
+    if managed and not args.dry_run:
+        for path in (place, config):
+            if path.is_file():
+                _readable_by_all(path)
     report.finish(journal, f"next: prompthooks validate --config {shlex.quote(str(folder))} "
                   "checks your hooks; prompthooks explain shows what an event would run",
                   host=host.name, scope=args.scope, location=str(place), events=events,

@@ -68,11 +68,12 @@ def choose(on_path: str | None, executable: str, argv0: str, choice: Choice = "a
     if choice == "bare":
         if on_default:
             return Glue(f"{NAME} run")
-        why = (f"the prompthooks on this shell's PATH is in {where}, which" if found
-               else "this installation is not on this shell's PATH, and its folder")
-        return Glue(f"{NAME} run", warning=f"warning: the glue 'prompthooks run' relies on "
-                    f"the host's PATH: {why} a host started from the desktop does not have on "
-                    "its PATH")
+        why = (f"the prompthooks on this shell's PATH is in {where}, which a host started from "
+               "the desktop does not have on its PATH" if found
+               else "this installation is not the prompthooks on this shell's PATH, so the "
+                    "host may run another one, or none")
+        return Glue(f"{NAME} run",
+                    warning=f"warning: the glue 'prompthooks run' relies on the host's PATH: {why}")
     if choice == "auto" and on_default:
         return Glue(f"{NAME} run")
     command = _absolute(ours, executable)
