@@ -98,6 +98,20 @@ def test_the_users_starter_stays_while_local_glue_uses_it(project: Path, bare_pa
     assert config.read_bytes() == STARTER
 
 
+def test_local_scope_warns_when_git_would_commit_it(project: Path, bare_path: str) -> None:
+    """Claude Code ignores settings.local.json in git only when it creates the file itself."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
+    local = project / ".claude" / "settings.local.json"
+    proc = cli("install", "--host", "claude", "--scope", "local", path=bare_path, cwd=project)
+    assert proc.returncode == 0
+    assert proc.stderr == (f"prompthooks: warning: git does not ignore {local}: add "
+                           ".claude/settings.local.json to .gitignore to keep it yours\n")
+    assert local.exists()
+    (project / ".gitignore").write_text(".claude/settings.local.json\n")
+    again = cli("install", "--host", "claude", "--scope", "local", path=bare_path, cwd=project)
+    assert (again.returncode, again.stderr) == (0, "")
+
+
 @pytest.mark.parametrize("host, title", [("cursor", "Cursor"), ("cline", "Cline")])
 def test_local_scope_is_refused_where_the_host_has_none(project: Path, bare_path: str,
                                                         isolated_home: Path, host: str,

@@ -44,6 +44,28 @@ def _readable_by_all(path: Path) -> None:
         os.chmod(path.parent, (folder | 0o555) & ~0o022)
 
 
+def _unignored(path: Path, project: Path) -> bool:
+    """Whether git would commit ``path``: the project is a git work tree that does not ignore
+    it. Claude Code adds its own settings.local.json to git's ignores only when it creates the
+    file itself. False when git cannot tell (no git, no repository)."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        return False
+    try:
+        inside = subprocess.run([git, "-C", str(project), "rev-parse", "--is-inside-work-tree"],
+                                capture_output=True, text=True, timeout=10)
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return False
+        ignored = subprocess.run([git, "-C", str(project), "check-ignore", "-q", "--",
+                                  str(path)], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return ignored.returncode == 1  # 0: ignored; 128: git could not tell
+
+
 def main(args: argparse.Namespace) -> int:
     host = registry.HOSTS[args.host]
     events = choose_events(host, args.events)
@@ -70,6 +92,9 @@ def main(args: argparse.Namespace) -> int:
         finally:  # a failure halfway leaves folders that uninstall should still know
             if not args.dry_run:
                 made.remember(journal.created_folders(), os.environ)
+    if args.scope == "local" and _unignored(place, project):
+        report.warn(f"warning: git does not ignore {place}: add "
+                    f"{place.relative_to(project)} to .gitignore to keep it yours")
     if managed and not args.dry_run:
         for path in (place, config):
             if path.is_file():
