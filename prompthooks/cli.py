@@ -61,18 +61,30 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (("install", "wire prompthooks into a host's own config"),
                        ("uninstall", "remove exactly what install added")):
         glue = commands.add_parser(name, help=text)
-        glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True)
-        glue.add_argument("--scope", choices=("project", "user", "managed"), default="project",
-                          help="the project's host config (default), the user's, or the "
+        glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True,
+                          help="the host whose own config holds the glue")
+        glue.add_argument("--scope", choices=("project", "local", "user", "managed"),
+                          default="project",
+                          help="the project's host config (default), the project's "
+                               "uncommitted personal one (Claude Code), the user's, or the "
                                "host's own managed settings (Claude Code, Cursor)")
         glue.add_argument("--managed-root", metavar="DIR", help=argparse.SUPPRESS)
         glue.add_argument("--project", metavar="DIR",
                           help="the project folder (default: the current directory)")
+        glue.add_argument("--dry-run", action="store_true",
+                          help="say what would change; write nothing")
+        glue.add_argument("--json", action="store_true",
+                          help="print what changed as JSON (for scripts)")
         if name == "install":
             glue.add_argument("--events", nargs="+", metavar="EVENT",
                               help="the host's event names to cover (default: see README)")
             glue.add_argument("--force", action="store_true",
                               help="replace a Cline hook file prompthooks did not write")
+            glue.add_argument("--glue", choices=("auto", "absolute", "bare"), default="auto",
+                              help="how the glue names prompthooks: 'prompthooks run' when "
+                                   "a desktop-started host finds this installation on its "
+                                   "PATH, else by absolute path (auto, the default); always "
+                                   "by path; always 'prompthooks run'")
 
     explain = commands.add_parser("explain", help="dry run: the sources, the hooks that would "
                                   "run and why, and each prompt as it would be sent")
@@ -142,6 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="run every prompt hook on MODEL (default: the case file's 'model', "
                            "else its config's; PROMPTHOOKS_MODEL is not used)")
     _json_option(test)
+
+    completion = commands.add_parser("completion", help="print a shell completion script "
+                                     "(bash, zsh or fish; see README for loading it)")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), metavar="SHELL",
+                            help="bash, zsh or fish")
 
     ev = commands.add_parser("eval", help="measure hooks on a labeled dataset (JSON Lines)")
     ev.add_argument("dataset", metavar="DATASET")

@@ -62,6 +62,8 @@ class Loaded:
     # The approval state of each project and user source, checked on every load.
     trust: list[trust.TrustState] = field(default_factory=list)
     managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
+    # What the load depended on (config.cache); changes whenever a loaded file does.
+    fingerprint: str = ""
 
 
 def json_path(loc: Iterable[int | str]) -> str:

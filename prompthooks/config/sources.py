@@ -54,6 +54,7 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
         loaded.failures += [LoadFailure(t.source, t.message(), False, kind="untrusted")
                             for t in refused]
     loaded.trust = states
+    loaded.fingerprint = key
     return loaded
 
 
