@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..events import EVENTS
 from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
 from ..matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
@@ -62,6 +63,9 @@ class Loaded:
     # The approval state of each project and user source, checked on every load.
     trust: list[trust.TrustState] = field(default_factory=list)
     managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
+    # A file uses policy packs: its load checks them against the pack cache, so it is not
+    # served from the config cache.
+    uses_packs: bool = False
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -273,9 +277,22 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
                              config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)
+    out += _packs(model, path, source, settings, len(out), loaded, problems)
     if problems:
         raise ConfigError.of_all(problems)
     return out
+
+
+def _packs(model: Any, path: Path, source: Source, settings: PromptSettings | None,
+           first_index: int, loaded: Loaded, problems: list[ConfigError]) -> list[Hook]:
+    """The hooks of the file's ``prompthooks.packs`` (config.pack_hooks)."""
+    if not (model.prompthooks and model.prompthooks.packs):
+        return []
+    from .pack_hooks import pack_hooks
+
+    loaded.uses_packs = True
+    return pack_hooks(model.prompthooks, path, source, settings, first_index, os.environ,
+                      problems)
 
 
 def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
@@ -308,6 +325,7 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
                          config_dir=str(path.parent.resolve()))
             if hook:
                 out.append(hook)
+    out += _packs(model, path, source, settings, len(out), loaded, problems)
     if problems:
         raise ConfigError.of_all(problems)
     return out
@@ -348,7 +366,15 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
             data = _lenient_json(text)
         if not isinstance(data, dict):
             return frozenset()
-        return _fail_closed_events(data, detect_dialect(data))
+        events = _fail_closed_events(data, detect_dialect(data))
+        if not (isinstance(data.get("prompthooks"), dict) and "packs" in data["prompthooks"]):
+            return events
+        from .pack_hooks import fail_closed_events
+
+        pack_events, every = fail_closed_events(data)
+        if every:  # a failClosed pack policy whose events cannot be told: every event
+            return frozenset(EVENTS)
+        return events | pack_events
     except Exception:  # the file cannot even be read that far: nothing to tell
         return frozenset()
 

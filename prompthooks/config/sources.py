@@ -34,7 +34,7 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     refused = [t for t in states if not t.trusted] if trusted_only else []
     admitted = _admitted(sources, refused)
     key = cache.fingerprint(admitted, project_dir) + json.dumps(
-        [[t.key, t.sha256] for t in states if t.trusted])
+        [[t.key, t.sha256, t.packs] for t in states if t.trusted])
     # The cache lives in the user's folders, which an agent running as the user can write:
     # a managed policy is always read from its own files.
     managed = any(source.name == "managed" for source, _ in sources)
@@ -48,7 +48,7 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
         if moved:
             refused += moved
             loaded = _load_admitted(sources, _admitted(sources, refused), project_dir)
-        elif cacheable:
+        elif cacheable and not loaded.uses_packs:
             cache.store(key, _to_cache(loaded), env)
     if not loaded.managed_only:
         loaded.failures += [LoadFailure(t.source, t.message(), False, kind="untrusted")
