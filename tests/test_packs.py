@@ -216,7 +216,8 @@ def test_a_local_folder_pack_and_a_cursor_style_file(tmp_path: Path, origin: Pat
                                                      model: FakeModel) -> None:
     config = write_json(tmp_path / "cfg" / "hooks.json", {"version": 1, "hooks": {},
                         "prompthooks": {"packs": [{"path": str(origin), "policies": [
-                            {"id": "secrets", "matcher": "Bash", "failClosed": True}]}]}})
+                            {"id": "secrets", "matcher": "Bash", "failClosed": True,
+                             "timeout": 120}]}]}})
     judge_by_command(model)
     out = run_cli(claude_bash("echo sk-live-1 > k"), "--config", str(config))
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
@@ -377,3 +378,44 @@ def test_an_approved_project_with_a_pack_is_served_correctly_from_cache_runs(
     out = run_cli(claude_bash("ls", str(proj)), cwd=proj)
     assert "changed since it was fetched" in out.stderr
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+PROBE = """
+import sys
+from prompthooks.cli import main
+code = main(["run", "--config", sys.argv[1]])
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "yaml", "litellm"))
+print("HEAVY=" + ",".join(heavy), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_cached_load_with_packs_reads_no_yaml_and_sees_a_new_fetch(
+        tmp_path: Path, origin: Path) -> None:
+    proj = project(tmp_path, str(origin), "v1", failClosed=True)
+    cfg = proj / ".prompthooks" / "hooks.json"
+    assert cli("packs", "fetch", cwd=proj).returncode == 0
+    probe = tmp_path / "probe.py"
+    probe.write_text(PROBE)
+
+    # A Read event: the pack's policy (matcher Bash) is loaded but asks no model.
+    read = {**claude_bash("x", str(proj)), "tool_name": "Read",
+            "tool_input": {"file_path": "README.md"}}
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, str(probe), str(cfg)], capture_output=True,
+                              text=True, input=json.dumps(read), timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stderr.split("HEAVY=")[1].splitlines()[0]
+
+    assert "pydantic" in run()  # validated once
+    assert run() == ""  # then served from the config cache: no pydantic, no YAML
+    # The tag moves and is fetched again: the cached load must not serve the old commit.
+    make_pack(origin, force_text="Second version. $ARGUMENTS")
+    git(origin, "tag", "-f", "v1")
+    assert cli("packs", "fetch", cwd=proj).returncode == 0
+    from prompthooks.api import load_config
+
+    loaded = load_config([str(cfg)])
+    hooks = loaded.hooks
+    assert len(hooks) == 1, loaded.errors and "Second version." in (hooks[0].prompt or "")

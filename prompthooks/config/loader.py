@@ -63,9 +63,10 @@ class Loaded:
     # The approval state of each project and user source, checked on every load.
     trust: list[trust.TrustState] = field(default_factory=list)
     managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
-    # A file uses policy packs: its load checks them against the pack cache, so it is not
-    # served from the config cache.
+    # A file uses policy packs: what a cached load must check again (config.packs), and
+    # whether any is used (a load whose packs failed is not cached: a fetch would not be seen).
     uses_packs: bool = False
+    pack_checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -292,7 +293,7 @@ def _packs(model: Any, path: Path, source: Source, settings: PromptSettings | No
 
     loaded.uses_packs = True
     return pack_hooks(model.prompthooks, path, source, settings, first_index, os.environ,
-                      problems)
+                      problems, loaded.pack_checks)
 
 
 def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,

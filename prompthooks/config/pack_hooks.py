@@ -34,9 +34,10 @@ def _open(use: Any, config_dir: str, source: Source, environ: Mapping[str, str])
 
 def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings | None,
                first_index: int, environ: Mapping[str, str],
-               problems: list[ConfigError]) -> list[Hook]:
+               problems: list[ConfigError], checks: list[dict[str, Any]]) -> list[Hook]:
     """The hooks of every pack use in a validated ``prompthooks`` block; what is wrong goes
-    to ``problems`` (the file then fails as a whole, as for any other bad value)."""
+    to ``problems`` (the file then fails as a whole, as for any other bad value), and what
+    a cached load must check again to ``checks``."""
     out: list[Hook] = []
     config_dir = str(path.parent.resolve())
     for pi, use in enumerate(block.packs or []):
@@ -44,6 +45,11 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
         try:
             pack = _open(use, config_dir, source, environ)
         except PackError as exc:
+            problems.append(ConfigError(str(path), str(exc), where))
+            continue
+        try:
+            checks.append(packs.check_of(pack, use.rev))
+        except PackError as exc:  # changed since it was opened
             problems.append(ConfigError(str(path), str(exc), where))
             continue
         for ui, chosen in enumerate(use.policies):

@@ -210,14 +210,43 @@ def read_manifest(root: Path) -> tuple[str, dict[str, Policy]]:
     return model.name or root.name, policies
 
 
-def digest(root: Path, policies: Mapping[str, Policy]) -> str:
-    """The sha256 of what a load reads: the manifest and every policy's template."""
+def loaded_files(policies: Mapping[str, Policy]) -> list[str]:
+    """The files a load reads: the manifest and every policy's template."""
+    return [MANIFEST, *sorted({p.prompt_file for p in policies.values()})]
+
+
+def digest_files(root: Path, names: list[str]) -> str:
     sha = hashlib.sha256(b"prompthooks pack 1\0")
-    for name in [MANIFEST, *sorted({p.prompt_file for p in policies.values()})]:
+    for name in names:
         data = read(root, name)
         for part in (name.encode(), data):
             sha.update(len(part).to_bytes(8, "big") + part)
     return sha.hexdigest()
+
+
+def digest(root: Path, policies: Mapping[str, Policy]) -> str:
+    """The sha256 of what a load reads: the manifest and every policy's template."""
+    return digest_files(root, loaded_files(policies))
+
+
+def check_of(pack: Pack, rev: str | None) -> dict[str, Any]:
+    """What a cached load of a config using ``pack`` depends on (see :func:`still_valid`)."""
+    names = loaded_files(pack.policies)
+    return {"root": str(pack.root), "files": names, "digest": digest_files(pack.root, names),
+            "repo": pack.repo, "rev": rev, "commit": pack.commit}
+
+
+def still_valid(check: Mapping[str, Any], environ: Mapping[str, str]) -> bool:
+    """Whether a cached load's pack is unchanged: the same files with the same bytes, and,
+    for a pinned pack, its rev still resolving to the same commit. Reads no YAML."""
+    try:
+        if check["repo"] is not None and pinned_commit(check["repo"], check["rev"],
+                                                       environ) != check["commit"]:
+            return False
+        return bool(digest_files(Path(check["root"]), list(check["files"]))
+                    == check["digest"])
+    except Exception:  # gone, unreadable, or a damaged entry: load it anew
+        return False
 
 
 def open_folder(root: Path) -> Pack:
