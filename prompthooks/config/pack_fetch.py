@@ -138,8 +138,14 @@ def fetch(repo: str, rev: str, environ: Mapping[str, str]) -> Fetched:
         if not already:
             if folder.exists():
                 shutil.rmtree(folder)
-            os.replace(work, folder)
-            _write_json(packs.record_path(folder), record)
+            try:
+                os.replace(work, folder)
+            except OSError:
+                # Another fetch of the same commit moved its copy in first: keep that one.
+                if not _intact(folder, record):
+                    raise
+            else:
+                _write_json(packs.record_path(folder), record)
     if not FULL_SHA.fullmatch(rev):
         _write_json(packs.pin_path(repo, rev, environ),
                     {"repo": repo, "rev": rev, "commit": commit})
@@ -181,4 +187,8 @@ def fetch_all(refs: Sequence[tuple[str, str]], environ: Mapping[str, str]
             out.append(fetch(repo, rev, environ))
         except PackError as exc:
             out.append(PackError(f"{repo} at {rev}: {exc}"))
+        except OSError as exc:  # the cache cannot be written
+            where = f" {exc.filename}" if exc.filename else ""
+            out.append(PackError(f"{repo} at {rev}: cannot write the pack cache{where}: "
+                                 f"{exc.strerror or exc}"))
     return out
