@@ -184,12 +184,15 @@ def run_case(path: Path, case: Case, config: Config, budget: float) -> CaseResul
     return CaseResult(path, case, status, seen, time.monotonic() - start, why, outcome)
 
 
-def run_file(path: Path, mode: Mode = "replay", model: str | None = None) -> FileRun:
+def run_file(path: Path, mode: Mode = "replay", model: str | None = None,
+             config: Config | None = None) -> FileRun:
     """Run every case of one file with its cassette in ``mode``, on ``model`` if given, else
     the file's ``model``, else what its config names (never ``PROMPTHOOKS_MODEL``: a suite
-    replays the same on every machine)."""
+    replays the same on every machine). ``config`` replaces the file's own (a pack's suite
+    runs against its policy)."""
     spec = read_case_file(path)
-    config = config_for(path, spec)
+    if config is None:
+        config = config_for(path, spec)
     if config.errors:
         raise PromptHooksError(config.errors[0])
     run = FileRun()

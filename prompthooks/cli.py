@@ -160,6 +160,35 @@ def build_parser() -> argparse.ArgumentParser:
     completion.add_argument("shell", choices=("bash", "zsh", "fish"), metavar="SHELL",
                             help="bash, zsh or fish")
 
+    pk = commands.add_parser("packs", help="fetch the policy packs the configs pin into the "
+                             "user's cache ('run' never fetches), or list them")
+    pk.add_argument("action", choices=("fetch", "list"))
+    _config_option(pk)
+    _json_option(pk)
+
+    update = commands.add_parser("autoupdate", help="move each pinned pack to its newest tag "
+                                 "and rewrite the config (like pre-commit autoupdate)")
+    update.add_argument("--freeze", action="store_true",
+                        help="pin the commit SHA of the newest tag instead of its name")
+    _config_option(update)
+    _json_option(update)
+
+    tp = commands.add_parser("try-pack", help="run a policy pack's test suites without "
+                             "using it (a folder, or a git URL or path)")
+    tp.add_argument("pack", metavar="PATH|URL")
+    tp.add_argument("--rev", metavar="REV", help="the revision to fetch (default: HEAD; a "
+                    "folder given without --rev is used as it is)")
+    tp.add_argument("--policy", action="append", default=[], metavar="ID",
+                    help="only this policy's suites (repeatable)")
+    again = tp.add_mutually_exclusive_group()
+    again.add_argument("--record", action="store_true",
+                       help="ask the model and refresh the recorded replies (a folder's own "
+                            "cassettes; a fetched copy's are thrown away)")
+    again.add_argument("--rerecord", action="store_true",
+                       help="ask the model again and report drifted verdicts; write nothing")
+    tp.add_argument("--model", metavar="MODEL", help="run every policy on MODEL")
+    _json_option(tp)
+
     ev = commands.add_parser("eval", help="measure hooks on a labeled dataset (JSON Lines)")
     ev.add_argument("dataset", metavar="DATASET")
     _config_option(ev)
@@ -223,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.entry = argv is None
         from importlib import import_module
 
-        command = import_module(f".commands.{args.command}", __package__)
+        command = import_module(f".commands.{args.command.replace('-', '_')}", __package__)
         code = int(command.main(args))
         if args.entry and args.command == "run":
             _leave(code)

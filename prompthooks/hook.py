@@ -80,6 +80,7 @@ class Hook:
     loop_limit: int | None = None
     cwd: str | None = None  # a fixed working directory; None = the dialect's rule per event
     config_dir: str | None = None  # the folder of the file that defines the hook
+    policy: str | None = None  # "<pack>/<id>" for a policy taken from a pack
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
@@ -103,6 +104,8 @@ class Hook:
 
         An inline prompt is never quoted: its text is policy, not something for the agent."""
         if self.kind == "prompt":
+            if self.policy:
+                return f"prompt {self.policy}"
             return f"prompt {self.prompt_file}" if self.prompt_file else "inline prompt"
         from .redaction import redact
 

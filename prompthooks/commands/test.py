@@ -12,10 +12,12 @@ JSON.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import output
+from ..api import Config
 from ..cases import case_files, run_file, verdict_change
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 from ..recording.cassette import Mode
@@ -35,13 +37,21 @@ def main(args: argparse.Namespace) -> int:
     if not paths:
         raise PromptHooksError("test: name case files or folders, or --library for the "
                                "shipped policies' suites")
+    return run_suites([(path, None) for path in case_files(paths)], mode, args.model,
+                      args.json)
+
+
+def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: str | None,
+               as_json: bool) -> int:
+    """Run case files (each with its own config, or the one given) and report them; the exit
+    code. ``try-pack`` runs a pack's suites through here too."""
     cases: list[dict[str, Any]] = []
     drift: list[dict[str, str]] = []
     failed_calls: list[dict[str, str]] = []
     calls = 0
     sources: dict[str, int] = {}
-    for path in case_files(paths):
-        run = run_file(path, mode, args.model)
+    for path, config in suites:
+        run = run_file(path, mode, model, config)
         cases += [{"file": str(path), "name": r.case.name, "status": r.status,
                    "passed": r.passed, "decision": r.decision, "seconds": round(r.seconds, 3),
                    "detail": None if r.passed else r.detail} for r in run.results]
@@ -55,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
               for status in ("pass", "fail", "error")}
     bad = bool(counts["fail"] or counts["error"] or failed_calls)
     code = EXIT_ERROR if bad else EXIT_OK
-    if args.json:
+    if as_json:
         output.print_json({"cases": cases, "drift": drift, "passed": counts["pass"],
                            "failed": counts["fail"], "errors": counts["error"],
                            "model_calls": calls, "failed_calls": failed_calls,

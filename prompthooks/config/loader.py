@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..events import EVENTS
 from ..hook import Dialect, Hook, PromptSettings, Source
 from ..hosts import claude, cline, cursor
 from ..matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
@@ -64,6 +65,10 @@ class Loaded:
     managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
     # What the load depended on (config.cache); changes whenever a loaded file does.
     fingerprint: str = ""
+    # A file uses policy packs: what a cached load must check again (config.packs), and
+    # whether any is used (a load whose packs failed is not cached: a fetch would not be seen).
+    uses_packs: bool = False
+    pack_checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -275,9 +280,22 @@ def _claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
                              config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)
+    out += _packs(model, path, source, settings, len(out), loaded, problems)
     if problems:
         raise ConfigError.of_all(problems)
     return out
+
+
+def _packs(model: Any, path: Path, source: Source, settings: PromptSettings | None,
+           first_index: int, loaded: Loaded, problems: list[ConfigError]) -> list[Hook]:
+    """The hooks of the file's ``prompthooks.packs`` (config.pack_hooks)."""
+    if not (model.prompthooks and model.prompthooks.packs):
+        return []
+    from .pack_hooks import pack_hooks
+
+    loaded.uses_packs = True
+    return pack_hooks(model.prompthooks, path, source, settings, first_index, os.environ,
+                      problems, loaded.pack_checks)
 
 
 def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
@@ -310,6 +328,7 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
                          config_dir=str(path.parent.resolve()))
             if hook:
                 out.append(hook)
+    out += _packs(model, path, source, settings, len(out), loaded, problems)
     if problems:
         raise ConfigError.of_all(problems)
     return out
@@ -350,7 +369,15 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
             data = _lenient_json(text)
         if not isinstance(data, dict):
             return frozenset()
-        return _fail_closed_events(data, detect_dialect(data))
+        events = _fail_closed_events(data, detect_dialect(data))
+        if not (isinstance(data.get("prompthooks"), dict) and "packs" in data["prompthooks"]):
+            return events
+        from .pack_hooks import fail_closed_events
+
+        pack_events, every = fail_closed_events(data)
+        if every:  # a failClosed pack policy whose events cannot be told: every event
+            return frozenset(EVENTS)
+        return events | pack_events
     except Exception:  # the file cannot even be read that far: nothing to tell
         return frozenset()
 

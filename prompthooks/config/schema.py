@@ -32,6 +32,42 @@ class AuditBlock(BaseModel):
     store_events: StrictBool | None = None
 
 
+class PackPolicyUse(BaseModel):
+    """One policy taken from a pack, with this config's own overrides of its suggestions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: StrictStr
+    events: list[StrictStr] | None = Field(default=None, min_length=1)
+    matcher: StrictStr | None = None
+    timeout: Seconds | None = None
+    failClosed: StrictBool | None = None
+    model: StrictStr | None = None
+    max_event_chars: Chars | None = None
+
+
+class PackUse(BaseModel):
+    """``prompthooks.packs[]``: a pack pinned by revision (``repo`` + ``rev``) or a local
+    folder (``path``), and the policies taken from it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repo: StrictStr | None = None
+    rev: StrictStr | None = None
+    path: StrictStr | None = None
+    policies: list[PackPolicyUse] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _pinned_or_local(self) -> PackUse:
+        if (self.repo is None) == (self.path is None):
+            raise ValueError("a pack needs either 'repo' (with 'rev') or 'path'")
+        if self.repo is not None and not (self.rev and self.rev.strip()):
+            raise ValueError("a pack's 'repo' needs a 'rev' (a tag or a commit SHA) to pin it")
+        if self.path is not None and self.rev is not None:
+            raise ValueError("a local 'path' pack has no 'rev'")
+        return self
+
+
 class PromptHooksBlock(BaseModel):
     """Our own top-level ``"prompthooks"`` block: defaults for the file's prompt hooks, and
     settings for the whole run (the audit log)."""
@@ -47,6 +83,7 @@ class PromptHooksBlock(BaseModel):
     audit: AuditBlock | None = None
     # Managed files only: load no project, user or --config source at all.
     allow_managed_hooks_only: StrictBool | None = None
+    packs: list[PackUse] | None = None  # policy packs (config.packs)
 
 
 class _Handler(_Lenient):

@@ -67,6 +67,8 @@ class TrustState:
     files: tuple[str, ...] = ()
     approved_at: str | None = None
     reason: str | None = None  # why it cannot be approved, or why the store was not read
+    # "<repo> <rev>" -> commit of the pinned packs its hooks.json uses that are fetched.
+    packs: tuple[tuple[str, str], ...] = ()
 
     @property
     def trusted(self) -> bool:
@@ -291,7 +293,31 @@ def key_of(folder: Path) -> str:
     return str(folder.resolve())
 
 
-def state_of(source: Source, folder: Path, store: Store) -> TrustState:
+def pack_pins(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """What the pinned packs of the folder's ``hooks.json`` resolve to in the pack cache now
+    (config.packs): an approval records it, so a tag that moves is a change to review."""
+    if not os.path.lexists(folder / _CONFIG_FILE):
+        return {}
+    from .packs import resolutions
+
+    return resolutions(folder / _CONFIG_FILE, environ)
+
+
+def _moved_pack(record: Mapping[str, Any], pins: Mapping[str, str]) -> str | None:
+    """Why a pack the approval recorded now resolves to another commit (None: none did)."""
+    approved = record.get("packs")
+    approved = approved if isinstance(approved, dict) else {}
+    for ref, commit in sorted(pins.items()):
+        if approved.get(ref) != commit:
+            was = approved.get(ref)
+            repo, _, rev = ref.rpartition(" ")
+            return (f"pack {repo} at {rev} is now {commit[:12]}, approved "
+                    f"{was[:12] if isinstance(was, str) else 'unfetched'}")
+    return None
+
+
+def state_of(source: Source, folder: Path, store: Store,
+             environ: Mapping[str, str] | None = None) -> TrustState:
     """The state of one source, from its real files, now."""
     try:
         key = key_of(folder)
@@ -303,15 +329,23 @@ def state_of(source: Source, folder: Path, store: Store) -> TrustState:
         return TrustState(source, key, "unapprovable", reason=str(exc))
     if not current.files:
         return TrustState(source, key, "empty", current.sha256)
+    pins = pack_pins(folder, os.environ if environ is None else environ)
+    packs = tuple(sorted(pins.items()))
     record = store.records.get(key)
     if record is None:
         return TrustState(source, key, "new", current.sha256, current.files,
-                          reason=store.problem)
+                          reason=store.problem, packs=packs)
     if record.get("sha256") != current.sha256:
         return TrustState(source, key, "changed", current.sha256, current.files,
-                          approved_at=str(record.get("approved_at")), reason=store.problem)
+                          approved_at=str(record.get("approved_at")), reason=store.problem,
+                          packs=packs)
+    moved_pack = _moved_pack(record, pins)
+    if moved_pack:
+        return TrustState(source, key, "changed", current.sha256, current.files,
+                          approved_at=str(record.get("approved_at")), reason=moved_pack,
+                          packs=packs)
     return TrustState(source, key, "approved", current.sha256, current.files,
-                      approved_at=str(record.get("approved_at")))
+                      approved_at=str(record.get("approved_at")), packs=packs)
 
 
 def states(sources: list[tuple[Source, Path]],
@@ -322,7 +356,7 @@ def states(sources: list[tuple[Source, Path]],
     if not checked:
         return []
     store = read_store(environ)
-    return [state_of(source, path, store) for source, path in checked]
+    return [state_of(source, path, store, environ) for source, path in checked]
 
 
 def now() -> str:
@@ -341,13 +375,35 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
             raise Unapprovable("it holds no hooks.json and no hook files: nothing to approve")
         if expected is not None and current != expected:
             raise Unapprovable("it changed while being approved")
+        pins = _fetched_pins(folder, environ)
         store = read_store(environ)
         stamp = now()
         store.records[key_of(folder)] = {"source": source.name, "sha256": current.sha256,
-                                         "files": list(current.files), "approved_at": stamp}
+                                         "files": list(current.files), "approved_at": stamp,
+                                         "packs": pins}
         _write_store(store)
     return (TrustState(source, key_of(folder), "approved", current.sha256, current.files,
-                       approved_at=stamp), store.problem)
+                       approved_at=stamp, packs=tuple(sorted(pins.items()))), store.problem)
+
+
+def _fetched_pins(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The pack pins to record; every pinned pack must be fetched, or what the approval
+    covers would be decided later by whatever the rev names then."""
+    import json
+
+    from . import files
+    from .packs import FETCH_COMMAND, normalize, references
+
+    pins = pack_pins(folder, environ)
+    try:
+        data = json.loads(files.read_bytes(folder / _CONFIG_FILE))
+    except (OSError, ValueError, RecursionError, files.UnsafeFile):
+        return pins
+    for repo, rev in references(data):
+        if f"{normalize(repo, str(folder))} {rev}" not in pins:
+            raise Unapprovable(f"pack {repo} at {rev} is not fetched; run {FETCH_COMMAND} "
+                               "first, so that the approval covers the commit it names")
+    return pins
 
 
 def revoke(folder: Path, environ: Mapping[str, str]) -> bool:
