@@ -37,7 +37,8 @@ Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
 NONCE_TOKEN = "NONCE"
 HEADER = ("# prompthooks cassette: recorded model replies, one entry per model call.\n"
-          "# Review each prompt with its reply. Re-record with --record.\n")
+          "# An entry with 'source: reference' was written from a test case's expectation,\n"
+          "# not by a model. Review each prompt with its reply. Re-record with --record.\n")
 
 
 class CassetteError(ModelError):
@@ -208,6 +209,15 @@ class Cassette:
 def is_reference(entry: Mapping[str, Any]) -> bool:
     """Whether an entry is a reference verdict written by people, not a model's reply."""
     return str(entry.get("source", "")).startswith("reference")
+
+
+def sources_line(sources: Mapping[str, int]) -> str:
+    """Where the verdicts came from, so reference verdicts are never taken for a model's."""
+    parts = [f"{sources.get('recording', 0)} from model recordings",
+             f"{sources.get('reference', 0)} from reference verdicts (not a model's output)"]
+    if sources.get("model"):
+        parts.append(f"{sources['model']} from the model now")
+    return "verdicts: " + ", ".join(parts)
 
 
 _active: Cassette | None = None
