@@ -92,22 +92,22 @@ def _summary(path: Path, case: Case, touched: Sequence[Touch], passed: bool,
     if not touched:
         detail = "no prompt hook asks a model for this event: nothing to write"
         return CaseWrite(path, case.name, "skipped", detail=detail)
-    wanted = case.reference.hooks if case.reference else None
-    unknown = [w for w in wanted or [] if not any(names(t.hook, w) for t in touched)]
-    if unknown:
-        return CaseWrite(path, case.name, "error", written, kept,
-                         f"reference.hooks names {unknown[0]!r}, which is no prompt hook "
-                         "this event selects")
-    if not passed:
-        return CaseWrite(path, case.name, "error", written, kept,
-                         f"the case does not pass with these verdicts: {why}")
     parts = [f"{written} written"] if written else []
     by_model = sum(t.source == "recording" for t in touched if not t.written)
     for count, what in ((by_model, "by a model"), (kept - by_model, "as a reference")):
         if count:
             parts.append(f"{count} already recorded {what}")
-    return CaseWrite(path, case.name, "written" if written else "recorded", written, kept,
-                     ", ".join(parts))
+    done = ", ".join(parts)
+    wanted = case.reference.hooks if case.reference else None
+    unknown = [w for w in wanted or [] if not any(names(t.hook, w) for t in touched)]
+    if unknown:
+        return CaseWrite(path, case.name, "error", written, kept,
+                         f"{done}; reference.hooks names {unknown[0]!r}, which is no prompt "
+                         "hook this event selects")
+    if not passed:
+        return CaseWrite(path, case.name, "error", written, kept,
+                         f"{done}; the case does not pass with these verdicts: {why}")
+    return CaseWrite(path, case.name, "written" if written else "recorded", written, kept, done)
 
 
 def write_file(path: Path, model: str | None = None,
