@@ -294,3 +294,13 @@ def test_the_demo_cassette_is_labelled_reference() -> None:
     entries = yaml.safe_load((examples_dir() / "demo.cassette.yaml").read_text())["entries"]
     assert entries and all(e["source"] == "reference" and "not a model's output" in e["note"]
                            for e in entries)
+
+
+def test_two_cases_of_one_event_do_not_overwrite_each_other(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p", _case("listing is blocked", LIST, decision="deny"),
+                       _case("listing is allowed", LIST, decision="allow"))
+    proc = _prompthooks("test", "--write-references", "--replace-references", "cases.yaml",
+                        cwd=project)
+    assert proc.returncode == 1
+    assert "2 already recorded as a reference; the case does not pass" in proc.stdout
+    assert {json.loads(t)["ok"] for t in _by_prompt(project, '"ls"').values()} == {False}

@@ -8,6 +8,10 @@ call, sorted by key, with the rendered prompt next to the reply for reviewers. W
 exclusive lock on ``PATH.lock`` and replace the file atomically, so many hook processes can
 record into one cassette at once.
 
+An entry marked ``source: reference`` is a reference verdict, written from a test case's
+expectation rather than by a model (:mod:`.references` writes them); it replays like any other
+and is counted apart in :attr:`Cassette.sources`.
+
 Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
 key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
 new), ``rerecord`` (call the model, compare with the recording, write nothing).

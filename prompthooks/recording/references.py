@@ -67,12 +67,16 @@ class ReferenceCassette(Cassette):
     replace_references: bool = False
     touched: list[Touch] = field(default_factory=list)
     _touch_lock: threading.Lock = field(default_factory=threading.Lock)
+    _fresh: set[str] = field(default_factory=set)  # keys written by this run
 
     def complete(self, request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
         key = request_key(request)
         existing = self.entries().get(key)
         reference = existing is not None and is_reference(existing)
-        if existing is not None and not (reference and self.replace_references):
+        # One run replaces only what was there before it: two cases with one event (and so
+        # one key) must not overwrite each other's reference.
+        replace = reference and self.replace_references and key not in self._fresh
+        if existing is not None and not replace:
             self._note(Touch(hook, key, False, SOURCE if reference else "recording"))
             return ModelReply(text=existing["reply"], model=str(existing.get("model", "")),
                               replayed=True)
@@ -90,6 +94,8 @@ class ReferenceCassette(Cassette):
             "source": SOURCE, "note": made.note,
             "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         })
+        with self._touch_lock:
+            self._fresh.add(key)
         self._note(Touch(hook, key, True))
         return ModelReply(text=made.reply, model=request.endpoint.model, replayed=True)
 
