@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..hook import Hook
 from ..model.types import ModelReply, ModelRequest
@@ -109,8 +108,3 @@ class ReferenceCassette(Cassette):
             out, self.touched = self.touched, []
         return out
 
-
-def reference_cassette(path: Path, answer: Answer,
-                       replace_references: bool = False) -> ReferenceCassette:
-    return ReferenceCassette(path, "replay", answer=answer,
-                             replace_references=replace_references)
