@@ -20,11 +20,13 @@ from .helpers import reply, run_cli, write_script
 
 DESTRUCTIVE = "Block commands that destroy data. $ARGUMENTS"
 NETWORK = "Block commands that reach the network. $ARGUMENTS"
+# Generous deadlines: `--record` loads litellm, which takes long on a busy machine (a hook's
+# timeout is not part of a recording's key).
 CONFIG = {"prompthooks": {"model": "test-model"}, "hooks": {"PreToolUse": [{
     "matcher": "Bash", "hooks": [
         {"type": "command", "command": "true"},
-        {"type": "prompt", "prompt": DESTRUCTIVE},
-        {"type": "prompt", "prompt": NETWORK}]}]}}
+        {"type": "prompt", "prompt": DESTRUCTIVE, "timeout": 240},
+        {"type": "prompt", "prompt": NETWORK, "timeout": 240}]}]}}
 WIPE = {"session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/app",
         "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
         "tool_input": {"command": "rm -rf ~/", "description": "clean up"}}
@@ -37,7 +39,7 @@ def _prompthooks(*args: str, cwd: Path,
                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k != "PROMPTHOOKS_MODEL"}
     return subprocess.run([sys.executable, "-m", "prompthooks", *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd, env={**full, **(env or {})})
+                          text=True, timeout=600, cwd=cwd, env={**full, **(env or {})})
 
 
 def _case(name: str, event: dict[str, Any], **expect: Any) -> dict[str, Any]:
@@ -47,7 +49,7 @@ def _case(name: str, event: dict[str, Any], **expect: Any) -> dict[str, Any]:
 def _project(folder: Path, *cases: dict[str, Any], config: Any = None) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / "hooks.json").write_text(json.dumps(CONFIG if config is None else config))
-    (folder / "cases.yaml").write_text(yaml.safe_dump({"config": "hooks.json",
+    (folder / "cases.yaml").write_text(yaml.safe_dump({"config": "hooks.json", "budget": 280,
                                                        "cases": list(cases)}))
     return folder
 
