@@ -51,7 +51,8 @@ class CaseWrite:
 
 def names(hook: Hook, wanted: str) -> bool:
     """Whether ``wanted`` (from ``reference.hooks``) names ``hook``."""
-    return wanted in (hook.name, hook.label) or hook.label.endswith(f": {wanted}")
+    return (wanted in (hook.name, hook.label, hook.prompt_file)
+            or hook.label.endswith(f": {wanted}"))
 
 
 def objects(case: Case, hook: Hook) -> bool:

@@ -64,8 +64,8 @@ class CaseReference(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reason: str | None = None  # the objecting hooks' reason (default: names the case)
-    # The prompt hooks that object (a hook's name, or the end of its label such as
-    # "hooks.PreToolUse[0].hooks[1]"); the others answer ok. Default: every one selected.
+    # The prompt hooks that object (a hook's name, its prompt_file, or the end of its label
+    # such as "hooks.PreToolUse[0].hooks[1]"); the others answer ok. Default: all selected.
     hooks: list[str] | None = None
 
 
