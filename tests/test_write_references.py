@@ -306,3 +306,18 @@ def test_two_cases_of_one_event_do_not_overwrite_each_other(tmp_path: Path) -> N
     assert proc.returncode == 1
     assert "2 already recorded as a reference; the case does not pass" in proc.stdout
     assert {json.loads(t)["ok"] for t in _by_prompt(project, '"ls"').values()} == {False}
+
+
+def test_a_case_may_name_the_objecting_hook_by_its_prompt_file(tmp_path: Path) -> None:
+    config = {"prompthooks": {"model": "test-model"}, "hooks": {"PreToolUse": [{
+        "matcher": "Bash", "hooks": [{"type": "prompt", "prompt_file": "destructive-shell"},
+                                     {"type": "prompt", "prompt_file": "force-push"}]}]}}
+    push = {**WIPE, "tool_input": {"command": "git push --force origin main"}}
+    project = _project(tmp_path / "p", {**_case("force push", push, decision="deny"),
+                                        "reference": {"hooks": ["force-push"]}},
+                       config=config)
+    proc = _prompthooks("test", "--write-references", "cases.yaml", cwd=project)
+    assert proc.returncode == 0, proc.stdout
+    replies = {e["hook"]: json.loads(e["reply"]) for e in _entries(project)}
+    assert replies["prompt destructive-shell"] == {"ok": True}
+    assert replies["prompt force-push"]["ok"] is False
