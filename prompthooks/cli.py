@@ -135,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also run the shipped policy library's own suites")
     refresh = test.add_mutually_exclusive_group()
     refresh.add_argument("--record", action="store_true",
-                         help="ask the model and refresh the recorded replies")
+                         help="ask the model and refresh the recorded replies (reference "
+                              "verdicts too)")
     refresh.add_argument("--rerecord", action="store_true",
                          help="ask the model again and report drifted verdicts; write nothing")
     refresh.add_argument("--write-references", action="store_true",
