@@ -13,7 +13,8 @@ A case file::
         expect: {decision: deny, reason_contains: home}
 
 ``decision`` is ``deny`` (or ``block``), ``ask``, or ``allow``, which means "not blocked and
-not asked": no hook objected.
+not asked": no hook objected. An optional ``reference: {reason: ..., hooks: [...]}`` steers the
+reference verdicts ``test --write-references`` writes for the case (:mod:`.case_references`).
 
 A case passes only when it was judged: every hook its event selects answered (a prompt hook
 from the model or a recording). A hook that errs, times out or has no recorded reply makes the
@@ -57,6 +58,17 @@ class Expect(BaseModel):
         return self
 
 
+class CaseReference(BaseModel):
+    """How ``test --write-references`` writes this case's reference verdicts (optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = None  # the objecting hooks' reason (default: names the case)
+    # The prompt hooks that object (a hook's name, its prompt_file, or the end of its label
+    # such as "hooks.PreToolUse[0].hooks[1]"); the others answer ok. Default: all selected.
+    hooks: list[str] | None = None
+
+
 class Case(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -65,6 +77,7 @@ class Case(BaseModel):
     event_name: str | None = None
     event: dict[str, Any]
     expect: Expect
+    reference: CaseReference | None = None
 
 
 class CaseFile(BaseModel):

@@ -147,9 +147,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also run the shipped policy library's own suites")
     refresh = test.add_mutually_exclusive_group()
     refresh.add_argument("--record", action="store_true",
-                         help="ask the model and refresh the recorded replies")
+                         help="ask the model and refresh the recorded replies (reference "
+                              "verdicts too)")
     refresh.add_argument("--rerecord", action="store_true",
                          help="ask the model again and report drifted verdicts; write nothing")
+    refresh.add_argument("--write-references", action="store_true",
+                         help="write the cases' expected verdicts as reference entries (not "
+                              "a model's output) for the prompt hooks with no recording")
+    test.add_argument("--replace-references", action="store_true",
+                      help="with --write-references: rewrite earlier reference entries too "
+                           "(model recordings are never overwritten)")
     test.add_argument("--model", metavar="MODEL",
                       help="run every prompt hook on MODEL (default: the case file's 'model', "
                            "else its config's; PROMPTHOOKS_MODEL is not used)")

@@ -143,12 +143,15 @@ class Report:
     hooks: dict[str, Counts] = field(default_factory=dict)
     models: dict[str, Counts] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # Where a cassette's verdicts came from: "recording" (a model's reply replayed),
+    # "reference" (written from an expectation, not a model's output), "model" (asked now).
+    sources: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "overall": self.overall.summary(),
                 "hooks": {k: v.summary() for k, v in sorted(self.hooks.items())},
                 "models": {k: v.summary() for k, v in sorted(self.models.items())},
-                "rows": self.rows}
+                "sources": dict(sorted(self.sources.items())), "rows": self.rows}
 
 
 def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,

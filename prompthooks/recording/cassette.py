@@ -8,6 +8,10 @@ call, sorted by key, with the rendered prompt next to the reply for reviewers. W
 exclusive lock on the cassette's folder and replace the file atomically, so many hook processes
 can record into one cassette at once and nothing is left beside it; replaying writes nothing.
 
+An entry marked ``source: reference`` is a reference verdict, written from a test case's
+expectation rather than by a model (:mod:`.references` writes them); it replays like any other
+and is counted apart in :attr:`Cassette.sources`.
+
 Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
 key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
 new), ``rerecord`` (call the model, compare with the recording, write nothing).
@@ -37,7 +41,8 @@ Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
 NONCE_TOKEN = "NONCE"
 HEADER = ("# prompthooks cassette: recorded model replies, one entry per model call.\n"
-          "# Review each prompt with its reply. Re-record with --record.\n")
+          "# An entry with 'source: reference' was written from a test case's expectation,\n"
+          "# not by a model. Review each prompt with its reply. Re-record with --record.\n")
 
 
 class CassetteError(ModelError):
@@ -97,7 +102,8 @@ class Cassette:
     # verdict written by people, marked ``source: reference``), "model" (asked now).
     sources: dict[str, int] = field(default_factory=dict)
     # What a replay miss tells the user to do: the way to record in the tool they are using.
-    hint: str = "record it with --record"
+    hint: str = ("record it with --record, or write the case's expected verdict with "
+                 "prompthooks test --write-references")
     _entries: dict[str, dict[str, Any]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -213,6 +219,15 @@ class Cassette:
 def is_reference(entry: Mapping[str, Any]) -> bool:
     """Whether an entry is a reference verdict written by people, not a model's reply."""
     return str(entry.get("source", "")).startswith("reference")
+
+
+def sources_line(sources: Mapping[str, int]) -> str:
+    """Where the verdicts came from, so reference verdicts are never taken for a model's."""
+    parts = [f"{sources.get('recording', 0)} from model recordings",
+             f"{sources.get('reference', 0)} from reference verdicts (not a model's output)"]
+    if sources.get("model"):
+        parts.append(f"{sources['model']} from the model now")
+    return "verdicts: " + ", ".join(parts)
 
 
 _active: Cassette | None = None
