@@ -1,4 +1,5 @@
-"""``prompthooks log [stats]``: recent decisions from the audit log, or a summary per hook.
+"""``prompthooks log [stats]``: recent decisions from the audit log (a table, JSON, or JSON
+Lines; ``--follow`` keeps printing them as they are written), or a summary per hook.
 
 The database is ``--db``, else the one the discovered config names, else the default (see
 README, "Audit log"). A log that does not exist yet is not an error: nothing was recorded.

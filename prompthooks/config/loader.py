@@ -365,7 +365,7 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
 
 def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md`` in a Cline-style folder: a prompt hook; its front matter may set
-    ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
+    ``name``, ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
     from ..templates import parse_front_matter
 
     try:
