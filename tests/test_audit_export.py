@@ -162,6 +162,19 @@ def test_records_reach_a_local_otlp_collector(tmp_path: Path, collector: Collect
     assert record["time_unix_nano"] > 1_700_000_000 * 10**9
 
 
+def test_headers_that_are_not_key_value_pairs_are_refused_unquoted(
+        tmp_path: Path, collector: Collector) -> None:
+    cfg = _config(tmp_path, {"otlp": {"endpoint": collector.url, "headers_env": "SIEM_HEADERS"}})
+    secret = "siem-value-Zq81x7"
+    env = {**DEBUG, "SIEM_HEADERS": f"authorization=Bearer {secret}\r\nx-smuggled: 1"}
+    proc = run_cli(claude_bash("ls"), "--config", str(cfg), env=env)
+    assert _denied(proc)
+    (said,) = [x for x in proc.stderr.splitlines() if "audit export" in x]
+    assert "SIEM_HEADERS does not hold key=value headers" in said
+    assert secret not in proc.stderr
+    assert collector.received == []
+
+
 def test_an_unreachable_collector_never_blocks_or_crashes(tmp_path: Path) -> None:
     import socket
 

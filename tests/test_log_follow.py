@@ -85,6 +85,7 @@ def test_jsonl_prints_one_object_per_row_oldest_first(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args, message", [
     (["--follow", "--json"], "--follow"), (["--follow", "stats"], "--follow"),
     (["--json", "--format", "jsonl"], "say different things"), (["--limit", "-1"], "--limit"),
+    (["stats", "--format", "jsonl"], "log stats"),
 ])
 def test_contradictory_options_are_usage_errors(tmp_path: Path, args: list[str],
                                                 message: str) -> None:

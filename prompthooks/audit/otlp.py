@@ -42,10 +42,11 @@ def headers(target: OtlpTarget, environ: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for pair in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            # Never the value itself: it holds the collector's key.
+        value = unquote(value.strip())
+        if not sep or not key.strip() or not (key + value).isprintable():
+            # Never the value itself in the message: it holds the collector's key.
             raise ExportError(f"{target.headers_env} does not hold key=value headers")
-        out[key.strip().lower()] = unquote(value.strip())
+        out[key.strip().lower()] = value
     return out
 
 

@@ -85,6 +85,8 @@ def _format(args: argparse.Namespace) -> str:
         raise PromptHooksError(f"--json and --format {args.format} say different things",
                                EXIT_USAGE)
     fmt: str = "json" if args.json else args.format or "table"
+    if args.view == "stats" and fmt == "jsonl":
+        raise PromptHooksError("log stats prints a table, or JSON with --json", EXIT_USAGE)
     if args.follow and (fmt == "json" or args.view == "stats"):
         raise PromptHooksError("--follow prints rows as they come: use it with --format jsonl "
                                "or the table, not with JSON or stats", EXIT_USAGE)
