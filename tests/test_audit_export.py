@@ -314,3 +314,33 @@ def test_bad_export_settings_are_config_errors(tmp_path: Path, block: dict[str, 
     assert proc.returncode == 1
     assert message in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _doctor(cfg: Path, *args: str) -> tuple[int, dict[str, dict[str, str]]]:
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "doctor", "--json", "--config",
+                           str(cfg), "--project", str(cfg.parent), *args],
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode, {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
+
+
+def test_doctor_checks_the_export_targets(tmp_path: Path, collector: Collector) -> None:
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    cfg = _config(tmp_path, {"jsonl": {"path": "pipe.jsonl"},
+                             "otlp": {"endpoint": collector.url}})
+    code, checks = _doctor(cfg, "--offline")
+    assert code == 1
+    assert checks["audit export (jsonl)"]["status"] == "fail"
+    assert "not a regular file" in checks["audit export (jsonl)"]["detail"]
+    assert checks["audit export (otlp)"]["detail"].endswith("(not contacted: --offline)")
+    assert collector.received == []
+    (tmp_path / "pipe.jsonl").unlink()
+    code, checks = _doctor(cfg)  # online: one empty request, which the collector accepts
+    assert checks["audit export (jsonl)"]["status"] == "ok"
+    assert checks["audit export (otlp)"] == {"check": "audit export (otlp)", "status": "ok",
+                                             "detail": f"{collector.url}/v1/logs answers"}
+    (request,) = collector.received
+    assert request.records() == []
+    collector.status = 404
+    _, checks = _doctor(cfg)
+    assert checks["audit export (otlp)"]["status"] == "fail"
+    assert "the collector answered 404" in checks["audit export (otlp)"]["detail"]
