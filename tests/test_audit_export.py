@@ -303,6 +303,8 @@ def test_an_unapproved_project_config_exports_nothing(tmp_path: Path,
     ({"callbacks": ["langfuse"]}, "litellm callbacks are not read from config files"),
     ({"success_callback": ["s3"]}, "prompthooks.audit.export"),
     ({"audit": {"export": {"otlp": {"endpoint": "ftp://collector"}}}}, "http:// or https://"),
+    ({"audit": {"export": {"otlp": {"endpoint": "http://:4318"}}}}, "http:// or https://"),
+    ({"audit": {"export": {"otlp": {"endpoint": "http://h:port"}}}}, "http:// or https://"),
     ({"audit": {"export": {"kafka": {}}}}, "kafka"),
     ({"audit": {"export": {"jsonl": {"path": "x", "max_mb": 0}}}}, "max_mb"),
 ])

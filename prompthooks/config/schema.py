@@ -44,7 +44,14 @@ class JsonlExport(BaseModel):
 
 
 def _http_url(value: str) -> str:
-    if not value.startswith(("http://", "https://")) or len(value) < 10:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("an OTLP endpoint is an http:// or https:// URL (OTLP over HTTP)")
     return value
 
