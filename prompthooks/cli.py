@@ -127,9 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     log.add_argument("--decision", choices=("allow", "ask", "deny", "none", "error"),
                      help="only rows with this decision")
     log.add_argument("--hook", metavar="TEXT", help="only hooks whose name contains TEXT")
-    log.add_argument("--limit", type=int, default=50, metavar="N",
-                     help="at most N rows (default 50)")
+    log.add_argument("--limit", type=int, default=None, metavar="N",
+                     help="at most N rows, the newest (default 50, or 10 with --follow; "
+                          "0: all)")
     log.add_argument("--db", metavar="PATH", help="the audit database (default: see README)")
+    log.add_argument("--format", choices=("table", "json", "jsonl"),
+                     help="a table (default), a JSON array, or JSON Lines: one object per "
+                          "row, oldest first")
+    log.add_argument("--follow", "-f", action="store_true",
+                     help="keep printing rows as they are written (until Ctrl-C)")
     _json_option(log)
 
     serve = commands.add_parser("serve", help="run the warm worker for prompt hooks "

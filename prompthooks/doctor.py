@@ -1,5 +1,6 @@
 """The checks behind ``prompthooks doctor``: versions, config sources, the model each prompt
-hook would use and whether it answers, the warm worker, the audit log, the host glue.
+hook would use and whether it answers, the warm worker, the audit log and its export, the
+host glue.
 
 Each check is a plain dict ``{"check", "status", "detail"}`` with status ``ok``, ``warn``,
 ``fail`` or ``skip``; the command prints them and exits 1 if any failed. Details pass through
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import platform
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -231,6 +233,50 @@ def _path_warning(place: Path) -> str | None:
             "installation with --glue absolute")
 
 
+def export_checks(config: Config, offline: bool,
+                  environ: Mapping[str, str]) -> Iterator[dict[str, str]]:
+    """The audit export's targets: a JSON Lines file run could append to, and an OTLP
+    collector that answers (an empty request, unless offline) with the extra installed."""
+    from .audit import resolve
+
+    settings = resolve(config.loaded.audit, environ)
+    if settings.jsonl is not None:
+        path = settings.jsonl.path
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        folder = next((p for p in path.parents if p.exists()), Path("/"))
+        if mode is not None and not stat.S_ISREG(mode):
+            yield check("audit export (jsonl)", "fail", f"{path}: not a regular file; refused")
+        elif not os.access(path if mode is not None else folder, os.W_OK):
+            yield check("audit export (jsonl)", "fail", f"{path}: not writable; rows would "
+                        "not be exported")
+        else:
+            yield check("audit export (jsonl)", "ok", str(path))
+    if settings.otlp is not None:
+        from .audit.export import ExportError
+        from .audit.otlp import MISSING_EXTRA, send
+
+        target = settings.otlp
+        name = "audit export (otlp)"
+        try:
+            import opentelemetry.exporter.otlp.proto.common
+            import opentelemetry.sdk  # noqa: F401
+        except ImportError:
+            yield check(name, "fail", MISSING_EXTRA)
+            return
+        if offline:
+            yield check(name, "ok", f"{target.endpoint} (not contacted: --offline)")
+            return
+        try:
+            send(target, [], min(target.timeout, 10.0), environ)
+        except ExportError as exc:
+            yield check(name, "fail", f"{target.endpoint}: {exc}")
+        else:
+            yield check(name, "ok", f"{target.endpoint} answers")
+
+
 def glue_checks(project: Path) -> Iterator[dict[str, str]]:
     """Where each host's glue is installed (every scope)."""
     from .errors import PromptHooksError
@@ -263,4 +309,5 @@ def run_checks(config: Config, project: Path, offline: bool,
                environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     env = os.environ if environ is None else environ
     return [*versions(), *config_checks(config), *model_checks(config, offline),
-            worker_check(env), audit_check(config, env), *glue_checks(project)]
+            worker_check(env), audit_check(config, env), *export_checks(config, offline, env),
+            *glue_checks(project)]

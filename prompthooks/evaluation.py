@@ -131,7 +131,10 @@ def _account(counts: Counts, result: HookResult, expected: bool) -> None:
     counts.latencies.append(result.duration)
     counts.input_tokens += result.input_tokens or 0
     counts.output_tokens += result.output_tokens or 0
-    cost = _cost(result.model, result.input_tokens, result.output_tokens)
+    # The call's own cost when it has one (litellm's price, or a LiteLLM Proxy's header),
+    # else the price map's for the tokens (a replayed reply carries no cost).
+    cost = (result.cost if result.cost is not None
+            else _cost(result.model, result.input_tokens, result.output_tokens))
     if cost is not None:
         counts.cost = (counts.cost or 0.0) + cost
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..events import EVENTS
-from ..hook import Dialect, Hook, PromptSettings, Source
+from ..hook import Dialect, Hook, PromptSettings, Source, check_name
 from ..hosts import claude, cline, cursor
 from ..matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
 from . import files, trust
@@ -195,9 +195,19 @@ def _audit_settings(model: Any, path: Path, loaded: Loaded) -> None:
     block = model.prompthooks.audit if model.prompthooks else None
     if block is None:
         return
+    folder = path.parent.resolve()
     for key, value in block.model_dump(exclude_none=True).items():
         if key == "path":  # relative to the file that says it
-            value = str(path.parent.resolve() / os.path.expanduser(value))
+            value = str(folder / os.path.expanduser(value))
+        if key == "export":
+            # Each target on its own: a higher file's target cannot be removed or
+            # redirected by a lower one, which can still add a target of another kind.
+            export = loaded.audit.setdefault("export", {})
+            for kind, target in value.items():
+                if kind == "jsonl":
+                    target["path"] = str(folder / os.path.expanduser(target["path"]))
+                export.setdefault(kind, target)
+            continue
         loaded.audit.setdefault(key, value)
 
 
@@ -230,7 +240,7 @@ def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
     loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
     if handler.type == "prompt":
         _check_prompt_file(handler.prompt_file, fields["config_dir"], path, where, problems)
-        return Hook(kind="prompt", label=label, prompt=handler.prompt,
+        return Hook(kind="prompt", label=label, title=handler.name, prompt=handler.prompt,
                     prompt_file=handler.prompt_file, model=handler.model,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
                     cache_ttl=handler.cache_ttl, timeout=handler.timeout or PROMPT_TIMEOUT,
@@ -239,7 +249,7 @@ def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
         loaded.warnings.append(f"{label}: type {handler.type!r} is not supported; "
                                "this hook is ignored")
         return None
-    return Hook(kind="command", label=label, command=handler.command,
+    return Hook(kind="command", label=label, title=handler.name, command=handler.command,
                 fail_closed=handler.failClosed,
                 timeout=handler.timeout or DEFAULT_TIMEOUT[fields["dialect"]], **fields)
 
@@ -384,7 +394,7 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
 
 def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md`` in a Cline-style folder: a prompt hook; its front matter may set
-    ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
+    ``name``, ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
     from ..templates import parse_front_matter
 
     try:
@@ -393,6 +403,7 @@ def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> 
         if not 0 < timeout < float("inf"):  # "nan" and "inf" parse as floats too
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
         chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
+        title = check_name(str(meta["name"])) if meta.get("name") is not None else None
     except files.UnsafeFile as exc:
         raise ConfigError(str(path), str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -404,7 +415,7 @@ def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> 
     config_event = cline.CONFIG_EVENTS[path.stem]
     return Hook(source=source, dialect="cline", config_event=path.stem, index=index,
                 trigger=config_event.trigger, kind="prompt", timeout=timeout, label=str(path),
-                prompt=body, model=meta.get("model") or None,
+                prompt=body, model=meta.get("model") or None, title=title,
                 fail_closed=str(meta.get("failClosed", "")).lower() == "true",
                 max_event_chars=chars, config_dir=str(folder.resolve()))
 
