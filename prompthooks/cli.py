@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from . import __version__
+from ._version import __version__
 from .errors import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PromptHooksError
 
 
@@ -61,18 +61,30 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (("install", "wire prompthooks into a host's own config"),
                        ("uninstall", "remove exactly what install added")):
         glue = commands.add_parser(name, help=text)
-        glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True)
-        glue.add_argument("--scope", choices=("project", "user", "managed"), default="project",
-                          help="the project's host config (default), the user's, or the "
+        glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True,
+                          help="the host whose own config holds the glue")
+        glue.add_argument("--scope", choices=("project", "local", "user", "managed"),
+                          default="project",
+                          help="the project's host config (default), the project's "
+                               "uncommitted personal one (Claude Code), the user's, or the "
                                "host's own managed settings (Claude Code, Cursor)")
         glue.add_argument("--managed-root", metavar="DIR", help=argparse.SUPPRESS)
         glue.add_argument("--project", metavar="DIR",
                           help="the project folder (default: the current directory)")
+        glue.add_argument("--dry-run", action="store_true",
+                          help="say what would change; write nothing")
+        glue.add_argument("--json", action="store_true",
+                          help="print what changed as JSON (for scripts)")
         if name == "install":
             glue.add_argument("--events", nargs="+", metavar="EVENT",
                               help="the host's event names to cover (default: see README)")
             glue.add_argument("--force", action="store_true",
                               help="replace a Cline hook file prompthooks did not write")
+            glue.add_argument("--glue", choices=("auto", "absolute", "bare"), default="auto",
+                              help="how the glue names prompthooks: 'prompthooks run' when "
+                                   "a desktop-started host finds this installation on its "
+                                   "PATH, else by absolute path (auto, the default); always "
+                                   "by path; always 'prompthooks run'")
 
     explain = commands.add_parser("explain", help="dry run: the sources, the hooks that would "
                                   "run and why, and each prompt as it would be sent")
@@ -115,9 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     log.add_argument("--decision", choices=("allow", "ask", "deny", "none", "error"),
                      help="only rows with this decision")
     log.add_argument("--hook", metavar="TEXT", help="only hooks whose name contains TEXT")
-    log.add_argument("--limit", type=int, default=50, metavar="N",
-                     help="at most N rows (default 50)")
+    log.add_argument("--limit", type=int, default=None, metavar="N",
+                     help="at most N rows, the newest (default 50, or 10 with --follow; "
+                          "0: all)")
     log.add_argument("--db", metavar="PATH", help="the audit database (default: see README)")
+    log.add_argument("--format", choices=("table", "json", "jsonl"),
+                     help="a table (default), a JSON array, or JSON Lines: one object per "
+                          "row, oldest first")
+    log.add_argument("--follow", "-f", action="store_true",
+                     help="keep printing rows as they are written (until Ctrl-C)")
     _json_option(log)
 
     serve = commands.add_parser("serve", help="run the warm worker for prompt hooks "
@@ -135,13 +153,54 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also run the shipped policy library's own suites")
     refresh = test.add_mutually_exclusive_group()
     refresh.add_argument("--record", action="store_true",
-                         help="ask the model and refresh the recorded replies")
+                         help="ask the model and refresh the recorded replies (reference "
+                              "verdicts too)")
     refresh.add_argument("--rerecord", action="store_true",
                          help="ask the model again and report drifted verdicts; write nothing")
+    refresh.add_argument("--write-references", action="store_true",
+                         help="write the cases' expected verdicts as reference entries (not "
+                              "a model's output) for the prompt hooks with no recording")
+    test.add_argument("--replace-references", action="store_true",
+                      help="with --write-references: rewrite earlier reference entries too "
+                           "(model recordings are never overwritten)")
     test.add_argument("--model", metavar="MODEL",
                       help="run every prompt hook on MODEL (default: the case file's 'model', "
                            "else its config's; PROMPTHOOKS_MODEL is not used)")
     _json_option(test)
+
+    completion = commands.add_parser("completion", help="print a shell completion script "
+                                     "(bash, zsh or fish; see README for loading it)")
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), metavar="SHELL",
+                            help="bash, zsh or fish")
+
+    pk = commands.add_parser("packs", help="fetch the policy packs the configs pin into the "
+                             "user's cache ('run' never fetches), or list them")
+    pk.add_argument("action", choices=("fetch", "list"))
+    _config_option(pk)
+    _json_option(pk)
+
+    update = commands.add_parser("autoupdate", help="move each pinned pack to its newest tag "
+                                 "and rewrite the config (like pre-commit autoupdate)")
+    update.add_argument("--freeze", action="store_true",
+                        help="pin the commit SHA of the newest tag instead of its name")
+    _config_option(update)
+    _json_option(update)
+
+    tp = commands.add_parser("try-pack", help="run a policy pack's test suites without "
+                             "using it (a folder, or a git URL or path)")
+    tp.add_argument("pack", metavar="PATH|URL")
+    tp.add_argument("--rev", metavar="REV", help="the revision to fetch (default: HEAD; a "
+                    "folder given without --rev is used as it is)")
+    tp.add_argument("--policy", action="append", default=[], metavar="ID",
+                    help="only this policy's suites (repeatable)")
+    again = tp.add_mutually_exclusive_group()
+    again.add_argument("--record", action="store_true",
+                       help="ask the model and refresh the recorded replies (a folder's own "
+                            "cassettes; a fetched copy's are thrown away)")
+    again.add_argument("--rerecord", action="store_true",
+                       help="ask the model again and report drifted verdicts; write nothing")
+    tp.add_argument("--model", metavar="MODEL", help="run every policy on MODEL")
+    _json_option(tp)
 
     ev = commands.add_parser("eval", help="measure hooks on a labeled dataset (JSON Lines)")
     ev.add_argument("dataset", metavar="DATASET")
@@ -206,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.entry = argv is None
         from importlib import import_module
 
-        command = import_module(f".commands.{args.command}", __package__)
+        command = import_module(f".commands.{args.command.replace('-', '_')}", __package__)
         code = int(command.main(args))
         if args.entry and args.command == "run":
             _leave(code)

@@ -38,3 +38,10 @@ def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModel]:
     monkeypatch.setenv("PROMPTHOOKS_MODEL", "test-model")
     yield state
     next(server, None)
+
+
+@pytest.fixture(autouse=True)
+def uncoloured(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output is asserted as a pipe gets it: a FORCE_COLOR in the shell that runs the suite
+    would colour it (tests that mean colour set it themselves)."""
+    monkeypatch.delenv("FORCE_COLOR", raising=False)

@@ -129,3 +129,27 @@ def serve() -> Iterator[FakeModel]:
         state.stopping.set()
         server.shutdown()
         server.server_close()
+
+
+def serve_with_headers(headers: dict[str, str]) -> Iterator[FakeModel]:
+    """:func:`serve`, with ``headers`` added to every answer (a LiteLLM Proxy's
+    ``x-litellm-response-cost``, say)."""
+    state = FakeModel()
+
+    class Handler(_handler(state)):  # type: ignore[misc]
+        def end_headers(self) -> None:
+            for name, value in headers.items():
+                self.send_header(name, value)
+            super().end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        state.stopping.set()
+        server.shutdown()
+        server.server_close()

@@ -1,21 +1,21 @@
 """Write demo.cassette.yaml: reference verdicts for the demo's prompt hooks.
 
-No model is asked; each verdict below is written through the real engine and cassette code
-and marked ``source: reference``. Run from the repository root:
+No model is asked. The demo's events run through the real engine with a reference cassette
+(the one writer of reference entries, as ``prompthooks test --write-references`` uses): each
+prompt hook's entry is keyed as its real request, holds the verdict below, and says
+``source: reference`` with a note. Run from the repository root:
 ``python config/examples/record_reference.py``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 
-import yaml
-
 from prompthooks.commands import demo
-from prompthooks.model.call import ModelReply, ModelRequest
-from prompthooks.recording import cassette
+from prompthooks.hook import Hook
+from prompthooks.model.types import ModelRequest
+from prompthooks.recording.cassette import using
+from prompthooks.recording.references import Reference, ReferenceCassette, verdict_text
 
 # A distinctive part of the event -> the verdict (events not listed: {"ok": true}).
 VERDICTS = {
@@ -27,33 +27,24 @@ VERDICTS = {
     "validation tests still fail": "The form validation tests still fail; fix them and run "
                                    "the tests before stopping.",
 }
-SOURCE = "reference verdict written with the demo by the maintainers; not a model's output"
+NOTE = "reference verdict written with the demo by the maintainers; not a model's output"
 
 
-def answer(request: ModelRequest, deadline: float) -> ModelReply:
+def answer(request: ModelRequest, hook: Hook) -> Reference:
     user = next(m["content"] for m in request.messages if m["role"] == "user")
     reason = next((r for marker, r in VERDICTS.items() if marker in user), None)
-    verdict = {"ok": False, "reason": reason} if reason else {"ok": True}
-    return ModelReply(text=json.dumps(verdict), model=request.endpoint.model)
+    return Reference(verdict_text("deny" if reason else None, reason), NOTE)
 
 
 def main() -> int:
-    tape = demo.examples_dir() / "demo.cassette.yaml"
+    folder = demo.examples_dir()
+    tape = folder / "demo.cassette.yaml"
     tape.unlink(missing_ok=True)
-    cassette.call_model = answer  # type: ignore[assignment]
-    real = cassette.Cassette
-
-    def recording(path: object, mode: str = "replay") -> cassette.Cassette:
-        return real(tape, "record")
-
-    demo.Cassette = recording  # type: ignore[assignment,misc]
-    demo.main(argparse.Namespace())
-    data = yaml.safe_load(tape.read_text())
-    for entry in data["entries"]:
-        entry["source"] = SOURCE
-    tape.write_text(cassette.HEADER + yaml.dump(data, Dumper=cassette._dumper(),
-                                                sort_keys=False, allow_unicode=True, width=100))
-    print(f"{tape}: {len(data['entries'])} entries", file=sys.stderr)
+    writer = ReferenceCassette(tape, answer=answer)
+    with using(writer):
+        demo._run(folder)
+    print(f"{tape}: {sum(t.written for t in writer.take())} reference verdicts written",
+          file=sys.stderr)
     return 0
 
 

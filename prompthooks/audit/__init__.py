@@ -1,7 +1,8 @@
 """The audit log: one SQLite row per hook per event, written by ``prompthooks run``.
 
 ``record`` never raises: a log that cannot be written costs one line on stderr (and the rows
-wait in a spool file when they can), never the host's reply.
+wait in a spool file when they can), never the host's reply. The same rows are mirrored to
+the configured export targets (``export``), whether the database is on or not.
 """
 
 from __future__ import annotations
@@ -23,11 +24,30 @@ _MIN_WAIT = 0.05  # seconds a writer past the run's deadline still waits for the
 
 
 def record_rows(settings: AuditSettings, rows: list[dict[str, Any]],
-                by: float | None = None) -> str | None:
+                by: float | None = None, environ: Mapping[str, str] | None = None) -> str | None:
     """Write rows, waiting for a busy database until ``by`` (a ``time.monotonic()`` instant)
-    at most; the problem as one line, or None."""
-    if not settings.enabled or not rows:
+    at most, and mirror them to the export targets meanwhile; the problem as one line, or
+    None. An export's problem is said only with ``PROMPTHOOKS_DEBUG=1``."""
+    if not rows or not (settings.enabled or settings.exporting):
         return None
+    env = os.environ if environ is None else environ
+    exporting = None
+    if settings.exporting:
+        from .export import Exporting
+
+        exporting = Exporting(settings, rows, by, env)
+    trouble = _write(settings, rows, by) if settings.enabled else None
+    said = [trouble] if trouble else []
+    if exporting is not None:
+        from .export import debugging
+
+        problems = exporting.finish()
+        if debugging(env):
+            said += problems
+    return "; ".join(said) or None
+
+
+def _write(settings: AuditSettings, rows: list[dict[str, Any]], by: float | None) -> str | None:
     from .store import BUSY_TIMEOUT, AuditError, write
 
     wait = BUSY_TIMEOUT if by is None else min(BUSY_TIMEOUT,
@@ -47,9 +67,9 @@ def record(outcome: Outcome, environ: Mapping[str, str] | None = None) -> str | 
     exit): past it the rows go to the spool."""
     env = os.environ if environ is None else environ
     settings = resolve(outcome.config.loaded.audit, env)
-    if not settings.enabled or not outcome.decision.results:
+    if not (settings.enabled or settings.exporting) or not outcome.decision.results:
         return None
     from .rows import rows_for
 
     return record_rows(settings, rows_for(outcome, settings.store_events, env),
-                       by=outcome.deadline)
+                       by=outcome.deadline, environ=env)

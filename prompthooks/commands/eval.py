@@ -2,7 +2,9 @@
 
 Errored rows (no verdict) are counted apart. Exit 1 when a threshold is missed
 (``--min-precision``, ``--min-recall``, ``--max-fpr``, ``--max-errors``, default 0 errors), one
-line per missed threshold; ``--report PATH`` writes a Markdown or HTML report.
+line per missed threshold; ``--report PATH`` writes a Markdown or HTML report. With a cassette,
+each model run also says where its verdicts came from (model recordings, reference verdicts,
+the model asked now), in the table, ``--json`` (``sources``) and the report.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ..devtools.evaluation import (
     table_rows,
 )
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
-from ..model.cassette import Cassette, activate
+from ..model.cassette import Cassette, activate, sources_line
 from . import output
 
 
@@ -58,12 +60,20 @@ def main(args: argparse.Namespace) -> int:
     if config.errors:
         print(f"prompthooks: config {config.errors[0]}")
         return EXIT_ERROR
+    tape = None
     if args.replay or args.record:
-        activate(Cassette(Path(args.replay or args.record), "replay" if args.replay else "auto"))
+        tape = Cassette(Path(args.replay or args.record), "replay" if args.replay else "auto")
+        activate(tape)
     reports: list[Report] = []
     for model in args.model or [None]:
+        before = dict(tape.sources) if tape else {}
         with progress(len(rows), model or "eval", not args.json) as tick:
-            reports.append(evaluate(rows, config, model, args.concurrency, args.budget, tick))
+            report = evaluate(rows, config, model, args.concurrency, args.budget, tick)
+        if tape:  # this run's share of the cassette's counts
+            report.sources = {source: count - before.get(source, 0)
+                              for source, count in tape.sources.items()
+                              if count > before.get(source, 0)}
+        reports.append(report)
     limits = Thresholds(args.min_precision, args.min_recall, args.max_fpr, args.max_errors)
     misses = [line for report in reports for line in missed(report, limits)]
     if args.report:
@@ -81,6 +91,8 @@ def main(args: argparse.Namespace) -> int:
         for report in reports:
             output.table(COLUMNS, table_rows(report),
                          title=f"model: {report.model or '(as configured)'}")
+            if tape:
+                output.line(sources_line(report.sources))
     for line in misses:
         print(f"prompthooks: eval: {line}", file=sys.stderr)
     return EXIT_ERROR if misses else EXIT_OK

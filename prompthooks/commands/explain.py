@@ -17,6 +17,7 @@ from . import output
 
 
 def main(args: argparse.Namespace) -> int:
+    output.stdin_hint("explain")
     data = sys.stdin.buffer.read()
     host, event = parse_event(data, args.host, args.event)
     managed = discovery.managed_dirs(args.managed_dir)
@@ -24,6 +25,11 @@ def main(args: argparse.Namespace) -> int:
     config = load_config(args.config or None, event.project_dir, managed_dir=managed,
                          trusted_only=False)
     report = explain(config, event, DEFAULT_BUDGET[host.NAME])
+    from ..config.unread import unread_in_sources
+
+    # What makes hooks silently never run: event keys no host has, files never read.
+    report["warnings"] = [*config.unknown_events, *report["warnings"],
+                          *unread_in_sources(config.loaded.sources)]
     if args.json:
         output.print_json(report)
     else:

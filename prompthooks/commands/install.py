@@ -5,7 +5,13 @@ scope has none. Every check (events, JSON, foreign files) comes before the first
 ``--scope managed`` writes into the host's own managed config (Claude Code's managed settings,
 Cursor's enterprise hooks file), which no project or user config can remove, names this
 installation by absolute path (a PATH the user controls cannot swap in another program), and
-leaves the files readable by every user and writable by their owner only."""
+leaves the files readable by every user and writable by their owner only. ``--scope local``
+is Claude Code's uncommitted personal layer of the project (``.claude/settings.local.json``).
+
+``--dry-run`` says what would change and writes nothing; ``--json`` prints what changed as
+one object. The folders install creates are remembered, so uninstall can remove them once
+they are empty.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +23,11 @@ import stat
 import sys
 from pathlib import Path
 
-from ..errors import EXIT_OK
-from ..install import registry, starter
-from ..install.glue import current_glue_command, glue_command
+from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
+from ..install import files, made, registry, starter
+from ..install.glue import choose, current_glue
 from ..install.host import choose_events
+from ..install.report import Report
 
 
 def managed_root(args: argparse.Namespace) -> Path:
@@ -37,6 +44,28 @@ def _readable_by_all(path: Path) -> None:
         os.chmod(path.parent, (folder | 0o555) & ~0o022)
 
 
+def _unignored(path: Path, project: Path) -> bool:
+    """Whether git would commit ``path``: the project is a git work tree that does not ignore
+    it. Claude Code adds its own settings.local.json to git's ignores only when it creates the
+    file itself. False when git cannot tell (no git, no repository)."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        return False
+    try:
+        inside = subprocess.run([git, "-C", str(project), "rev-parse", "--is-inside-work-tree"],
+                                capture_output=True, text=True, timeout=10)
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return False
+        ignored = subprocess.run([git, "-C", str(project), "check-ignore", "-q", "--",
+                                  str(path)], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return ignored.returncode == 1  # 0: ignored; 128: git could not tell
+
+
 def main(args: argparse.Namespace) -> int:
     host = registry.HOSTS[args.host]
     events = choose_events(host, args.events)
@@ -44,14 +73,34 @@ def main(args: argparse.Namespace) -> int:
     root = managed_root(args)
     place = registry.location(host, args.scope, project, root)
     managed = args.scope == "managed"
-    glue = glue_command(None, sys.executable, sys.argv[0]) if managed else current_glue_command()
-    host.install(place, events, glue, args.force, print)
+    if managed and args.glue == "bare":
+        raise PromptHooksError("--glue bare: the managed glue always names this installation "
+                               "by absolute path (a PATH the user controls must not choose "
+                               "what the gate runs)", EXIT_USAGE)
+    glue = (choose(None, sys.executable, sys.argv[0], "absolute") if managed
+            else current_glue(args.glue))
+    report = Report(args.json, args.dry_run)
+    if glue.warning:
+        report.warn(glue.warning)
+    if glue.note:
+        report.say(glue.note)
     folder = starter.folder(args.scope, project, root)
-    config = starter.write(folder, print, args.scope)
-    if managed:
+    with files.journal(args.dry_run) as journal:
+        try:
+            host.install(place, events, glue.command, args.force, report.say)
+            config = starter.write(folder, report.say, args.scope)
+        finally:  # a failure halfway leaves folders that uninstall should still know
+            if not args.dry_run:
+                made.remember(journal.created_folders(), os.environ)
+    if args.scope == "local" and _unignored(place, project):
+        report.warn(f"warning: git does not ignore {place}: add "
+                    f"{place.relative_to(project)} to .gitignore to keep it yours")
+    if managed and not args.dry_run:
         for path in (place, config):
             if path.is_file():
                 _readable_by_all(path)
-    print(f"next: prompthooks validate --config {shlex.quote(str(folder))} checks your hooks; "
-          "prompthooks explain shows what an event would run")
+    report.finish(journal, f"next: prompthooks validate --config {shlex.quote(str(folder))} "
+                  "checks your hooks; prompthooks explain shows what an event would run",
+                  host=host.name, scope=args.scope, location=str(place), events=events,
+                  glue=glue.command, config=str(folder))
     return EXIT_OK

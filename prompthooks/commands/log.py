@@ -1,4 +1,5 @@
-"""``prompthooks log [stats]``: recent decisions from the audit log, or a summary per hook.
+"""``prompthooks log [stats]``: recent decisions from the audit log (a table, JSON, or JSON
+Lines; ``--follow`` keeps printing them as they are written), or a summary per hook.
 
 The database is ``--db``, else the one the discovered config names, else the default (see
 README, "Audit log"). A log that does not exist yet is not an error: nothing was recorded.
@@ -11,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
+import sys
 import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from .. import paths
@@ -74,38 +78,104 @@ def _short(stamp: str) -> str:
     return stamp.replace("T", " ")[:19]
 
 
+def _format(args: argparse.Namespace) -> str:
+    if args.json and args.format not in (None, "json"):
+        raise PromptHooksError(f"--json and --format {args.format} say different things",
+                               EXIT_USAGE)
+    fmt: str = "json" if args.json else args.format or "table"
+    if args.view == "stats" and fmt == "jsonl":
+        raise PromptHooksError("log stats prints a table, or JSON with --json", EXIT_USAGE)
+    if args.follow and (fmt == "json" or args.view == "stats"):
+        raise PromptHooksError("--follow prints rows as they come: use it with --format jsonl "
+                               "or the table, not with JSON or stats", EXIT_USAGE)
+    return fmt
+
+
+def _limit(args: argparse.Namespace) -> int | None:
+    """How many of the newest rows: None for all (``--limit 0``)."""
+    if args.limit is None:
+        return 10 if args.follow else 50
+    if args.limit < 0:
+        raise PromptHooksError("--limit must be 0 (all) or more", EXIT_USAGE)
+    return args.limit or None
+
+
+def _scrub(row: dict[str, Any]) -> dict[str, Any]:
+    # Rows written by older versions kept the command's text as it was.
+    for column in ("hook", "hook_label"):
+        if isinstance(row.get(column), str):
+            row[column] = redact(row[column])
+    return row
+
+
 def main(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise PromptHooksError("--limit must be at least 1", EXIT_USAGE)
+    fmt = _format(args)
+    limit = _limit(args)
     path = _database(args)
     where, params = _filters(args)
+    if args.follow:
+        return _follow(path, where, params, limit, fmt)
     if not path.exists():
-        if args.json:
+        if fmt == "json":
             output.print_json([] if args.view is None else {})
-        else:
+        elif fmt == "table":
             output.line(f"no audit log at {path} yet: `prompthooks run` writes one row per "
                         "hook per event")
         return EXIT_OK
     try:
-        rows = read(path, where, params, None if args.view else args.limit)
+        rows = read(path, where, params, None if args.view else limit)
     except AuditError as exc:
         raise PromptHooksError(str(exc)) from None
     if args.view == "stats":
-        return _stats(rows, args.json)
-    for row in rows:
-        for column in ("hook", "hook_label"):
-            if isinstance(row.get(column), str):
-                row[column] = redact(row[column])
-    if args.json:
+        return _stats(rows, fmt == "json")
+    rows = [_scrub(row) for row in rows]
+    if fmt == "json":
         output.print_json(rows)
+    elif fmt == "jsonl":
+        from ..audit.export import line
+
+        sys.stdout.write("".join(line(row) for row in reversed(rows)))
+    else:
+        output.table(
+            ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms"),
+            (_row_cells(r) for r in rows),
+            title=output.printable(f"{len(rows)} decision{'s' * (len(rows) != 1)} from "
+                                   f"{path}"))
+    return EXIT_OK
+
+
+def _row_cells(r: dict[str, Any]) -> list[str]:
+    return _cells([_short(r["time"]), r["host"], r["event"], r["tool"], excerpt(r["hook"], 40),
+                   r["decision"] if r["status"] == "ok" else f"{r['decision']} ({r['status']})",
+                   excerpt(r["reason"] or r["error"] or "", 80),
+                   f"{r['duration_ms'] or 0:.0f}"])
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _follow(path: Path, where: str, params: list[Any], backlog: int | None, fmt: str) -> int:
+    """Print rows as they are written until Ctrl-C or SIGTERM, which end it cleanly (exit 0:
+    stopping is how a follow ends)."""
+    from ..audit.export import line
+    from ..audit.follow import follow
+
+    signal.signal(signal.SIGTERM, _stop)
+    rows = follow(path, where, params, backlog)
+    try:
+        for row in rows:
+            row = _scrub(row)
+            text = line(row) if fmt == "jsonl" else "  ".join(_row_cells(row)) + "\n"
+            sys.stdout.write(text)
+            sys.stdout.flush()  # a pipe would otherwise hold rows back
+    except KeyboardInterrupt:
         return EXIT_OK
-    output.table(
-        ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms"),
-        (_cells([_short(r["time"]), r["host"], r["event"], r["tool"], excerpt(r["hook"], 40),
-                 r["decision"] if r["status"] == "ok" else f"{r['decision']} ({r['status']})",
-                 excerpt(r["reason"] or r["error"] or "", 80), f"{r['duration_ms']:.0f}"])
-         for r in rows),
-        title=output.printable(f"{len(rows)} decision{'s' * (len(rows) != 1)} from {path}"))
+    except AuditError as exc:
+        raise PromptHooksError(str(exc)) from None
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one while closing
+        rows.close()
     return EXIT_OK
 
 

@@ -1,8 +1,9 @@
 """Terminal output for people, JSON for scripts.
 
 Tables are drawn by ``rich``, imported only by the commands that print them (never by ``run``,
-which prints only what the host reads). Colour is off when stdout is not a terminal or when
-``NO_COLOR`` is set (https://no-color.org); ``--json`` prints plain JSON instead.
+which prints only what the host reads). Colour is on for a terminal, off when stdout is not
+one; ``FORCE_COLOR`` (https://force-color.org) turns it on anyway (CI logs, ``less -R``) and
+``NO_COLOR`` (https://no-color.org) off, and wins over it. ``--json`` prints plain JSON.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ def printable(text: str, newlines: bool = False) -> str:
 
 
 def color_enabled() -> bool:
-    """Colour only for a terminal, and never when NO_COLOR is set to anything non-empty."""
-    return bool(sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    """Colour for a terminal or when FORCE_COLOR is set, never when NO_COLOR is (each counts
+    when set to anything non-empty)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
 
 
 def print_json(value: Any) -> None:
@@ -50,8 +54,12 @@ def _console(plain: bool = False) -> Any:
 
     color = color_enabled() and not plain
     # Not a terminal: plain text, wide enough that a row (a path, a reason) stays one line
-    # for grep; the table is only as wide as its content.
-    return Console(no_color=not color, color_system="auto" if color else None,
+    # for grep; the table is only as wide as its content. Colour forced onto a pipe: the
+    # terminal's width is unknown, so COLUMNS or 80 (rich's rule); "standard" colours, since
+    # rich would detect none without a terminal.
+    forced = color and not sys.stdout.isatty()
+    return Console(no_color=not color,
+                   color_system=("standard" if forced else "auto") if color else None,
                    highlight=False, width=None if color else 1000, force_terminal=color)
 
 
@@ -104,3 +112,15 @@ def line(text: str, style: str | None = None) -> None:
     from rich.text import Text
 
     _console().print(Text(printable(text, newlines=True), style=style or ""))
+
+
+def stdin_hint(command: str) -> None:
+    """One line for a person who ran the command at a terminal, which would otherwise wait in
+    silence for input (a host always pipes the event in)."""
+    try:
+        interactive = os.isatty(0)
+    except OSError:
+        return
+    if interactive:
+        print(f"prompthooks {command}: reading the event as JSON from stdin (end it with "
+              f"Ctrl-D), e.g. prompthooks {command} < event.json", file=sys.stderr, flush=True)

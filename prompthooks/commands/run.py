@@ -19,6 +19,7 @@ from ..config.discovery import managed_dirs
 from ..runner.channel import Channel
 from ..runner.fallback import answer_unjudged, guess
 from ..runner.judge import Job, judge
+from . import output
 
 
 def _process_start() -> float:
@@ -65,6 +66,7 @@ def _in_process(job: Job) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    output.stdin_hint("run")
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     managed = managed_dirs(args.managed_dir)
     _use_cassette(args)

@@ -7,17 +7,24 @@ not all answer is an ERROR, not a PASS. Exit 1 on any failure, error or failed m
 ``--record`` asks the model and refreshes the cassettes; ``--rerecord`` asks the model again
 and reports which verdicts drifted, without writing anything. ``--json`` prints all of it as
 JSON.
+
+``--write-references`` writes, for the prompt hooks of the cases that have no recording, the
+expected verdicts as reference entries (:mod:`..case_references`), then prints one line per
+case and ``N reference verdicts written, N cases already recorded, N skipped``. Exit 1 when a
+config does not load or a case does not pass with what was written.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..api import Config
 from ..devtools.cases import case_files, run_file, verdict_change
-from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
-from ..model.cassette import Mode
+from ..errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PromptHooksError
+from ..model.cassette import Mode, sources_line
 from . import output
 
 LABEL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
@@ -28,6 +35,11 @@ def _plural(count: int, one: str, many: str) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.replace_references and not args.write_references:
+        raise PromptHooksError("test: --replace-references goes with --write-references",
+                               EXIT_USAGE)
+    if args.write_references:
+        return write_references(args)
     mode: Mode = "record" if args.record else "rerecord" if args.rerecord else "replay"
     paths = list(args.paths)
     if args.library:
@@ -35,13 +47,21 @@ def main(args: argparse.Namespace) -> int:
     if not paths:
         raise PromptHooksError("test: name case files or folders, or --library for the "
                                "shipped policies' suites")
+    return run_suites([(path, None) for path in case_files(paths)], mode, args.model,
+                      args.json)
+
+
+def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: str | None,
+               as_json: bool) -> int:
+    """Run case files (each with its own config, or the one given) and report them; the exit
+    code. ``try-pack`` runs a pack's suites through here too."""
     cases: list[dict[str, Any]] = []
     drift: list[dict[str, str]] = []
     failed_calls: list[dict[str, str]] = []
     calls = 0
     sources: dict[str, int] = {}
-    for path in case_files(paths):
-        run = run_file(path, mode, args.model)
+    for path, config in suites:
+        run = run_file(path, mode, model, config)
         cases += [{"file": str(path), "name": r.case.name, "status": r.status,
                    "passed": r.passed, "decision": r.decision, "seconds": round(r.seconds, 3),
                    "detail": None if r.passed else r.detail} for r in run.results]
@@ -55,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
               for status in ("pass", "fail", "error")}
     bad = bool(counts["fail"] or counts["error"] or failed_calls)
     code = EXIT_ERROR if bad else EXIT_OK
-    if args.json:
+    if as_json:
         output.print_json({"cases": cases, "drift": drift, "passed": counts["pass"],
                            "failed": counts["fail"], "errors": counts["error"],
                            "model_calls": calls, "failed_calls": failed_calls,
@@ -95,10 +115,41 @@ def library_suites() -> Path:
     return suites
 
 
-def sources_line(sources: dict[str, int]) -> str:
-    """Where the verdicts came from, so reference verdicts are never taken for a model's."""
-    parts = [f"{sources.get('recording', 0)} from model recordings",
-             f"{sources.get('reference', 0)} from reference verdicts (not a model's output)"]
-    if sources.get("model"):
-        parts.append(f"{sources['model']} from the model now")
-    return "verdicts: " + ", ".join(parts)
+WRITE_LABEL = {"written": "WRITTEN", "recorded": "RECORDED", "skipped": "SKIPPED",
+               "error": "ERROR"}
+REMINDER = ("Reference verdicts are the cases' expectations, not a model's output: `test` "
+            "counts them apart, and `prompthooks test --record` with your model replaces "
+            "them with its replies.")
+
+
+def write_references(args: argparse.Namespace) -> int:
+    """``test --write-references PATH...``: see :mod:`..case_references`."""
+    from ..devtools.case_references import write_file
+
+    if args.library:
+        raise PromptHooksError("test --write-references: name your own case files; the "
+                               "shipped suites are recorded already", EXIT_USAGE)
+    if not args.paths:
+        raise PromptHooksError("test --write-references: name case files or folders")
+    done = [w for path in case_files(args.paths)
+            for w in write_file(path, args.model, args.replace_references)]
+    counts = {status: sum(w.status == status for w in done)
+              for status in ("written", "recorded", "skipped", "error")}
+    written = sum(w.written for w in done)
+    code = EXIT_ERROR if counts["error"] else EXIT_OK
+    if args.json:
+        output.print_json({"cases": [{"file": str(w.file), "name": w.case, "status": w.status,
+                                      "written": w.written, "already_recorded": w.kept,
+                                      "detail": w.detail} for w in done],
+                           "written": written, "already_recorded": counts["recorded"],
+                           "skipped": counts["skipped"], "errors": counts["error"]})
+        return code
+    if done:
+        output.table(("reference", "case", "file", "detail"),
+                     ([WRITE_LABEL[w.status], w.case, str(w.file), w.detail] for w in done))
+    errors = f", {_plural(counts['error'], 'error', 'errors')}" if counts["error"] else ""
+    output.line(f"{_plural(written, 'reference verdict', 'reference verdicts')} written, "
+                f"{_plural(counts['recorded'], 'case', 'cases')} already recorded, "
+                f"{counts['skipped']} skipped{errors}", "red" if errors else None)
+    output.line(REMINDER)
+    return code

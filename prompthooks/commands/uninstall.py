@@ -1,13 +1,16 @@
 """``prompthooks uninstall --host HOST``: take out exactly what install put in: the glue
-entries or files (restoring what they replaced or changed), and the starter config while it
-is unchanged and no other host's glue of the same scope uses it."""
+entries or files (restoring what they replaced or changed), the starter config while it
+is unchanged and no other glue that uses it remains, and the folders install created once
+they are empty. ``--dry-run`` and ``--json`` as for install."""
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..errors import EXIT_OK
-from ..install import registry, starter
+from ..install import files, made, registry, starter
+from ..install.report import Report
 from .install import managed_root
 
 
@@ -16,8 +19,13 @@ def main(args: argparse.Namespace) -> int:
     project = registry.project_dir(args.scope, args.project)
     root = managed_root(args)
     place = registry.location(host, args.scope, project, root)
-    host.uninstall(place, print)
-    starter.remove(starter.folder(args.scope, project, root),
-                   registry.others_installed(host, args.scope, project, root), print)
-    print(f"done: {host.title} no longer calls prompthooks from {place}")
+    report = Report(args.json, args.dry_run)
+    folder = starter.folder(args.scope, project, root)
+    with files.journal(args.dry_run) as journal:
+        host.uninstall(place, report.say)
+        starter.remove(folder, registry.others_installed(host, args.scope, project, root),
+                       report.say)
+        made.prune((place, folder), os.environ, report.say)
+    report.finish(journal, f"done: {host.title} no longer calls prompthooks from {place}",
+                  host=host.name, scope=args.scope, location=str(place), config=str(folder))
     return EXIT_OK

@@ -23,27 +23,33 @@ def main(args: argparse.Namespace) -> int:
     project = paths.project_dir()
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env, trusted_only=False)
+    from ..config.unread import unread_in_sources
     from ..model.pinned import unpinned_warnings
 
     failures = config.loaded.failures
     errors = [*(d for f in failures if f.kind == "config" for d in (f.details or (f.message,))),
               *config.unknown_events]
-    warnings = [*config.warnings, *unpinned_warnings(config.hooks)]
+    warnings = [*config.warnings, *unpinned_warnings(config.hooks),
+                *unread_in_sources(config.loaded.sources)]
     # Sources left out on purpose (the managed policy allows managed hooks only): not errors.
     left_out = [f.message for f in failures if f.kind != "config"]
-    sources = [s.path for s in config.loaded.sources]
+    # A folder with nothing prompthooks loads in it (left by hand, or by an editor) is no
+    # source of hooks: not listed, nothing to approve.
+    empty = {t.source for t in config.loaded.trust if t.state == "empty"}
+    trust = [t for t in config.loaded.trust if t.state != "empty"]
+    sources = [s.path for s in config.loaded.sources if s not in empty]
     if args.json:
         output.print_json({"errors": errors, "warnings": warnings,
                            "hooks": len(config.hooks), "sources": sources,
                            "trust": [{"source": t.source.name, "path": t.source.path,
                                       "state": t.state, "trusted": t.trusted}
-                                     for t in config.loaded.trust],
+                                     for t in trust],
                            "left_out": left_out})
         return EXIT_ERROR if errors else EXIT_OK
     problems = [("error", e) for e in errors] + [("warning", w) for w in warnings]
     if problems:
         output.table(("level", "problem"), problems)
-    for state in config.loaded.trust:
+    for state in trust:
         advice = "" if state.trusted else f"; its hooks do not run; {state.advice()}"
         output.line(f"trust: {state.source.name} {state.source.path}: {state.describe()}"
                     f"{advice}",

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.events import Event
-from ..core.hook import Dialect, Hook, PromptSettings, Source, Trigger
+from ..core.events import EVENTS, Event
+from ..core.hook import Dialect, Hook, PromptSettings, Source, Trigger, check_name
 from ..core.matchers import MATCH_ALL, Matcher, claude_matcher, cursor_matcher
 from ..core.result import HookResult
 from ..errors import ConfigError
@@ -76,6 +76,12 @@ class Loaded:
     # The approval state of each project and user source, checked on every load.
     trust: list[trust.TrustState] = field(default_factory=list)
     managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
+    # What the load depended on (config.cache); changes whenever a loaded file does.
+    fingerprint: str = ""
+    # A file uses policy packs: what a cached load must check again (config.packs), and
+    # whether any is used (a load whose packs failed is not cached: a fetch would not be seen).
+    uses_packs: bool = False
+    pack_checks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -202,9 +208,19 @@ def _audit_settings(model: Any, path: Path, loaded: Loaded) -> None:
     block = model.prompthooks.audit if model.prompthooks else None
     if block is None:
         return
+    folder = path.parent.resolve()
     for key, value in block.model_dump(exclude_none=True).items():
         if key == "path":  # relative to the file that says it
-            value = str(path.parent.resolve() / os.path.expanduser(value))
+            value = str(folder / os.path.expanduser(value))
+        if key == "export":
+            # Each target on its own: a higher file's target cannot be removed or
+            # redirected by a lower one, which can still add a target of another kind.
+            export = loaded.audit.setdefault("export", {})
+            for kind, target in value.items():
+                if kind == "jsonl":
+                    target["path"] = str(folder / os.path.expanduser(target["path"]))
+                export.setdefault(kind, target)
+            continue
         loaded.audit.setdefault(key, value)
 
 
@@ -237,7 +253,7 @@ def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
     loaded.warnings += [f"{label}: {w}" for w in _extras(handler, "")]
     if handler.type == "prompt":
         _check_prompt_file(handler.prompt_file, fields["config_dir"], path, where, problems)
-        return Hook(kind="prompt", label=label, prompt=handler.prompt,
+        return Hook(kind="prompt", label=label, title=handler.name, prompt=handler.prompt,
                     prompt_file=handler.prompt_file, model=handler.model,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
                     cache_ttl=handler.cache_ttl, timeout=handler.timeout or PROMPT_TIMEOUT,
@@ -246,7 +262,7 @@ def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
         loaded.warnings.append(f"{label}: type {handler.type!r} is not supported; "
                                "this hook is ignored")
         return None
-    return Hook(kind="command", label=label, command=handler.command,
+    return Hook(kind="command", label=label, title=handler.name, command=handler.command,
                 fail_closed=handler.failClosed,
                 timeout=handler.timeout or DEFAULT_TIMEOUT[fields["dialect"]], **fields)
 
@@ -287,9 +303,22 @@ def claude_hooks(data: Mapping[str, Any], path: Path, source: Source,
                              config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)
+    out += _packs(model, path, source, settings, len(out), loaded, problems)
     if problems:
         raise ConfigError.of_all(problems)
     return out
+
+
+def _packs(model: Any, path: Path, source: Source, settings: PromptSettings | None,
+           first_index: int, loaded: Loaded, problems: list[ConfigError]) -> list[Hook]:
+    """The hooks of the file's ``prompthooks.packs`` (config.pack_hooks)."""
+    if not (model.prompthooks and model.prompthooks.packs):
+        return []
+    from .pack_hooks import pack_hooks
+
+    loaded.uses_packs = True
+    return pack_hooks(model.prompthooks, path, source, settings, first_index, os.environ,
+                      problems, loaded.pack_checks)
 
 
 def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
@@ -322,6 +351,7 @@ def _cursor_hooks(data: Mapping[str, Any], path: Path, source: Source, loaded: L
                          config_dir=str(path.parent.resolve()))
             if hook:
                 out.append(hook)
+    out += _packs(model, path, source, settings, len(out), loaded, problems)
     if problems:
         raise ConfigError.of_all(problems)
     return out
@@ -362,14 +392,22 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
             data = _lenient_json(text)
         if not isinstance(data, dict):
             return frozenset()
-        return _fail_closed_events(data, detect_dialect(data))
+        events = _fail_closed_events(data, detect_dialect(data))
+        if not (isinstance(data.get("prompthooks"), dict) and "packs" in data["prompthooks"]):
+            return events
+        from .pack_hooks import fail_closed_events
+
+        pack_events, every = fail_closed_events(data)
+        if every:  # a failClosed pack policy whose events cannot be told: every event
+            return frozenset(EVENTS)
+        return events | pack_events
     except Exception:  # the file cannot even be read that far: nothing to tell
         return frozenset()
 
 
 def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md`` in a Cline-style folder: a prompt hook; its front matter may set
-    ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
+    ``name``, ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
     from ..model.templates import parse_front_matter
 
     try:
@@ -378,6 +416,7 @@ def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> 
         if not 0 < timeout < float("inf"):  # "nan" and "inf" parse as floats too
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
         chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
+        title = check_name(str(meta["name"])) if meta.get("name") is not None else None
     except files.UnsafeFile as exc:
         raise ConfigError(str(path), str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -389,7 +428,7 @@ def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> 
     config_event = cline.CONFIG_EVENTS[path.stem]
     return Hook(source=source, dialect="cline", config_event=path.stem, index=index,
                 trigger=config_event.trigger, kind="prompt", timeout=timeout, label=str(path),
-                prompt=body, model=meta.get("model") or None,
+                prompt=body, model=meta.get("model") or None, title=title,
                 fail_closed=str(meta.get("failClosed", "")).lower() == "true",
                 max_event_chars=chars, config_dir=str(folder.resolve()))
 

@@ -9,9 +9,20 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    model_validator,
+)
+
+from ..core.hook import check_name
 
 Seconds = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
+Megabytes = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
 HandlerType = Literal["command", "prompt", "agent", "http"]
 
 
@@ -20,16 +31,103 @@ class _Lenient(BaseModel):
 
 
 Chars = Annotated[int, Field(gt=0, strict=True)]
+HookName = Annotated[StrictStr, AfterValidator(check_name)]
+
+
+class JsonlExport(BaseModel):
+    """``prompthooks.audit.export.jsonl``: every row appended to a JSON Lines file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: StrictStr = Field(min_length=1)
+    max_mb: Megabytes | None = None  # the file's size before it is rotated (default 64)
+
+
+def _http_url(value: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises for a port that is not a number
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("an OTLP endpoint is an http:// or https:// URL (OTLP over HTTP)")
+    return value
+
+
+class OtlpExport(BaseModel):
+    """``prompthooks.audit.export.otlp``: every row sent as an OpenTelemetry log record."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    endpoint: Annotated[StrictStr, AfterValidator(_http_url)]
+    # The name of the variable holding the headers ("Authorization=Bearer ...,x-team=sec"),
+    # never the headers: they hold a collector's key.
+    headers_env: StrictStr | None = None
+    timeout: Seconds | None = None
+
+
+class ExportBlock(BaseModel):
+    """``prompthooks.audit.export``: where every audit row is mirrored to."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    jsonl: JsonlExport | None = None
+    otlp: OtlpExport | None = None
 
 
 class AuditBlock(BaseModel):
-    """``prompthooks.audit``: where the audit log goes, whether it is kept, what it stores."""
+    """``prompthooks.audit``: where the audit log goes, whether it is kept, what it stores,
+    and where its rows are mirrored."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: StrictBool | None = None
     path: StrictStr | None = None
     store_events: StrictBool | None = None
+    export: ExportBlock | None = None
+
+
+# Keys a litellm user may put here expecting litellm's logging callbacks.
+_CALLBACK_KEYS = frozenset({"callbacks", "success_callback", "failure_callback",
+                            "litellm_settings", "litellm_callbacks"})
+
+
+class PackPolicyUse(BaseModel):
+    """One policy taken from a pack, with this config's own overrides of its suggestions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: StrictStr
+    events: list[StrictStr] | None = Field(default=None, min_length=1)
+    matcher: StrictStr | None = None
+    timeout: Seconds | None = None
+    failClosed: StrictBool | None = None
+    model: StrictStr | None = None
+    max_event_chars: Chars | None = None
+
+
+class PackUse(BaseModel):
+    """``prompthooks.packs[]``: a pack pinned by revision (``repo`` + ``rev``) or a local
+    folder (``path``), and the policies taken from it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repo: StrictStr | None = None
+    rev: StrictStr | None = None
+    path: StrictStr | None = None
+    policies: list[PackPolicyUse] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _pinned_or_local(self) -> PackUse:
+        if (self.repo is None) == (self.path is None):
+            raise ValueError("a pack needs either 'repo' (with 'rev') or 'path'")
+        if self.repo is not None and not (self.rev and self.rev.strip()):
+            raise ValueError("a pack's 'repo' needs a 'rev' (a tag or a commit SHA) to pin it")
+        if self.path is not None and self.rev is not None:
+            raise ValueError("a local 'path' pack has no 'rev'")
+        return self
 
 
 class PromptHooksBlock(BaseModel):
@@ -47,10 +145,23 @@ class PromptHooksBlock(BaseModel):
     audit: AuditBlock | None = None
     # Managed files only: load no project, user or --config source at all.
     allow_managed_hooks_only: StrictBool | None = None
+    packs: list[PackUse] | None = None  # policy packs (config.packs)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_litellm_callbacks(cls, data: object) -> object:
+        # Said plainly rather than "Extra inputs are not permitted": the way out exists.
+        if isinstance(data, dict) and _CALLBACK_KEYS & data.keys():
+            key = sorted(_CALLBACK_KEYS & data.keys())[0]
+            raise ValueError(f"{key!r}: litellm callbacks are not read from config files; "
+                             "mirror the audit rows with prompthooks.audit.export (see README, "
+                             "\"Audit log\")")
+        return data
 
 
 class _Handler(_Lenient):
     type: HandlerType = "command"
+    name: HookName | None = None  # ours: how the hook is named in the log, messages, explain
     command: StrictStr | None = None
     prompt: StrictStr | None = None
     prompt_file: StrictStr | None = None  # ours: a shipped template's name or a path

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.hook import Source
-from . import cache, trust
+from . import cache, packs, trust
 from .loader import Loaded, LoadFailure, load_path
 
 
@@ -34,7 +34,7 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     refused = [t for t in states if not t.trusted] if trusted_only else []
     admitted = _admitted(sources, refused)
     key = cache.fingerprint(admitted, project_dir) + json.dumps(
-        [[t.key, t.sha256] for t in states if t.trusted])
+        [[t.key, t.sha256, t.packs] for t in states if t.trusted])
     # The cache lives in the user's folders, which an agent running as the user can write:
     # a managed policy is always read from its own files.
     managed = any(source.name == "managed" for source, _ in sources)
@@ -48,12 +48,13 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
         if moved:
             refused += moved
             loaded = _load_admitted(sources, _admitted(sources, refused), project_dir)
-        elif cacheable:
+        elif cacheable and not (loaded.uses_packs and loaded.failures):
             cache.store(key, _to_cache(loaded), env)
     if not loaded.managed_only:
         loaded.failures += [LoadFailure(t.source, t.message(), False, kind="untrusted")
                             for t in refused]
     loaded.trust = states
+    loaded.fingerprint = key
     return loaded
 
 
@@ -67,9 +68,13 @@ def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
     if cached is None:
         return None
     try:
-        return _from_cache(cached)
+        loaded = _from_cache(cached)
     except Exception:
         return None  # a cache from another layout, or damaged: rebuild it
+    # A policy pack's files live outside the fingerprinted folders: check them again.
+    if not all(packs.still_valid(check, env) for check in loaded.pack_checks):
+        return None
+    return loaded
 
 
 def _load_admitted(sources: Sequence[tuple[Source, Path]],
@@ -100,6 +105,7 @@ def _to_cache(loaded: Loaded) -> dict[str, Any]:
                      for f in loaded.failures],
         "sources": [asdict(s) for s in loaded.sources],
         "audit": loaded.audit,
+        "pack_checks": loaded.pack_checks,
     }
 
 
@@ -111,4 +117,5 @@ def _from_cache(data: Mapping[str, Any]) -> Loaded:
     return Loaded(hooks=[cache.hook_from_data(h) for h in data["hooks"]],
                   warnings=list(data["warnings"]), failures=failures,
                   unknown_events=list(data["unknown_events"]),
-                  sources=[Source(**s) for s in data["sources"]], audit=dict(data["audit"]))
+                  sources=[Source(**s) for s in data["sources"]], audit=dict(data["audit"]),
+                  pack_checks=list(data.get("pack_checks", [])))

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import paths
 from ..core.hook import Source
 
 CHECKED = ("project", "user")  # the discovered sources that need an approval
@@ -67,6 +68,8 @@ class TrustState:
     files: tuple[str, ...] = ()
     approved_at: str | None = None
     reason: str | None = None  # why it cannot be approved, or why the store was not read
+    # "<repo> <rev>" -> commit of the pinned packs its hooks.json uses that are fetched.
+    packs: tuple[tuple[str, str], ...] = ()
 
     @property
     def trusted(self) -> bool:
@@ -198,14 +201,8 @@ def digest(folder: Path) -> Digest:
 
 # --- the store ------------------------------------------------------------------------------
 
-def data_dir(environ: Mapping[str, str]) -> Path:
-    base = environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
-                                                        "share")
-    return Path(base) / "prompthooks"
-
-
 def store_path(environ: Mapping[str, str]) -> Path:
-    return data_dir(environ) / STORE_NAME
+    return paths.data_home(environ) / STORE_NAME
 
 
 @dataclass
@@ -251,23 +248,9 @@ def read_store(environ: Mapping[str, str]) -> Store:
 
 def _write_store(store: Store) -> None:
     """Atomically, owner-only: the folder 0700 when created, the file 0600."""
-    import tempfile  # only `prompthooks trust` and install write; `run` only reads
-
-    folder = store.path.parent
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{STORE_NAME}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            os.fchmod(out.fileno(), 0o600)
-            json.dump({"format": _FORMAT, "sources": store.records}, out, indent=2,
-                      sort_keys=True)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, store.path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    store.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    body = json.dumps({"format": _FORMAT, "sources": store.records}, indent=2, sort_keys=True)
+    paths.atomic_write(store.path, (body + "\n").encode("utf-8"), durable=True)
 
 
 @contextlib.contextmanager
@@ -275,7 +258,7 @@ def _locked(environ: Mapping[str, str]) -> Iterator[None]:
     """Serialise read-modify-write of the store between two ``prompthooks trust`` runs."""
     import fcntl
 
-    folder = data_dir(environ)
+    folder = paths.data_home(environ)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(folder / f"{STORE_NAME}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
@@ -291,7 +274,31 @@ def key_of(folder: Path) -> str:
     return str(folder.resolve())
 
 
-def state_of(source: Source, folder: Path, store: Store) -> TrustState:
+def pack_pins(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """What the pinned packs of the folder's ``hooks.json`` resolve to in the pack cache now
+    (config.packs): an approval records it, so a tag that moves is a change to review."""
+    if not os.path.lexists(folder / _CONFIG_FILE):
+        return {}
+    from .packs import resolutions
+
+    return resolutions(folder / _CONFIG_FILE, environ)
+
+
+def _moved_pack(record: Mapping[str, Any], pins: Mapping[str, str]) -> str | None:
+    """Why a pack the approval recorded now resolves to another commit (None: none did)."""
+    approved = record.get("packs")
+    approved = approved if isinstance(approved, dict) else {}
+    for ref, commit in sorted(pins.items()):
+        if approved.get(ref) != commit:
+            was = approved.get(ref)
+            repo, _, rev = ref.rpartition(" ")
+            return (f"pack {repo} at {rev} is now {commit[:12]}, approved "
+                    f"{was[:12] if isinstance(was, str) else 'unfetched'}")
+    return None
+
+
+def state_of(source: Source, folder: Path, store: Store,
+             environ: Mapping[str, str] | None = None) -> TrustState:
     """The state of one source, from its real files, now."""
     try:
         key = key_of(folder)
@@ -303,15 +310,23 @@ def state_of(source: Source, folder: Path, store: Store) -> TrustState:
         return TrustState(source, key, "unapprovable", reason=str(exc))
     if not current.files:
         return TrustState(source, key, "empty", current.sha256)
+    pins = pack_pins(folder, os.environ if environ is None else environ)
+    packs = tuple(sorted(pins.items()))
     record = store.records.get(key)
     if record is None:
         return TrustState(source, key, "new", current.sha256, current.files,
-                          reason=store.problem)
+                          reason=store.problem, packs=packs)
     if record.get("sha256") != current.sha256:
         return TrustState(source, key, "changed", current.sha256, current.files,
-                          approved_at=str(record.get("approved_at")), reason=store.problem)
+                          approved_at=str(record.get("approved_at")), reason=store.problem,
+                          packs=packs)
+    moved_pack = _moved_pack(record, pins)
+    if moved_pack:
+        return TrustState(source, key, "changed", current.sha256, current.files,
+                          approved_at=str(record.get("approved_at")), reason=moved_pack,
+                          packs=packs)
     return TrustState(source, key, "approved", current.sha256, current.files,
-                      approved_at=str(record.get("approved_at")))
+                      approved_at=str(record.get("approved_at")), packs=packs)
 
 
 def states(sources: list[tuple[Source, Path]],
@@ -322,7 +337,7 @@ def states(sources: list[tuple[Source, Path]],
     if not checked:
         return []
     store = read_store(environ)
-    return [state_of(source, path, store) for source, path in checked]
+    return [state_of(source, path, store, environ) for source, path in checked]
 
 
 def now() -> str:
@@ -341,13 +356,35 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
             raise Unapprovable("it holds no hooks.json and no hook files: nothing to approve")
         if expected is not None and current != expected:
             raise Unapprovable("it changed while being approved")
+        pins = _fetched_pins(folder, environ)
         store = read_store(environ)
         stamp = now()
         store.records[key_of(folder)] = {"source": source.name, "sha256": current.sha256,
-                                         "files": list(current.files), "approved_at": stamp}
+                                         "files": list(current.files), "approved_at": stamp,
+                                         "packs": pins}
         _write_store(store)
     return (TrustState(source, key_of(folder), "approved", current.sha256, current.files,
-                       approved_at=stamp), store.problem)
+                       approved_at=stamp, packs=tuple(sorted(pins.items()))), store.problem)
+
+
+def _fetched_pins(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The pack pins to record; every pinned pack must be fetched, or what the approval
+    covers would be decided later by whatever the rev names then."""
+    import json
+
+    from . import files
+    from .packs import FETCH_COMMAND, normalize, references
+
+    pins = pack_pins(folder, environ)
+    try:
+        data = json.loads(files.read_bytes(folder / _CONFIG_FILE))
+    except (OSError, ValueError, RecursionError, files.UnsafeFile):
+        return pins
+    for repo, rev in references(data):
+        if f"{normalize(repo, str(folder))} {rev}" not in pins:
+            raise Unapprovable(f"pack {repo} at {rev} is not fetched; run {FETCH_COMMAND} "
+                               "first, so that the approval covers the commit it names")
+    return pins
 
 
 def revoke(folder: Path, environ: Mapping[str, str]) -> bool:

@@ -14,6 +14,21 @@ Dialect = Literal["claude", "cursor", "cline"]
 MatchOn = Literal["tool", "cursor_tool", "command", "subject", "none"]
 
 
+MAX_NAME = 80  # characters of a handler's name: it is a label in tables and messages
+
+
+def check_name(value: str) -> str:
+    """A handler's ``name``, stripped: one printable line, not blank (it replaces the command
+    or "inline prompt" wherever the hook is named). ValueError says what is wrong."""
+    if not value.strip():
+        raise ValueError("a name must not be blank")
+    if len(value) > MAX_NAME:
+        raise ValueError(f"a name is at most {MAX_NAME} characters")
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 or c in "\u2028\u2029" for c in value):
+        raise ValueError("a name must be one line without control characters")
+    return value.strip()
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """Where hooks came from. Priority 0 is the highest (managed policy, or the first --config)."""
@@ -80,6 +95,8 @@ class Hook:
     loop_limit: int | None = None
     cwd: str | None = None  # a fixed working directory; None = the dialect's rule per event
     config_dir: str | None = None  # the folder of the file that defines the hook
+    policy: str | None = None  # "<pack>/<id>" for a policy taken from a pack
+    title: str | None = None  # the handler's own ``name``, as its config gives it
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
@@ -99,10 +116,15 @@ class Hook:
 
     @property
     def name(self) -> str:
-        """A short human name: the command (redacted), the executable or the prompt's file.
+        """A short human name: the handler's ``name`` when its config gives one, else the
+        command (redacted), the executable or the prompt's file.
 
         An inline prompt is never quoted: its text is policy, not something for the agent."""
+        if self.title:
+            return self.title
         if self.kind == "prompt":
+            if self.policy:
+                return f"prompt {self.policy}"
             return f"prompt {self.prompt_file}" if self.prompt_file else "inline prompt"
         from ..redaction import redact
 

@@ -13,7 +13,8 @@ A case file::
         expect: {decision: deny, reason_contains: home}
 
 ``decision`` is ``deny`` (or ``block``), ``ask``, or ``allow``, which means "not blocked and
-not asked": no hook objected.
+not asked": no hook objected. An optional ``reference: {reason: ..., hooks: [...]}`` steers the
+reference verdicts ``test --write-references`` writes for the case (:mod:`.case_references`).
 
 A case passes only when it was judged: every hook its event selects answered (a prompt hook
 from the model or a recording). A hook that errs, times out or has no recorded reply makes the
@@ -57,6 +58,17 @@ class Expect(BaseModel):
         return self
 
 
+class CaseReference(BaseModel):
+    """How ``test --write-references`` writes this case's reference verdicts (optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = None  # the objecting hooks' reason (default: names the case)
+    # The prompt hooks that object (a hook's name, its prompt_file, or the end of its label
+    # such as "hooks.PreToolUse[0].hooks[1]"); the others answer ok. Default: all selected.
+    hooks: list[str] | None = None
+
+
 class Case(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -65,6 +77,7 @@ class Case(BaseModel):
     event_name: str | None = None
     event: dict[str, Any]
     expect: Expect
+    reference: CaseReference | None = None
 
 
 class CaseFile(BaseModel):
@@ -184,12 +197,15 @@ def run_case(path: Path, case: Case, config: Config, budget: float) -> CaseResul
     return CaseResult(path, case, status, seen, time.monotonic() - start, why, outcome)
 
 
-def run_file(path: Path, mode: Mode = "replay", model: str | None = None) -> FileRun:
+def run_file(path: Path, mode: Mode = "replay", model: str | None = None,
+             config: Config | None = None) -> FileRun:
     """Run every case of one file with its cassette in ``mode``, on ``model`` if given, else
     the file's ``model``, else what its config names (never ``PROMPTHOOKS_MODEL``: a suite
-    replays the same on every machine)."""
+    replays the same on every machine). ``config`` replaces the file's own (a pack's suite
+    runs against its policy)."""
     spec = read_case_file(path)
-    config = config_for(path, spec)
+    if config is None:
+        config = config_for(path, spec)
     if config.errors:
         raise PromptHooksError(config.errors[0])
     run = FileRun()

@@ -1,5 +1,6 @@
 """The checks behind ``prompthooks doctor``: versions, config sources, the model each prompt
-hook would use and whether it answers, the warm worker, the audit log, the host glue.
+hook would use and whether it answers, the warm worker, the audit log and its export, the
+host glue.
 
 Each check is a plain dict ``{"check", "status", "detail"}`` with status ``ok``, ``warn``,
 ``fail`` or ``skip``; the command prints them and exits 1 if any failed. Details pass through
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import platform
 import socket
+import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -59,9 +61,11 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
                 yield check("config error", "fail", message)
     for message in config.unknown_events:
         yield check("config error", "fail", message)
+    from ..config.unread import unread_in_sources
     from ..model.pinned import unpinned_warnings
 
-    for warning in [*config.warnings, *unpinned_warnings(config.hooks)]:
+    for warning in [*config.warnings, *unpinned_warnings(config.hooks),
+                    *unread_in_sources(config.loaded.sources)]:
         yield check("config warning", "warn", warning)
     kinds = [h.kind for h in config.hooks]
     yield check("hooks", "ok", f"{kinds.count('command')} command, {kinds.count('prompt')} "
@@ -180,15 +184,109 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
     return check("audit log", "ok", f"{path}: {count} rows{stored}")
 
 
+def _glue_commands(place: Path) -> Iterator[str]:
+    """The glue commands in a host config file, or in a Cline hook folder."""
+    import json
+
+    from ..install import cline
+    from ..install.glue import is_glue
+
+    def walk(value: Any) -> Iterator[str]:
+        if isinstance(value, dict):
+            command = value.get("command")
+            if is_glue(command):
+                yield str(command)
+            for item in value.values():
+                yield from walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from walk(item)
+
+    try:
+        if place.is_dir():
+            from ..hosts.cline import CONFIG_EVENTS
+
+            for event in CONFIG_EVENTS:
+                text = (place / event).read_text(encoding="utf-8", errors="replace") \
+                    if (place / event).is_file() else ""
+                lines = text.splitlines()
+                if cline.is_ours(text.encode()) and len(lines) > 2:
+                    yield lines[2].removeprefix("exec ")
+        elif place.is_file():
+            yield from walk(json.loads(place.read_text(encoding="utf-8-sig")))
+    except (OSError, ValueError, RecursionError):
+        return
+
+
+def _path_warning(place: Path) -> str | None:
+    """Why installed glue that names prompthooks by PATH may not find it, if it may not."""
+    import shutil
+
+    from ..install.glue import choose
+
+    if not any(command.split() == ["prompthooks", "run"] for command in _glue_commands(place)):
+        return None
+    found = choose(shutil.which("prompthooks"), sys.executable, sys.argv[0], "bare")
+    if found.warning is None:
+        return None
+    return (f"{place}: {found.warning.removeprefix('warning: ')}; reinstall from this "
+            "installation with --glue absolute")
+
+
+def export_checks(config: Config, offline: bool,
+                  environ: Mapping[str, str]) -> Iterator[dict[str, str]]:
+    """The audit export's targets: a JSON Lines file run could append to, and an OTLP
+    collector that answers (an empty request, unless offline) with the extra installed."""
+    from ..audit import resolve
+
+    settings = resolve(config.loaded.audit, environ)
+    if settings.jsonl is not None:
+        path = settings.jsonl.path
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        folder = next((p for p in path.parents if p.exists()), Path("/"))
+        if mode is not None and not stat.S_ISREG(mode):
+            yield check("audit export (jsonl)", "fail", f"{path}: not a regular file; refused")
+        elif not os.access(path if mode is not None else folder, os.W_OK):
+            yield check("audit export (jsonl)", "fail", f"{path}: not writable; rows would "
+                        "not be exported")
+        else:
+            yield check("audit export (jsonl)", "ok", str(path))
+    if settings.otlp is not None:
+        from ..audit.export import ExportError
+        from ..audit.otlp import MISSING_EXTRA, send
+
+        target = settings.otlp
+        name = "audit export (otlp)"
+        try:
+            import opentelemetry.exporter.otlp.proto.common
+            import opentelemetry.sdk  # noqa: F401
+        except ImportError:
+            yield check(name, "fail", MISSING_EXTRA)
+            return
+        if offline:
+            yield check(name, "ok", f"{target.endpoint} (not contacted: --offline)")
+            return
+        try:
+            send(target, [], min(target.timeout, 10.0), environ)
+        except ExportError as exc:
+            yield check(name, "fail", f"{target.endpoint}: {exc}")
+        else:
+            yield check(name, "ok", f"{target.endpoint} answers")
+
+
 def glue_checks(project: Path) -> Iterator[dict[str, str]]:
-    """Where each host's glue is installed (project and user scope)."""
+    """Where each host's glue is installed (every scope)."""
     from ..errors import PromptHooksError
     from ..install.registry import HOSTS, location
 
     found = False
     for glue in HOSTS.values():
-        for scope in ("project", "user", "managed"):
-            if scope == "managed" and glue.managed is None:
+        for scope in ("project", "local", "user", "managed"):
+            if (scope == "managed" and glue.managed is None) or \
+                    (scope == "local" and glue.local is None):
                 continue
             place = location(glue, scope, project)
             try:
@@ -199,6 +297,9 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
             if installed:
                 found = True
                 yield check(f"glue {glue.name} ({scope})", "ok", f"installed in {place}")
+                warning = _path_warning(place)
+                if warning:
+                    yield check(f"glue {glue.name} ({scope})", "warn", warning)
     if not found:
         yield check("glue", "warn", "no host calls prompthooks yet: run "
                                     "`prompthooks install --host claude|cursor|cline`")
@@ -208,4 +309,5 @@ def run_checks(config: Config, project: Path, offline: bool,
                environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     env = os.environ if environ is None else environ
     return [*versions(), *config_checks(config), *model_checks(config, offline),
-            worker_check(env), audit_check(config, env), *glue_checks(project)]
+            worker_check(env), audit_check(config, env), *export_checks(config, offline, env),
+            *glue_checks(project)]

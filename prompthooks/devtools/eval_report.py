@@ -2,7 +2,8 @@
 
 Both hold, per model run, the confusion matrix, precision, recall and false-positive rate
 overall, per hook and per model (as bars in HTML), latency p50/p95, tokens, cost and errored
-rows. Pure functions of the evaluation's data; the command writes the file.
+rows, and where the verdicts came from when a cassette was used. Pure functions of the
+evaluation's data; the command writes the file.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ..model.cassette import sources_line
 from .evaluation import Report
 
 
@@ -22,6 +24,14 @@ def _lines(report: Report) -> list[tuple[str, dict[str, Any]]]:
     return [("overall", report.overall.summary()),
             *((f"hook {name}", c.summary()) for name, c in sorted(report.hooks.items())),
             *((f"model {name}", c.summary()) for name, c in sorted(report.models.items()))]
+
+
+def _sources(report: Report) -> list[str]:
+    """Where a cassette's verdicts came from (a paragraph and a blank line), if one was used."""
+    if not report.sources:
+        return []
+    line = sources_line(report.sources)
+    return [line[:1].upper() + line[1:] + ".", ""]
 
 
 HEAD = ("", "precision", "recall", "false-positive rate", "p50 s", "p95 s", "tokens", "cost $",
@@ -42,7 +52,7 @@ def markdown(reports: Sequence[Report], dataset: str) -> str:
         c = s["confusion"]
         out += [f"## Model: {report.model or '(as configured)'}", "",
                 f"{len(report.rows)} rows, {s['errors']} errored (no verdict; not counted "
-                "below).", "",
+                "below).", "", *_sources(report),
                 "| | predicted stop | predicted allow |", "|---|---:|---:|",
                 f"| expected stop | {c['tp']} (TP) | {c['fn']} (FN) |",
                 f"| expected allow | {c['fp']} (FP) | {c['tn']} (TN) |", "",
@@ -76,7 +86,7 @@ def html_page(reports: Sequence[Report], dataset: str) -> str:
         c = s["confusion"]
         out += [f"<h2>Model: {e(report.model or '(as configured)')}</h2>",
                 f"<p>{len(report.rows)} rows, {s['errors']} errored (no verdict; not counted "
-                "below).</p>",
+                "below).</p>", *(f"<p>{e(line)}</p>" for line in _sources(report) if line),
                 "<table><tr><th></th><th>predicted stop</th><th>predicted allow</th></tr>",
                 f"<tr><th>expected stop</th><td class=tp>{c['tp']} TP</td>"
                 f"<td class=fn>{c['fn']} FN</td></tr>",

@@ -131,7 +131,10 @@ def _account(counts: Counts, result: HookResult, expected: bool) -> None:
     counts.latencies.append(result.duration)
     counts.input_tokens += result.input_tokens or 0
     counts.output_tokens += result.output_tokens or 0
-    cost = _cost(result.model, result.input_tokens, result.output_tokens)
+    # The call's own cost when it has one (litellm's price, or a LiteLLM Proxy's header),
+    # else the price map's for the tokens (a replayed reply carries no cost).
+    cost = (result.cost if result.cost is not None
+            else _cost(result.model, result.input_tokens, result.output_tokens))
     if cost is not None:
         counts.cost = (counts.cost or 0.0) + cost
 
@@ -143,12 +146,15 @@ class Report:
     hooks: dict[str, Counts] = field(default_factory=dict)
     models: dict[str, Counts] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # Where a cassette's verdicts came from: "recording" (a model's reply replayed),
+    # "reference" (written from an expectation, not a model's output), "model" (asked now).
+    sources: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"model": self.model, "overall": self.overall.summary(),
                 "hooks": {k: v.summary() for k, v in sorted(self.hooks.items())},
                 "models": {k: v.summary() for k, v in sorted(self.models.items())},
-                "rows": self.rows}
+                "sources": dict(sorted(self.sources.items())), "rows": self.rows}
 
 
 def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,

@@ -1,19 +1,74 @@
-"""pytest fixtures for testing prompthooks policies (registered through an entry point).
+"""The pytest plugin (registered through an entry point), in pytest-recording's idiom.
+
+    import pytest
+    from prompthooks.testing import assert_decision
+
+    pytestmark = pytest.mark.prompthooks(config="hooks.json")   # beside this file
 
     def test_home_wipe_is_blocked(prompthooks_event, prompthooks_run):
-        outcome = prompthooks_run(
-            prompthooks_event("claude", "PreToolUse", tool_name="Bash",
-                              tool_input={"command": "rm -rf ~"}),
-            config="hooks.json", cassette="hooks.cassette.yaml")
+        outcome = prompthooks_run(prompthooks_event("claude", "PreToolUse", tool_name="Bash",
+                                                    tool_input={"command": "rm -rf ~"}))
         assert_decision(outcome, "deny")
+
+Paths are relative to the test file; the cassette defaults to
+``cassettes/<module>/<test>.yaml`` beside it. ``--prompthooks-record-mode`` (or the ini's
+``prompthooks_record_mode``) is one of none (the default: replay only), once, new_episodes,
+all, rewrite (see :mod:`prompthooks.model.record_modes`). The ini's ``prompthooks_cases``
+globs collect case files as tests, one per case.
+
+Only pytest is imported here: the plugin loads in every pytest run of every project that has
+prompthooks installed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
+
+from ..model.record_modes import OPTION, RECORD_MODES, Recorder, RecordMode
+
+if TYPE_CHECKING:
+    from ..api import Outcome
+
+INI = "prompthooks_record_mode"
+CASES_INI = "prompthooks_cases"
+MARKER_KEYS = ("config", "cassette", "model")
+recorder_key = pytest.StashKey[Recorder]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("prompthooks", "prompthooks policy tests")
+    group.addoption(OPTION, choices=RECORD_MODES, default=None, dest="prompthooks_record_mode",
+                    help="when prompt hooks ask the model: none (replay only, the default), "
+                         "once, new_episodes, all, rewrite (as pytest-recording's --record-mode)")
+    parser.addini(INI, f"default for {OPTION} (none, once, new_episodes, all, rewrite)",
+                  default="none")
+    parser.addini(CASES_INI, "glob patterns of prompthooks case files to collect as tests, "
+                             "one test per case (e.g. *.cases.yaml)", type="linelist", default=[])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "prompthooks(config=..., cassette=..., model=...): the hooks config, "
+                   "cassette and model for prompthooks_run, relative to the test file")
+    mode = config.getoption("prompthooks_record_mode") or str(config.getini(INI)).strip()
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(f"{INI} must be one of {', '.join(RECORD_MODES)}, not {mode!r}")
+    config.stash[recorder_key] = Recorder(cast(RecordMode, mode))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix not in (".yaml", ".yml") or ".cassette." in file_path.name:
+        return None
+    patterns = parent.config.getini(CASES_INI)
+    if not any(file_path.match(pattern) for pattern in patterns):
+        return None
+    from .pytest_cases import PolicyCases
+
+    return cast(pytest.Collector, PolicyCases.from_parent(parent, path=file_path))
 
 
 @pytest.fixture
@@ -25,11 +80,64 @@ def prompthooks_event() -> Callable[..., dict[str, Any]]:
 
 
 @pytest.fixture
-def prompthooks_run() -> Iterator[Callable[..., Any]]:
-    """Run an event through a config with a cassette (replay by default); returns the outcome,
-    whose ``decision`` holds the merged decision and ``stdout`` the host's reply."""
-    from ..model.cassette import activate
-    from .testing import run
+def prompthooks_cassette(request: pytest.FixtureRequest) -> Path:
+    """The test's cassette when neither the call nor a marker names one:
+    ``cassettes/<module>/<test>.yaml`` beside the test file, as pytest-recording names them."""
+    name = request.node.name
+    if request.cls is not None:
+        name = f"{request.cls.__name__}.{name}"
+    for char in "<>?%*:|\"'/\\":
+        name = name.replace(char, "-")
+    return request.path.parent / "cassettes" / request.path.stem / f"{name}.yaml"
 
-    yield run
-    activate(None)
+
+@pytest.fixture
+def prompthooks_run(request: pytest.FixtureRequest,
+                    prompthooks_cassette: Path) -> Callable[..., Outcome]:
+    """Run an event through a config with a cassette in the run's record mode; returns the
+    outcome, whose ``decision`` holds the merged decision and ``stdout`` the host's reply.
+
+    ``prompthooks_run(event, config=None, cassette=None, host=None, budget=60.0, model=None)``:
+    ``config``, ``cassette`` and ``model`` default to the ``prompthooks`` marker's."""
+    marked = _marked(request.node)
+    here = request.path.parent
+    recorder = request.config.stash[recorder_key]
+
+    def run(data: Mapping[str, Any] | bytes | str, *, config: Any = None,
+            cassette: str | Path | None = None, host: str | None = None, budget: float = 60.0,
+            model: str | None = None) -> Outcome:
+        from .testing import run as run_event
+
+        config = config if config is not None else marked.get("config")
+        if config is None:
+            pytest.fail("prompthooks_run: no hooks config; pass config=... or mark the test "
+                        "with @pytest.mark.prompthooks(config=...)", pytrace=False)
+        tape = cassette if cassette is not None else marked.get("cassette")
+        tape_path = here / tape if tape is not None else prompthooks_cassette
+        return run_event(data, config=_beside(here, config),
+                         cassette=recorder.cassette(tape_path), host=host, budget=budget,
+                         model=model if model is not None else marked.get("model"))
+
+    return run
+
+
+def _marked(node: pytest.Item) -> dict[str, Any]:
+    """The ``prompthooks`` markers' settings, the closest (the test's own) winning."""
+    settings: dict[str, Any] = {}
+    for marker in reversed(list(node.iter_markers("prompthooks"))):
+        unknown = sorted(set(marker.kwargs) - set(MARKER_KEYS))
+        if marker.args or unknown:
+            pytest.fail(f"@pytest.mark.prompthooks takes only the keywords "
+                        f"{', '.join(MARKER_KEYS)}; got "
+                        f"{', '.join(unknown) or 'a positional argument'}", pytrace=False)
+        settings.update(marker.kwargs)
+    return settings
+
+
+def _beside(folder: Path, config: Any) -> Any:
+    """Config paths relative to the test file's folder; inline configs as they are."""
+    if isinstance(config, (str, Path)):
+        return folder / config
+    if isinstance(config, Sequence):
+        return [folder / path for path in config]
+    return config

@@ -49,17 +49,19 @@ def as_config(config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Co
 
 def run(data: Mapping[str, Any] | bytes | str, *,
         config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Config,
-        cassette: str | Path | None = None, mode: Mode = "replay", host: str | None = None,
-        budget: float = 60.0, model: str | None = None) -> Outcome:
-    """Dispatch one event through ``config``; prompt hooks answer from ``cassette``, on
-    ``model`` if given, else the model the config names (``PROMPTHOOKS_MODEL`` is ignored, so
-    a test replays the same on every machine)."""
+        cassette: str | Path | Cassette | None = None, mode: Mode = "replay",
+        host: str | None = None, budget: float = 60.0, model: str | None = None) -> Outcome:
+    """Dispatch one event through ``config``; prompt hooks answer from ``cassette`` (a path,
+    used in ``mode``, or a :class:`Cassette`), on ``model`` if given, else the model the config
+    names (``PROMPTHOOKS_MODEL`` is ignored, so a test replays the same on every machine)."""
     from ..model.settings import suite_model
 
     loaded = as_config(config)
     if loaded.errors:
         raise AssertionError(f"config does not load: {loaded.errors[0]}")
-    with using(Cassette(Path(cassette), mode) if cassette else None), suite_model(model):
+    if not isinstance(cassette, Cassette):
+        cassette = Cassette(Path(cassette), mode) if cassette else None
+    with using(cassette), suite_model(model):
         return dispatch(data, host=host, config=loaded, budget=budget)
 
 

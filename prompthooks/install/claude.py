@@ -1,5 +1,6 @@
-"""Claude Code's glue: one matcher-less group per event in ``.claude/settings.json`` (project)
-or ``~/.claude/settings.json`` (user), ``{"hooks": [{"type": "command", "command": GLUE}]}``.
+"""Claude Code's glue: one matcher-less group per event in ``.claude/settings.json`` (project),
+``.claude/settings.local.json`` (local: the project's uncommitted personal layer) or
+``~/.claude/settings.json`` (user), ``{"hooks": [{"type": "command", "command": GLUE}]}``.
 prompthooks does its own matching, so the group has no matcher."""
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ def managed_location(root: Path) -> Path:
     return root / folder / "managed-settings.json"
 
 
+def local_location(project: Path) -> Path:
+    """The project's personal settings, which Claude Code keeps out of git."""
+    return project / ".claude" / "settings.local.json"
+
+
 def location(scope: Scope, project: Path, home: Path) -> Path:
     return (project if scope == "project" else home) / ".claude" / "settings.json"
 
@@ -77,5 +83,5 @@ GLUE = HostGlue(
     name=claude.NAME, title=claude.TITLE, events=claude.HOST_EVENTS,
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
-    managed=managed_location,
+    managed=managed_location, local=local_location,
 )

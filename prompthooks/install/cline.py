@@ -99,4 +99,5 @@ GLUE = HostGlue(
     no_managed="it reads hooks only from the project's .clinerules/hooks and the user's "
                "~/Documents/Cline/Hooks, both writable by the user: install with --scope user "
                "and keep the policy in /etc/prompthooks",
+    no_local="it has no personal settings layer for a project: use --scope user",
 )

@@ -106,4 +106,5 @@ GLUE = HostGlue(
     default_events=("preToolUse", "postToolUse", "beforeSubmitPrompt", "stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
     managed=managed_location,
+    no_local="it has no personal settings layer for a project: use --scope user",
 )

@@ -10,7 +10,7 @@ from typing import Literal
 
 from ..errors import EXIT_USAGE, PromptHooksError
 
-Scope = Literal["project", "user", "managed"]
+Scope = Literal["project", "local", "user", "managed"]
 Say = Callable[[str], None]  # one line of output per action
 
 
@@ -33,6 +33,10 @@ class HostGlue:
     # and ``no_managed`` says what it offers instead.
     managed: Callable[[Path], Path] | None = None
     no_managed: str = ""
+    # The host's uncommitted personal layer of a project (Claude Code's settings.local.json)
+    # under the project folder; None: it has none, and ``no_local`` says what to use instead.
+    local: Callable[[Path], Path] | None = None
+    no_local: str = ""
 
 
 def choose_events(host: HostGlue, names: Sequence[str] | None) -> list[str]:

@@ -29,7 +29,8 @@ STARTER: bytes = (json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hook
 
 
 def folder(scope: Scope, project: Path, root: Path = Path("/")) -> Path:
-    """The scope's prompthooks config folder (managed: /etc/prompthooks under ``root``)."""
+    """The scope's prompthooks config folder (managed: /etc/prompthooks under ``root``; local:
+    the user's, since the project's own folder is shared with everyone who clones it)."""
     if scope == "managed":
         return root / MANAGED_DIR.relative_to("/")
     return project / PROJECT_DIR_NAME if scope == "project" else paths.config_home(os.environ)
@@ -56,15 +57,21 @@ def write(location: Path, say: Say, scope: Scope = "project") -> Path:
         files.atomic_write(path, STARTER)
         say(f"wrote {path} (starter config: the {POLICY} policy on Bash commands)")
     if scope != "managed":  # the managed policy needs no approval
-        _approve(location, scope, say)
+        _approve(location, "project" if scope == "project" else "user", say)
     return path
 
 
-def _approve(location: Path, scope: Scope, say: Say) -> None:
+def _approve(location: Path, scope: str, say: Say) -> None:
     """Approve the folder if all prompthooks would load from it is the starter."""
     source = Source(scope, str(location), 1 if scope == "project" else 2)
     command = trust.approve_command(source)
     path = location / CONFIG_FILE
+    if files.is_dry_run() and not os.path.lexists(path):
+        # The starter is only planned, so there is nothing to digest: what would happen.
+        if files.read_bytes(path) == STARTER and not _holds_more(location):
+            files.note_approval(path)
+            say(f"approved {path} for prompthooks run (see: prompthooks trust --list)")
+        return
     try:
         current = trust.digest(location)
         if current.files != (CONFIG_FILE,) or files.read_bytes(path) != STARTER:
@@ -74,11 +81,21 @@ def _approve(location: Path, scope: Scope, say: Say) -> None:
         store = trust.read_store(os.environ)
         if store.records.get(trust.key_of(location), {}).get("sha256") == current.sha256:
             return  # approved already: nothing to write
-        trust.approve(source, location, os.environ, expected=current)
+        if not files.is_dry_run():
+            trust.approve(source, location, os.environ, expected=current)
+        files.note_approval(path)
     except (trust.Unapprovable, OSError) as exc:
         say(f"not approved: {location}: {exc}; run: {command}")
         return
     say(f"approved {path} for prompthooks run (see: prompthooks trust --list)")
+
+
+def _holds_more(location: Path) -> bool:
+    """Whether the folder holds anything prompthooks loads besides ``hooks.json``."""
+    if files.exists(location / HOOKS_DIR):
+        return True
+    return any(files.exists(location / name) or files.exists(location / f"{name}.md")
+               for name in cline.CONFIG_EVENTS)
 
 
 def remove(location: Path, used_by: list[str], say: Say) -> None:

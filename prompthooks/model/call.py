@@ -154,13 +154,16 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
 
 
 def _cost(response: Any, litellm: Any) -> float | None:
-    """What the call cost in US dollars, from litellm's local price map; None when the model
-    is not in it (a local server, a proxy alias)."""
+    """What the call cost in US dollars, from litellm's local price map; when the model is
+    not in it (a local server, a proxy alias), what a LiteLLM Proxy said in its cost header;
+    else None."""
+    from .cost import from_litellm
+
     try:
         cost = litellm.completion_cost(completion_response=response)
     except Exception:
-        return None
-    return float(cost) if cost else None
+        cost = None
+    return float(cost) if cost else from_litellm(response)
 
 
 def complete(request: ModelRequest, deadline: float) -> ModelReply:

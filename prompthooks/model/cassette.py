@@ -5,8 +5,12 @@ temperature, max_tokens), with the per-call fence nonce replaced by a fixed toke
 stable. Nothing volatile (endpoint, key, time) is part of it, and no header or key is ever
 written; the stored prompt and reply pass the redaction pass. The file is YAML, one entry per
 call, sorted by key, with the rendered prompt next to the reply for reviewers. Writes take an
-exclusive lock on ``PATH.lock`` and replace the file atomically, so many hook processes can
-record into one cassette at once.
+exclusive lock on the cassette's folder and replace the file atomically, so many hook processes
+can record into one cassette at once and nothing is left beside it; replaying writes nothing.
+
+An entry marked ``source: reference`` is a reference verdict, written from a test case's
+expectation rather than by a model (:mod:`.references` writes them); it replays like any other
+and is counted apart in :attr:`Cassette.sources`.
 
 Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
 key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
@@ -37,7 +41,8 @@ Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
 NONCE_TOKEN = "NONCE"
 HEADER = ("# prompthooks cassette: recorded model replies, one entry per model call.\n"
-          "# Review each prompt with its reply. Re-record with --record.\n")
+          "# An entry with 'source: reference' was written from a test case's expectation,\n"
+          "# not by a model. Review each prompt with its reply. Re-record with --record.\n")
 
 
 class CassetteError(ModelError):
@@ -96,6 +101,9 @@ class Cassette:
     # Where the replies came from: "recording" (a model's reply replayed), "reference" (a
     # verdict written by people, marked ``source: reference``), "model" (asked now).
     sources: dict[str, int] = field(default_factory=dict)
+    # What a replay miss tells the user to do: the way to record in the tool they are using.
+    hint: str = ("record it with --record, or write the case's expected verdict with "
+                 "prompthooks test --write-references")
     _entries: dict[str, dict[str, Any]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -135,13 +143,16 @@ class Cassette:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        # The lock is on the folder, which already exists and outlives every replace: the
+        # cassette itself is swapped for a new file on each write (a lock on it would hold the
+        # old inode), and a lock file of our own would be left behind in the user's tree.
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(f"{self.path}.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
 
     def write(self, entry: Mapping[str, Any]) -> None:
         """Add or replace one entry: re-read under the lock, then replace the file atomically."""
@@ -165,7 +176,7 @@ class Cassette:
                               output_tokens=recorded.get("output_tokens"), replayed=True)
         if self.mode == "replay":
             raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
-                                f"cassette {self.path} (key {key}); record it with --record")
+                                f"cassette {self.path} (key {key}); {self.hint}")
         try:
             reply = call_model(request, deadline)
         except ModelError as exc:
@@ -199,6 +210,15 @@ class Cassette:
 def is_reference(entry: Mapping[str, Any]) -> bool:
     """Whether an entry is a reference verdict written by people, not a model's reply."""
     return str(entry.get("source", "")).startswith("reference")
+
+
+def sources_line(sources: Mapping[str, int]) -> str:
+    """Where the verdicts came from, so reference verdicts are never taken for a model's."""
+    parts = [f"{sources.get('recording', 0)} from model recordings",
+             f"{sources.get('reference', 0)} from reference verdicts (not a model's output)"]
+    if sources.get("model"):
+        parts.append(f"{sources['model']} from the model now")
+    return "verdicts: " + ", ".join(parts)
 
 
 _active: Cassette | None = None

@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import excerpt
 from . import loop
 from .call import MIN_ATTEMPT, redact_error
+from .cost import from_headers
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 
@@ -73,7 +74,7 @@ def _kind(exc: BaseException) -> tuple[str, bool]:
     return "the model call failed", False
 
 
-def _reply(data: Any, attempts: int) -> ModelReply:
+def _reply(data: Any, attempts: int, cost: float | None = None) -> ModelReply:
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"] or ""
@@ -82,7 +83,7 @@ def _reply(data: Any, attempts: int) -> ModelReply:
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return ModelReply(text=str(text), model=str(data.get("model") or ""), attempts=attempts,
                       input_tokens=usage.get("prompt_tokens"),
-                      output_tokens=usage.get("completion_tokens"))
+                      output_tokens=usage.get("completion_tokens"), cost=cost)
 
 
 async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
@@ -119,7 +120,7 @@ async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
                         remaining)
                     if response.status_code >= 300:
                         raise HTTPStatusError(response.status_code, response.text)
-                    reply = _reply(response.json(), attempts)
+                    reply = _reply(response.json(), attempts, from_headers(response.headers))
     except Exception as exc:
         what, _ = _kind(exc)
         detail = redact_error(excerpt(str(exc), 300), endpoint)

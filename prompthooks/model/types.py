@@ -31,7 +31,7 @@ class ModelReply:
     attempts: int = 1
     input_tokens: int | None = None
     output_tokens: int | None = None
-    cost: float | None = None  # US dollars, as litellm prices the call; None when unknown
+    cost: float | None = None  # US dollars: litellm's price, else a LiteLLM Proxy's header
     replayed: bool = False  # read from a cassette, not asked
     verdict: Verdict | None = None  # already parsed (by the warm worker)
 

@@ -355,6 +355,8 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
         os.close(lock_fd)
         print(f"prompthooks: cannot listen on {path}: {exc}", file=sys.stderr)
         return 1
+    print(f"prompthooks serve: listening on {path} (exits after {idle:g} s without a request)",
+          file=sys.stderr, flush=True)
     last = [time.monotonic()]
     busy = [0]
     lock = threading.Lock()

@@ -87,10 +87,23 @@ def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:
             say(f"prompthooks: warning: {warning}")
     for line in outcome.problems:
         say(f"prompthooks: {line}")
+    _warn_once(outcome)
     for result in outcome.decision.results:
         if result.cached:
             say(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache")
     _log(outcome)
+
+
+def _warn_once(outcome: Outcome) -> None:
+    """A config problem that makes hooks silently never run, said once per config change."""
+    from ..config.unread import unread_in_sources
+    from .once import to_say
+
+    loaded = outcome.config.loaded
+    notices = [*loaded.unknown_events, *unread_in_sources(loaded.sources)]
+    for line in to_say(loaded.fingerprint, notices):
+        say(f"prompthooks: warning: {line} (said once until the config changes; "
+            "prompthooks validate lists every problem)")
 
 
 def _log(outcome: Outcome) -> None:

@@ -78,19 +78,22 @@ def test_glue_command_rule(tmp_path: Path) -> None:
     link.parent.mkdir()
     link.symlink_to(script)
     quoted = f"'{script}' run"
-    # The prompthooks on PATH is this one (directly or through a link): the short form.
-    assert glue_command(str(script), str(python), "-c") == "prompthooks run"
-    assert glue_command(str(link), str(python), "-c") == "prompthooks run"
+    # Folders a desktop-started host has on its PATH, for this test.
+    defaults = [str(venv), str(link.parent), str(other.parent)]
+    # The prompthooks on PATH is this one (directly or through a link) in such a folder: the
+    # short form.
+    assert glue_command(str(script), str(python), "-c", defaults) == "prompthooks run"
+    assert glue_command(str(link), str(python), "-c", defaults) == "prompthooks run"
     # Another one, or none, on PATH: this installation's script by absolute path, quoted.
-    assert glue_command(str(other), str(python), "-c") == quoted
-    assert glue_command(None, str(python), "-c") == quoted
+    assert glue_command(str(other), str(python), "-c", defaults) == quoted
+    assert glue_command(None, str(python), "-c", defaults) == quoted
     assert shlex.split(quoted) == [str(script), "run"]
     # The running script (argv[0]) counts as this installation too.
     bare = write_script(tmp_path / "plain" / "python", "true")
-    assert glue_command(str(other), str(bare), str(other)) == "prompthooks run"
-    assert glue_command(None, str(bare), str(other)) == f"{other} run"
+    assert glue_command(str(other), str(bare), str(other), defaults) == "prompthooks run"
+    assert glue_command(None, str(bare), str(other), defaults) == f"{other} run"
     # No script at all: the interpreter runs the package.
-    assert glue_command(None, str(bare), "-c") == f"{bare} -m prompthooks run"
+    assert glue_command(None, str(bare), "-c", defaults) == f"{bare} -m prompthooks run"
 
 
 def test_is_glue_recognises_every_form_and_nothing_else() -> None:
@@ -103,17 +106,26 @@ def test_is_glue_recognises_every_form_and_nothing_else() -> None:
 
 
 def test_glue_follows_what_path_finds(project: Path, bare_path: str, tmp_path: Path) -> None:
+    """This installation on PATH through an activated virtualenv: a host started from the
+    desktop would not find it there, so the glue is its absolute path, and install says why."""
     settings = project / ".claude" / "settings.json"
     on_path = f"{SCRIPT.parent}:{bare_path}"
-    assert cli("install", "--host", "claude", "--events", "Stop", "--project", str(project),
-               path=on_path).returncode == 0
-    assert json.loads(settings.read_text())["hooks"]["Stop"] == [claude_group("prompthooks run")]
+    proc = cli("install", "--host", "claude", "--events", "Stop", "--project", str(project),
+               path=on_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(settings.read_text())["hooks"]["Stop"] == [claude_group(GLUE)]
+    assert lines(proc)[0] == (
+        f"glue names this installation by absolute path: {SCRIPT.parent} is on this shell's "
+        "PATH, not on that of a host started from the desktop (--glue bare writes "
+        "'prompthooks run')")
 
     impostor = write_script(tmp_path / "fakebin" / "prompthooks", "exit 0")
     settings.unlink()
-    assert cli("install", "--host", "claude", "--events", "Stop", "--project", str(project),
-               path=f"{impostor.parent}:{bare_path}").returncode == 0
+    proc = cli("install", "--host", "claude", "--events", "Stop", "--project", str(project),
+               path=f"{impostor.parent}:{bare_path}")
+    assert proc.returncode == 0
     assert json.loads(settings.read_text())["hooks"]["Stop"] == [claude_group(GLUE)]
+    assert not lines(proc)[0].startswith("glue names")
 
 
 # --- Claude Code ---------------------------------------------------------------------------
@@ -175,6 +187,7 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
     assert lines(gone) == [
         f"restored {settings} from {backup}",
         f"removed {config_dir / 'hooks.json'}",
+        f"removed {config_dir} (an empty folder install created)",  # .claude was there before
         f"done: Claude Code no longer calls prompthooks from {settings}",
     ]
     assert settings.read_bytes() == EXISTING_SETTINGS
@@ -204,9 +217,14 @@ def test_claude_user_scope_creates_and_removes_files(
     assert not (project / ".prompthooks").exists()
 
     proc = cli("uninstall", "--host", "claude", "--scope", "user", path=bare_path, cwd=project)
+    made = "(an empty folder install created)"
+    # The folders install created go too, innermost first (this home had no ~/.config).
     assert lines(proc) == [f"removed {settings}", f"removed {config}",
+                           f"removed {config.parent} {made}",
+                           f"removed {settings.parent} {made}",
+                           f"removed {config.parent.parent} {made}",
                            f"done: Claude Code no longer calls prompthooks from {settings}"]
-    assert not settings.exists() and not config.exists()
+    assert not settings.parent.exists() and not config.parent.exists()
 
 
 def test_uninstall_keeps_the_users_later_edits_and_the_backup(
@@ -393,7 +411,7 @@ def test_cline_project_install_idempotent_and_uninstall(project: Path, bare_path
 
     proc = cli("uninstall", "--host", "cline", path=bare_path, cwd=project)
     assert lines(proc)[:4] == [f"removed {folder / name}" for name in names]
-    assert list(folder.iterdir()) == []
+    assert not (project / ".clinerules").exists()  # install created it: empty, it goes
 
 
 def test_cline_foreign_hook_needs_force_and_comes_back(

@@ -108,6 +108,8 @@ def test_parallel_recorders_lose_nothing(tmp_path: Path, model: FakeModel) -> No
         assert proc.returncode == 0, err
     entries = _entries(tape)
     assert len(entries) == 6
+    # The lock is the folder's, so nothing is left beside the cassette (no lock, no temp file).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hooks.json", "shared.yaml"]
     assert {f"echo {i}" for i in range(6)} == {
         next(f"echo {i}" for i in range(6) if f'"echo {i}"' in e["prompt"]) for e in entries}
 

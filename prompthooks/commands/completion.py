@@ -1,0 +1,18 @@
+"""``prompthooks completion bash|zsh|fish``: print the shell's completion script, generated
+from this version's own command line (see :mod:`prompthooks.commands.shell_completion`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import EXIT_OK
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..cli import build_parser
+    from .shell_completion import script
+
+    sys.stdout.write(script(args.shell, build_parser()))
+    sys.stdout.flush()
+    return EXIT_OK

@@ -1,0 +1,92 @@
+"""``prompthooks packs fetch|list [--config PATH]... [--json]``: fetch every pack the configs
+pin into the user's cache (the only way a pinned pack gets there: ``run`` never fetches), or
+list them with their state."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..config import discovery, files, pack_fetch, packs
+from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
+from ..paths import config_home
+from . import output
+
+
+def config_files(paths: list[str]) -> list[Path]:
+    """The JSON config files named (a folder stands for its ``hooks.json``), or the project's
+    (the current directory's) and the user's."""
+    if paths:
+        named = [Path(p) / files.CONFIG_FILE if Path(p).is_dir() else Path(p) for p in paths]
+        missing = [str(p) for p in named if not p.is_file()]
+        if missing:
+            raise PromptHooksError(f"{missing[0]}: no such config file")
+        return named
+    folders = [Path(os.getcwd()) / discovery.PROJECT_DIR_NAME, config_home(os.environ)]
+    return [f / files.CONFIG_FILE for f in folders if (f / files.CONFIG_FILE).is_file()]
+
+
+def read_config(path: Path) -> tuple[str, Any]:
+    """A config file's text and its parsed content; one line if it cannot be read."""
+    try:
+        text = files.read_bytes(path).decode("utf-8")  # a BOM is kept, to be written back
+        return text, json.loads(text.removeprefix("\ufeff"))
+    except (OSError, ValueError, RecursionError, files.UnsafeFile) as exc:
+        raise PromptHooksError(f"config {path}: cannot be read: {files.describe(exc)}"
+                               ) from None
+
+
+def pinned(paths: list[str]) -> list[tuple[Path, str, str, str]]:
+    """(config file, repo as written, normalized repo, rev) of every pinned pack."""
+    out = []
+    for path in config_files(paths):
+        _, data = read_config(path)
+        for repo, rev in packs.references(data):
+            out.append((path, repo, packs.normalize(repo, str(path.parent.resolve())), rev))
+    return out
+
+
+def _state(repo: str, rev: str) -> tuple[str, str | None]:
+    try:
+        pack = packs.open_pinned(repo, rev, os.environ)
+    except packs.PackError as exc:
+        return str(exc), packs.pinned_commit(repo, rev, os.environ)
+    return "fetched", pack.commit
+
+
+def main(args: argparse.Namespace) -> int:
+    refs = pinned(args.config)
+    if args.action == "list":
+        rows = [{"config": str(path), "repo": repo, "rev": rev,
+                 **dict(zip(("state", "commit"), _state(full, rev), strict=True))}
+                for path, repo, full, rev in refs]
+        if args.json:
+            output.print_json({"packs": rows})
+        elif rows:
+            output.table(("repo", "rev", "commit", "state", "config"),
+                         ([r["repo"], r["rev"], (r["commit"] or "-")[:12], r["state"],
+                           r["config"]] for r in rows))
+        else:
+            output.line("no config here pins a pack (prompthooks.packs)")
+        return EXIT_OK
+    results = pack_fetch.fetch_all([(full, rev) for _, _, full, rev in refs], os.environ)
+    failed = [r for r in results if isinstance(r, packs.PackError)]
+    done = [r for r in results if isinstance(r, pack_fetch.Fetched)]
+    if args.json:
+        output.print_json({"fetched": [{"repo": r.repo, "rev": r.rev, "commit": r.commit,
+                                        "folder": str(r.folder), "already": r.already}
+                                       for r in done],
+                           "errors": [str(e) for e in failed]})
+    else:
+        for r in done:
+            what = "already in the cache" if r.already else "fetched"
+            output.line(f"{r.repo} {r.rev}: {what} ({r.commit[:12]})")
+        for error in failed:
+            print(f"prompthooks: {error}", file=sys.stderr)
+        if not results:
+            output.line("no config here pins a pack (prompthooks.packs)")
+    return EXIT_ERROR if failed else EXIT_OK

@@ -1,0 +1,123 @@
+"""The hooks a config's ``prompthooks.packs`` list stands for (``config.packs`` finds them).
+
+A pack's events and matchers are in Claude Code's vocabulary, whichever style the file using
+it is written in: ``PreToolUse`` with a tool-name matcher such as ``Bash|Write``. They serve
+every host, as a Claude Code style hook does. Each policy becomes one prompt hook per event,
+its template text read (and checked against the fetched pack) at load time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..core.hook import Hook, PromptSettings, Source
+from ..core.matchers import claude_matcher
+from ..errors import ConfigError
+from ..hosts import claude
+from . import packs
+from .packs import PackError
+
+PROMPT_TIMEOUT = 30.0
+
+
+def _open(use: Any, config_dir: str, source: Source, environ: Mapping[str, str]) -> packs.Pack:
+    if use.path is not None:
+        return packs.open_folder(Path(config_dir) / Path(use.path).expanduser())
+    if source.name == "managed":
+        # The cache is the user's to write: a managed policy's templates must not come from it.
+        raise PackError("a managed policy cannot use a pack from the user's cache; put the "
+                        "pack in a folder the administrator owns and name it with 'path'")
+    return packs.open_pinned(packs.normalize(use.repo, config_dir), use.rev, environ)
+
+
+def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings | None,
+               first_index: int, environ: Mapping[str, str],
+               problems: list[ConfigError], checks: list[dict[str, Any]]) -> list[Hook]:
+    """The hooks of every pack use in a validated ``prompthooks`` block; what is wrong goes
+    to ``problems`` (the file then fails as a whole, as for any other bad value), and what
+    a cached load must check again to ``checks``."""
+    out: list[Hook] = []
+    config_dir = str(path.parent.resolve())
+    for pi, use in enumerate(block.packs or []):
+        where = f"prompthooks.packs[{pi}]"
+        try:
+            pack = _open(use, config_dir, source, environ)
+        except PackError as exc:
+            problems.append(ConfigError(str(path), str(exc), where))
+            continue
+        try:
+            checks.append(packs.check_of(pack, use.rev))
+        except PackError as exc:  # changed since it was opened
+            problems.append(ConfigError(str(path), str(exc), where))
+            continue
+        for ui, chosen in enumerate(use.policies):
+            at = f"{where}.policies[{ui}]"
+            policy = pack.policies.get(chosen.id)
+            if policy is None:
+                known = ", ".join(sorted(pack.policies))
+                problems.append(ConfigError(str(path), f"pack {pack.name} has no policy "
+                                            f"{chosen.id!r} (it has: {known})", f"{at}.id"))
+                continue
+            try:
+                text = packs.read(pack.root, policy.prompt_file).decode("utf-8-sig")
+                from ..model.templates import parse_front_matter
+
+                _, body = parse_front_matter(text)
+            except (PackError, UnicodeDecodeError) as exc:
+                problems.append(ConfigError(str(path), f"pack {pack.name}: {exc}", at))
+                continue
+            matcher_text = chosen.matcher if chosen.matcher is not None else policy.matcher
+            try:
+                matcher = claude_matcher(matcher_text)
+            except ValueError as exc:
+                problems.append(ConfigError(str(path), str(exc), f"{at}.matcher"))
+                continue
+            origin = f"{pack.name}@{use.rev}" if use.rev else pack.name
+            for event_key in chosen.events or policy.events:
+                config_event = claude.CONFIG_EVENTS.get(event_key)
+                if config_event is None:
+                    problems.append(ConfigError(
+                        str(path), f"unknown {claude.TITLE} event {event_key!r} (a pack's "
+                        "events are Claude Code event names)", f"{at}.events"))
+                    continue
+                out.append(Hook(
+                    source=source, dialect="claude", config_event=event_key,
+                    index=first_index + len(out), trigger=config_event.trigger,
+                    kind="prompt", label=f"{path}: {at} ({chosen.id} from {origin})",
+                    matcher=matcher, match_on=config_event.match_on, prompt=body,
+                    policy=f"{pack.name}/{chosen.id}",
+                    model=chosen.model or policy.model, prompt_settings=settings,
+                    fail_closed=(chosen.failClosed if chosen.failClosed is not None
+                                 else policy.fail_closed),
+                    max_event_chars=chosen.max_event_chars,
+                    timeout=chosen.timeout or policy.timeout or PROMPT_TIMEOUT,
+                    config_dir=config_dir))
+    return out
+
+
+def fail_closed_events(data: Any) -> tuple[set[str], bool]:
+    """For a broken file: the canonical events of its pack uses marked ``failClosed`` (in the
+    use or, unknowable once the pack cannot be read, not at all), and whether one is marked
+    without naming its events (then every event)."""
+    events: set[str] = set()
+    every = False
+    block = data.get("prompthooks") if isinstance(data, Mapping) else None
+    uses = block.get("packs") if isinstance(block, Mapping) else None
+    for use in uses if isinstance(uses, list) else []:
+        chosen = use.get("policies") if isinstance(use, Mapping) else None
+        for policy in chosen if isinstance(chosen, list) else []:
+            if not (isinstance(policy, Mapping) and policy.get("failClosed") is True):
+                continue
+            keys = policy.get("events")
+            if not isinstance(keys, list) or not keys:
+                every = True
+                continue
+            for key in keys:
+                config_event = claude.CONFIG_EVENTS.get(key) if isinstance(key, str) else None
+                if config_event is None:
+                    every = True
+                else:
+                    events.add(config_event.trigger.event)
+    return events, every

@@ -1,0 +1,311 @@
+"""Policy packs on the run path: reading a pack's manifest and finding a pinned pack in the
+user's cache, never touching the network (fetching is ``config.pack_fetch``).
+
+A pack is a folder (a git repository's tree at one commit, or a local folder) holding
+``prompthooks-pack.yaml``: its policies by id, each a prompt template file with suggested
+events, matcher and settings, and its case files. A config uses it from its ``prompthooks``
+block::
+
+    "packs": [{"repo": "https://git.example.com/policies", "rev": "v1.2.0",
+               "policies": [{"id": "force-push"}, {"id": "secrets", "failClosed": true}]}]
+
+Fetched packs live in ``$XDG_CACHE_HOME/prompthooks/packs/``: one folder per repository and
+commit (``<repo key>-<commit>``), beside it a record of what was fetched (the repository, the
+commit and a sha256 of the files a load reads), and under ``pins/`` what each (repository,
+rev) resolved to when it was fetched. A load re-hashes those files and refuses a folder that
+differs from its record. Every path a manifest names stays inside the pack: no absolute path,
+no ``..``, no symlink on the way, regular files under the config size cap only.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..paths import cache_home
+from . import files
+
+MANIFEST = "prompthooks-pack.yaml"
+FULL_SHA = re.compile(r"[0-9a-fA-F]{40}")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SCP = re.compile(r"^[^/:]+@[^/:]+:")  # git@host:owner/repo
+_HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")  # transport::address (refused by fetch)
+FETCH_COMMAND = "prompthooks packs fetch"
+
+
+class PackError(Exception):
+    """A pack that cannot be used; the message is one line for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """One policy of a manifest: a prompt template and what it suggests."""
+
+    id: str
+    prompt_file: str  # relative to the pack's root
+    events: tuple[str, ...]
+    matcher: str | None = None
+    timeout: float | None = None
+    fail_closed: bool = False
+    model: str | None = None
+    cases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Pack:
+    """A pack ready to use: its root, its policies, and the files a load reads."""
+
+    root: Path
+    name: str
+    policies: Mapping[str, Policy]
+    repo: str | None = None
+    commit: str | None = None
+
+
+def is_remote(repo: str) -> bool:
+    return bool(_URL.match(repo) or _SCP.match(repo))
+
+
+def normalize(repo: str, config_dir: str | None) -> str:
+    """A URL as written; a local repository's path made absolute (relative to the config's
+    folder), so that two configs naming it differently share one cache entry."""
+    if is_remote(repo) or _HELPER.match(repo):
+        return repo
+    base = Path(config_dir) if config_dir else Path.cwd()
+    return str((base / os.path.expanduser(repo)).resolve())
+
+
+def store_dir(environ: Mapping[str, str]) -> Path:
+    return cache_home(environ) / "packs"
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def pack_dir(repo: str, commit: str, environ: Mapping[str, str]) -> Path:
+    return store_dir(environ) / f"{_key(repo)[:16]}-{commit.lower()}"
+
+
+def record_path(folder: Path) -> Path:
+    return folder.with_name(folder.name + ".json")
+
+
+def pin_path(repo: str, rev: str, environ: Mapping[str, str]) -> Path:
+    return store_dir(environ) / "pins" / f"{_key(repo, rev)[:32]}.json"
+
+
+def pinned_commit(repo: str, rev: str, environ: Mapping[str, str]) -> str | None:
+    """The commit ``rev`` names: itself when it is a full SHA, else what it resolved to when
+    it was last fetched (None: never fetched)."""
+    if FULL_SHA.fullmatch(rev):
+        return rev.lower()
+    try:
+        data = json.loads(files.read_bytes(pin_path(repo, rev, environ), 64 * 1024))
+    except Exception:  # missing or damaged: not fetched
+        return None
+    commit = data.get("commit") if isinstance(data, dict) else None
+    if (isinstance(commit, str) and FULL_SHA.fullmatch(commit) and data.get("repo") == repo
+            and data.get("rev") == rev):
+        return commit.lower()
+    return None
+
+
+# --- reading a pack's files ------------------------------------------------------------------
+
+def inside(root: Path, relative: str) -> Path:
+    """``relative`` under ``root``, refusing anything that could leave it: an absolute path,
+    ``..``, a symlink anywhere on the way, or something other than a regular file."""
+    parts = Path(relative).parts
+    if not relative or Path(relative).is_absolute() or ".." in parts:
+        raise PackError(f"{relative!r} points outside the pack")
+    path = root
+    for part in parts:
+        path = path / part
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            raise PackError(f"{relative!r} does not exist in the pack") from None
+        if stat.S_ISLNK(mode):
+            raise PackError(f"{relative!r} goes through a symlink; a pack's files must be "
+                            "regular files inside it")
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        raise PackError(f"{relative!r} is not a regular file")
+    return path
+
+
+def read(root: Path, relative: str) -> bytes:
+    try:
+        return files.read_bytes(inside(root, relative))
+    except files.UnsafeFile as exc:
+        raise PackError(f"{relative} {exc}") from None
+    except OSError as exc:
+        raise PackError(f"{relative}: cannot read: {exc.strerror or exc}") from None
+
+
+@functools.cache
+def _manifest_model() -> Any:
+    from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+    class PolicyEntry(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+        id: StrictStr = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
+        prompt_file: StrictStr
+        events: list[StrictStr] = Field(min_length=1)
+        matcher: StrictStr | None = None
+        timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+        failClosed: StrictBool = False
+        model: StrictStr | None = None
+        cases: StrictStr | list[StrictStr] = Field(default_factory=list)
+
+    class ManifestFile(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+        name: StrictStr | None = None
+        description: StrictStr | None = None
+        policies: list[PolicyEntry] = Field(min_length=1, max_length=500)
+
+    return ManifestFile
+
+
+def read_manifest(root: Path) -> tuple[str, dict[str, Policy]]:
+    """The pack's name and its policies by id; PackError for a manifest that is missing,
+    unsafe, not YAML, or names a file outside the pack."""
+    import yaml
+    from pydantic import ValidationError
+
+    raw = read(root, MANIFEST)
+    try:
+        data = yaml.safe_load(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+        raise PackError(f"{MANIFEST} is not valid YAML: {' '.join(str(exc).split())[:200]}"
+                        ) from None
+    try:
+        model = _manifest_model().model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise PackError(f"{MANIFEST}: {where}: {first['msg']}") from None
+    policies: dict[str, Policy] = {}
+    for entry in model.policies:
+        if entry.id in policies:
+            raise PackError(f"{MANIFEST}: policy id {entry.id!r} is given twice")
+        inside(root, entry.prompt_file)
+        cases = [entry.cases] if isinstance(entry.cases, str) else list(entry.cases)
+        for case in cases:
+            inside(root, case)
+        policies[entry.id] = Policy(entry.id, entry.prompt_file, tuple(entry.events),
+                                    entry.matcher, entry.timeout, entry.failClosed,
+                                    entry.model, tuple(cases))
+    return model.name or root.name, policies
+
+
+def loaded_files(policies: Mapping[str, Policy]) -> list[str]:
+    """The files a load reads: the manifest and every policy's template."""
+    return [MANIFEST, *sorted({p.prompt_file for p in policies.values()})]
+
+
+def digest_files(root: Path, names: list[str]) -> str:
+    sha = hashlib.sha256(b"prompthooks pack 1\0")
+    for name in names:
+        data = read(root, name)
+        for part in (name.encode(), data):
+            sha.update(len(part).to_bytes(8, "big") + part)
+    return sha.hexdigest()
+
+
+def digest(root: Path, policies: Mapping[str, Policy]) -> str:
+    """The sha256 of what a load reads: the manifest and every policy's template."""
+    return digest_files(root, loaded_files(policies))
+
+
+def check_of(pack: Pack, rev: str | None) -> dict[str, Any]:
+    """What a cached load of a config using ``pack`` depends on (see :func:`still_valid`)."""
+    names = loaded_files(pack.policies)
+    return {"root": str(pack.root), "files": names, "digest": digest_files(pack.root, names),
+            "repo": pack.repo, "rev": rev, "commit": pack.commit}
+
+
+def still_valid(check: Mapping[str, Any], environ: Mapping[str, str]) -> bool:
+    """Whether a cached load's pack is unchanged: the same files with the same bytes, and,
+    for a pinned pack, its rev still resolving to the same commit. Reads no YAML."""
+    try:
+        if check["repo"] is not None and pinned_commit(check["repo"], check["rev"],
+                                                       environ) != check["commit"]:
+            return False
+        return bool(digest_files(Path(check["root"]), list(check["files"]))
+                    == check["digest"])
+    except Exception:  # gone, unreadable, or a damaged entry: load it anew
+        return False
+
+
+def open_folder(root: Path) -> Pack:
+    """A local folder used in place (``"path"`` in a config, ``try-pack PATH``)."""
+    if not root.is_dir():
+        raise PackError(f"pack folder {root} does not exist")
+    name, policies = read_manifest(root)
+    return Pack(root, name, policies)
+
+
+def open_pinned(repo: str, rev: str, environ: Mapping[str, str]) -> Pack:
+    """The pack ``repo`` at ``rev`` from the cache, its files checked against what was
+    fetched. Never touches the network: a pack not in the cache is an error that says which
+    command fetches it."""
+    commit = pinned_commit(repo, rev, environ)
+    fetch = f"run: {FETCH_COMMAND}"
+    if commit is None:
+        raise PackError(f"pack {repo} at {rev} is not fetched; {fetch}")
+    folder = pack_dir(repo, commit, environ)
+    try:
+        record = json.loads(files.read_bytes(record_path(folder), 64 * 1024))
+    except Exception:
+        record = None
+    if not folder.is_dir() or not isinstance(record, dict):
+        raise PackError(f"pack {repo} at {rev} ({commit[:12]}) is not fetched; {fetch}")
+    if record.get("repo") != repo or record.get("commit") != commit:
+        raise PackError(f"pack cache {folder} does not hold {repo} at {commit[:12]}; {fetch}")
+    try:
+        name, policies = read_manifest(folder)
+        same = digest(folder, policies) == record.get("digest")
+    except PackError:
+        same = False
+    if not same:
+        raise PackError(f"pack cache {folder} changed since it was fetched; {fetch}")
+    return Pack(folder, name, policies, repo, commit)
+
+
+def references(data: Any) -> list[tuple[str, str]]:
+    """(repo as written, rev) of every pinned pack a parsed config file names, read leniently
+    (for trust and fetching, which must not fail on a file the loader will report)."""
+    block = data.get("prompthooks") if isinstance(data, dict) else None
+    uses = block.get("packs") if isinstance(block, dict) else None
+    if not isinstance(uses, list):
+        return []
+    return [(use["repo"], use["rev"]) for use in uses
+            if isinstance(use, dict) and isinstance(use.get("repo"), str)
+            and isinstance(use.get("rev"), str)]
+
+
+def resolutions(config_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """``"<repo> <rev>"`` -> commit for the pinned packs a config file names that are
+    fetched (for trust: an approval records them; a moved tag is a change)."""
+    try:
+        data = json.loads(files.read_bytes(config_file))
+    except Exception:
+        return {}
+    out: dict[str, str] = {}
+    for repo, rev in references(data):
+        full = normalize(repo, str(config_file.parent))
+        commit = pinned_commit(full, rev, environ)
+        if commit:
+            out[f"{full} {rev}"] = commit
+    return out
