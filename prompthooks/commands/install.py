@@ -27,7 +27,7 @@ from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
 from ..install import files, made, registry, starter
 from ..install.glue import choose, current_glue
 from ..install.host import choose_events
-from ..install.report import Report
+from .install_report import Report
 
 
 def managed_root(args: argparse.Namespace) -> Path:

@@ -10,8 +10,8 @@ import os
 
 from ..errors import EXIT_OK
 from ..install import files, made, registry, starter
-from ..install.report import Report
 from .install import managed_root
+from .install_report import Report
 
 
 def main(args: argparse.Namespace) -> int:

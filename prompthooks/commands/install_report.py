@@ -7,8 +7,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..commands import output
-from .files import Journal
+from ..install.files import Journal
+from . import output
 
 # The first words of the action lines, and how a dry run says them.
 _WOULD = (("wrote ", "would write "), ("backed up ", "would back up "),
