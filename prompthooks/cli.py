@@ -236,6 +236,16 @@ def _leave(code: int) -> NoReturn:
     os._exit(code)
 
 
+def _work_left_running() -> bool:
+    """Whether a background thread still runs: the model calls' loop, or a call given up at its
+    deadline (still importing litellm, say). The interpreter's teardown stops such a thread
+    where it stands, and one stopped inside native code aborts the process (exit -6 instead of
+    the command's code), so the process then ends the way `run` does."""
+    import threading
+
+    return any(thread.daemon and thread.is_alive() for thread in threading.enumerate())
+
+
 def _standard_streams() -> None:
     """A closed stdin, stdout or stderr becomes /dev/null: otherwise Python leaves the stream
     None (``print(file=None)`` writes to stdout: error lines around the JSON reply), and the
@@ -267,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         command = import_module(f".commands.{args.command.replace('-', '_')}", __package__)
         code = int(command.main(args))
-        if args.entry and args.command == "run":
+        if args.entry and (args.command == "run" or _work_left_running()):
             _leave(code)
         return code
     except PromptHooksError as exc:
