@@ -151,7 +151,7 @@ def test_records_reach_a_local_otlp_collector(tmp_path: Path, collector: Collect
     (record,) = request.records()
     attributes = record["attributes"]
     assert attributes["prompthooks.decision"] == "deny"
-    assert attributes["prompthooks.core.hook"] == "shell guard"
+    assert attributes["prompthooks.hook"] == "shell guard"
     assert attributes["prompthooks.event"] == "PreToolUse"
     assert attributes["prompthooks.tool"] == "Bash"
     assert "prompthooks.model" not in attributes  # unset fields are left out
