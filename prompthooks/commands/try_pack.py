@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..api import Config, config_from_data
 from ..config import pack_fetch, packs
+from ..devtools import cases
 from ..errors import PromptHooksError
 from ..model.cassette import Mode
 from .test import run_suites
@@ -38,10 +39,28 @@ def _suites(root: Path, only: list[str]) -> list[tuple[Path, Config | None]]:
         config = config_from_data(data, str(root / packs.MANIFEST), str(root))
         if config.errors:
             raise PromptHooksError(config.errors[0])
-        suites += [(root / case, config) for case in policy.cases]
+        for case in policy.cases:
+            _cassette_inside(root, root / case)
+            suites.append((root / case, config))
     if not suites:
         raise PromptHooksError(f"pack {name} has no case files (a policy's 'cases')")
     return suites
+
+
+def _cassette_inside(root: Path, case_file: Path) -> None:
+    """A pack's suite records into the pack, nowhere else: its case file names its cassette,
+    and a pack is someone else's text (``cassette: ~/.bash_profile`` would have a recording
+    written there, prompts included)."""
+    try:
+        spec = cases.read_case_file(case_file)
+    except PromptHooksError:
+        return  # reported when the suite runs
+    cassette = cases.cassette_path(case_file, spec)
+    try:
+        cassette.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise PromptHooksError(f"pack {root}: the suite {case_file.name} names a cassette "
+                               f"outside the pack ({spec.cassette})") from None
 
 
 def main(args: argparse.Namespace) -> int:

@@ -158,6 +158,11 @@ class Cassette:
         """Add or replace one entry: re-read under the lock, then replace the file atomically."""
         import yaml
 
+        if self.path.suffix not in (".yaml", ".yml"):
+            # A case file names its cassette: whoever wrote it must not get a recording (their
+            # own prompt text included) written over a shell profile or another tool's file.
+            raise CassetteError(f"cassette {self.path}: not written (a cassette is a .yaml or "
+                                ".yml file)")
         with self._lock, self._locked():
             entries = self._read()
             entries[entry["key"]] = dict(entry)

@@ -289,6 +289,45 @@ def test_try_pack_records_then_replays_a_passing_and_a_failing_suite(
     assert sorted(p.name for p in tmp_path.iterdir()) == config_before
 
 
+@pytest.mark.parametrize("where", ["../../profile.yaml", "ABSOLUTE", "../linked/rc.yaml"])
+def test_a_pack_suite_cannot_record_outside_the_pack(tmp_path: Path, origin: Path,
+                                                     model: FakeModel, where: str) -> None:
+    # A pack is someone else's text: its case file names its cassette, and a recording
+    # (prompts included) written over a file of the user's would be theirs to shape.
+    home = tmp_path / "home"
+    home.mkdir()
+    if where == "ABSOLUTE":
+        where = str(home / "profile.yaml")
+    (origin / "linked").symlink_to(home)
+    suite = origin / "tests" / "force-push.yaml"
+    suite.write_text(json.dumps({**json.loads(suite.read_text()), "cassette": where}))
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "cassette elsewhere")
+    judge_by_command(model)
+    for target in (str(origin), f"file://{origin}"):
+        done = cli("try-pack", target, "--record")
+        assert done.returncode == 1 and "names a cassette outside the pack" in done.stderr, \
+            done.stdout + done.stderr
+    assert list(home.iterdir()) == [] and not (tmp_path / "profile.yaml").exists()
+    assert model.requests == []  # refused before any suite ran
+
+
+def test_a_cassette_is_only_ever_written_as_yaml(tmp_path: Path, model: FakeModel) -> None:
+    # The same rule for any case file (a cloned repository's suites run with --record).
+    profile = tmp_path / ".bash_profile"
+    hooks = write_json(tmp_path / "hooks.json", {"prompthooks": {"model": "test-model"},
+                                                 "hooks": {"PreToolUse": [{"hooks": [
+                                                     {"type": "prompt", "prompt": "Judge $ARGUMENTS"}]}]}})
+    cases_file = tmp_path / "cases.yaml"
+    cases_file.write_text(json.dumps({"config": hooks.name, "cassette": profile.name, "cases": [
+        {"name": "ls", "event": claude_bash("ls"), "expect": {"decision": "allow"}}]}))
+    model.script(verdict(True))
+    done = cli("test", "--record", str(cases_file))
+    assert done.returncode == 1 and "not written (a cassette is a .yaml or .yml file)" in \
+        done.stdout + done.stderr, done.stdout + done.stderr
+    assert not profile.exists()
+
+
 @pytest.mark.parametrize("attack", ["dotdot", "absolute", "symlink-file", "symlink-dir",
                                     "huge", "case-outside"])
 def test_a_hostile_pack_is_refused(tmp_path: Path, origin: Path, attack: str) -> None:
