@@ -39,15 +39,17 @@ _BACK_OFF = 1024  # how far the cut moves back to a separator, so no token is cu
 # pattern costs more than the rest of an audit write.
 _PEM = (r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.*?"
         r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|\Z)")
+# A prefix whose token has no "_" in it may follow one ("mcp__x__ghp_..." names a tool): each
+# attempt still ends at the next "_", so starting after any "_" stays linear.
 _KEY_FORMATS = "|".join((
     r"\b(?:sk|pk|rk)-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_\-]{12,}+",  # OpenAI, Anthropic...
-    r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}+",  # Stripe
-    r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}+|\bgithub_pat_[A-Za-z0-9_]{20,}+",
+    r"(?<![A-Za-z0-9])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}+",  # Stripe
+    r"(?<![A-Za-z0-9])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}+|\bgithub_pat_[A-Za-z0-9_]{20,}+",
     r"\bglpat-[A-Za-z0-9_\-]{16,}+",
     r"\bxox[abposr]-[A-Za-z0-9\-]{10,}+",
     r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
     r"\bAIza[0-9A-Za-z_\-]{16,}+",
-    r"\b(?:gsk|xai|hf)_[A-Za-z0-9]{16,}+",
+    r"(?<![A-Za-z0-9])(?:gsk|xai|hf)_[A-Za-z0-9]{16,}+",
 ))
 # A JWT: three base64url segments, the first starting "eyJ" after a word boundary. Its first
 # segment may follow a "-" inside a longer run ("x-eyJ..."); the earliest such "eyJ" of the run

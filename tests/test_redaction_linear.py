@@ -35,6 +35,7 @@ ADVERSARIAL = {
     "jwt-dashes": "eyJ-" * (SIZE // 4),
     "jwt-segments": "eyJaaaaaaaa.bbbbbbbbb.c" * (SIZE // 23),
     "key-prefixes": "sk-aaaa ghp_ xoxb- AIza glpat- " * (SIZE // 31),
+    "key-prefixes-after-underscores": "x__ghp_sk_live_gsk_hf_" * (SIZE // 22),
     "mixed": "token.Bearer a://a:a@eyJ-sk-" * (SIZE // 28),
 }
 
@@ -64,6 +65,9 @@ def test_secrets_are_still_found_in_adversarial_company() -> None:
                   environ={}) == f"x-{MARK}"
     assert redact("foo=token=abcdefgh", environ={}) == f"foo=token={MARK}"
     assert redact("see -https://bob:pa55word@db/x", environ={}) == f"see -https://{MARK}@db/x"
+    # A token glued after underscores, as in an MCP tool's name.
+    gh = "ghp_" + "a1" * 18
+    assert redact(f"mcp__x__{gh}", environ={}) == f"mcp__x__{MARK}"
 
 
 def test_a_long_text_is_cut_with_a_visible_marker() -> None:

@@ -63,22 +63,29 @@ def _kind(mode: int) -> str:
 
 
 def _open_append(path: Path) -> int:
-    """The file, opened to append: a regular file (a symlink to one is followed), created
-    owner-only. A FIFO, a device or a socket in its place is refused, never opened for long:
-    the check comes before the open, and O_NONBLOCK makes a FIFO swapped in between fail."""
+    """The file, opened to append: a regular file with no other name, created owner-only.
+
+    Refused: a FIFO, a device or a socket in its place (checked before the open; O_NONBLOCK
+    makes one swapped in between fail), and a symlink or a hard link: the folder is often in
+    the project, where an agent can write, and a link to ``~/.bashrc`` would have JSON lines
+    holding agent-written text appended to a file the user's shell runs."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        mode: int | None = os.stat(path).st_mode
+        mode: int | None = os.lstat(path).st_mode
     except FileNotFoundError:
         mode = None
+    if mode is not None and stat.S_ISLNK(mode):
+        raise ExportError(f"{path} is a symlink; refused (name the file itself)")
     if mode is not None and not stat.S_ISREG(mode):
         raise ExportError(f"{path} is {_kind(mode)}, not a regular file")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
-                 | os.O_NOCTTY, 0o600)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+                 | os.O_NOCTTY | os.O_NOFOLLOW, 0o600)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
         os.close(fd)
-        raise ExportError(f"{path} is {_kind(mode)}, not a regular file")
+        what = _kind(info.st_mode) if not stat.S_ISREG(info.st_mode) else (
+            "a file with other names (hard links)")
+        raise ExportError(f"{path} is {what}; refused")
     os.set_blocking(fd, True)
     return fd
 

@@ -43,10 +43,15 @@ def event_input(event: Event, environ: Mapping[str, str] | None = None,
                   limit=MAX_EVENT_INPUT)
 
 
-def event_fields(event: Event, run_id: str) -> dict[str, Any]:
+def event_fields(event: Event, run_id: str,
+                 environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    # The tool's name, the session and the folder come from the agent's event like any other
+    # text, and an MCP tool's name or a session id can hold a token: the same pass as a reason.
     return {"time": now(), "run_id": run_id, "host": event.host, "event": event.name,
-            "host_event": event.host_event, "tool": event.tool_name,
-            "session_id": event.session_id, "project": event.project_dir}
+            "host_event": _redact(event.host_event, (), environ),
+            "tool": _redact(event.tool_name, (), environ),
+            "session_id": _redact(event.session_id, (), environ),
+            "project": _redact(event.project_dir, (), environ)}
 
 
 def _redact(text: str | None, keys: Sequence[str],
@@ -80,7 +85,7 @@ def result_row(result: HookResult, base: Mapping[str, Any],
 def rows_for(outcome: Outcome, store_events: bool,
              environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The rows of one run (none when no hook applied to the event)."""
-    base = event_fields(outcome.event, os.urandom(8).hex())
+    base = event_fields(outcome.event, os.urandom(8).hex(), environ)
     keys = config_keys((h.api_key_env for h in outcome.config.hooks), environ)
     if store_events:
         base["event_input"] = event_input(outcome.event, environ, keys)

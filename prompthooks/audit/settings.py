@@ -25,6 +25,8 @@ def default_path(environ: Mapping[str, str] | None = None) -> Path:
 
 JSONL_MAX_MB = 64.0  # an export file's size before it is rotated to ``<file>.1``
 EXPORT_TIMEOUT = 3.0  # seconds an export may take after the reply (never past the deadline)
+# The most a config may give it: the host waits for the process to end, on every event.
+EXPORT_TIMEOUT_MAX = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,15 +77,29 @@ def _targets(export: Any) -> tuple[JsonlTarget | None, OtlpTarget | None]:
     if isinstance(export.get("otlp"), Mapping) and export["otlp"].get("endpoint"):
         spec = export["otlp"]
         otlp = OtlpTarget(logs_url(str(spec["endpoint"])), spec.get("headers_env"),
-                          float(spec.get("timeout") or EXPORT_TIMEOUT))
+                          min(float(spec.get("timeout") or EXPORT_TIMEOUT),
+                              EXPORT_TIMEOUT_MAX))
     return jsonl, otlp
+
+
+def _clash(db: Path, jsonl: JsonlTarget | None) -> bool:
+    """Whether the database (or one of SQLite's files beside it) is the export's file: a
+    project naming a managed export's file as its database would have SQLite overwrite the
+    exported lines. The export wins; the database is not written."""
+    if jsonl is None:
+        return False
+    exported = {os.path.realpath(p) for p in (jsonl.path, f"{jsonl.path}.1")}
+    sqlite_files = {os.path.realpath(f"{db}{suffix}")
+                    for suffix in ("", "-wal", "-shm", "-journal", ".pending")}
+    return bool(exported & sqlite_files)
 
 
 def resolve(values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> AuditSettings:
     """Settings from a loaded config's merged ``audit`` values."""
     path = values.get("path")
     jsonl, otlp = _targets(values.get("export"))
-    return AuditSettings(enabled=bool(values.get("enabled", True)),
-                         path=Path(path) if path else default_path(environ),
+    db = Path(path) if path else default_path(environ)
+    return AuditSettings(enabled=bool(values.get("enabled", True)) and not _clash(db, jsonl),
+                         path=db,
                          store_events=bool(values.get("store_events", False)),
                          jsonl=jsonl, otlp=otlp)

@@ -112,20 +112,34 @@ def test_a_fifo_or_device_in_the_files_place_is_refused(tmp_path: Path, kind: st
     proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), env=DEBUG, timeout=60)
     assert _denied(proc) and proc.returncode == 0
     (said,) = [x for x in proc.stderr.splitlines() if "audit export" in x]
-    assert "not a regular file" in said and ("a FIFO" in said or "a device" in said)
+    assert ("a FIFO, not a regular file" in said if kind == "fifo"
+            else "is a symlink; refused" in said)
     assert "Traceback" not in proc.stderr
     # The database still has the row.
     assert (tmp_path / "audit.db").exists()
 
 
-def test_a_symlink_to_a_regular_file_is_followed(tmp_path: Path) -> None:
-    real = tmp_path / "logs" / "real.jsonl"
-    real.parent.mkdir()
-    real.write_text("")
-    (tmp_path / "d.jsonl").symlink_to(real)
-    cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl"}})
-    assert _denied(run_cli(claude_bash("ls"), "--config", str(cfg)))
-    assert len(_lines(real)) == 1
+@pytest.mark.parametrize("link", ["symlink", "hard link"])
+def test_a_link_planted_in_the_files_place_is_refused(tmp_path: Path, link: str) -> None:
+    # The export's folder is often one the agent can write: a link to the user's shell
+    # profile would have lines holding the agent's text ($(...) in a reason) appended to it.
+    home = tmp_path / "home"
+    home.mkdir()
+    bashrc = home / ".bashrc"
+    bashrc.write_text("export PATH=$PATH:~/bin\n")
+    (tmp_path / "logs").mkdir()
+    planted = tmp_path / "logs" / "decisions.jsonl"
+    if link == "symlink":
+        planted.symlink_to(bashrc)
+    else:
+        os.link(bashrc, planted)
+    cfg = _config(tmp_path, {"jsonl": {"path": "logs/decisions.jsonl"}})
+    proc = run_cli(claude_bash("echo $(touch /tmp/x)"), "--config", str(cfg), env=DEBUG)
+    assert _denied(proc) and proc.returncode == 0
+    assert bashrc.read_text() == "export PATH=$PATH:~/bin\n"
+    (said,) = [x for x in proc.stderr.splitlines() if "audit export" in x]
+    assert ("symlink" if link == "symlink" else "hard links") in said
+    assert (tmp_path / "audit.db").exists()
 
 
 def test_a_full_file_is_rotated_once(tmp_path: Path) -> None:
@@ -287,6 +301,53 @@ def test_a_managed_export_cannot_be_removed_or_redirected(tmp_path: Path,
     assert line["source"] == "project" and line["decision"] == "deny"
     assert not (project / "mine.jsonl").exists()
     assert len(collector.records()) == 1
+
+
+def test_a_project_database_cannot_overwrite_a_managed_export(tmp_path: Path) -> None:
+    # SQLite writing its database over the export's file would erase the exported lines.
+    exported = tmp_path / "siem" / "all.jsonl"
+    etc = _managed(tmp_path, {"jsonl": {"path": str(exported)}})
+    project = tmp_path / "project"
+    deny = write_script(project / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
+    for database in (str(exported), f"{exported}.1"):
+        approve(write_json(project / ".prompthooks" / "hooks.json", {
+            "prompthooks": {"audit": {"path": database}},
+            "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": str(deny)}]}]}}
+        ).parent)
+        for _ in range(2):
+            proc = run_cli(claude_bash("rm -rf /", cwd=str(project)), "--managed-dir",
+                           str(etc), cwd=project)
+            assert _denied(proc), proc.stderr
+    lines = _lines(exported)  # every line still JSON: no database was written over them
+    assert len(lines) == 4 and {x["decision"] for x in lines} == {"deny"}
+    assert not exported.with_name("all.jsonl.1").exists()
+
+
+def test_a_silent_collector_cannot_be_given_longer_than_five_seconds(
+        tmp_path: Path, collector: Collector) -> None:
+    # The host waits for the process to end on every event: a config's timeout is capped.
+    collector.delay = 60.0
+    cfg = _config(tmp_path, {"otlp": {"endpoint": collector.url, "timeout": 1000}})
+    started = time.monotonic()
+    proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), env=DEBUG)
+    assert _denied(proc) and proc.returncode == 0
+    assert time.monotonic() - started < 45  # 5 s and the run's own cost; never the 60 s delay
+    assert len(collector.received) == 1
+
+
+def test_event_text_in_every_column_is_redacted(tmp_path: Path) -> None:
+    # An MCP tool's name and a session id come from the agent like any other text.
+    cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl"}})
+    event = {**claude_bash("ls"), "tool_name": f"mcp__x__{GH}", "session_id": KEY}
+    hooks = json.loads(cfg.read_text())
+    hooks["hooks"]["PreToolUse"][0]["matcher"] = "mcp__.*"
+    cfg.write_text(json.dumps(hooks))
+    assert _denied(run_cli(event, "--config", str(cfg)))
+    written = (tmp_path / "d.jsonl").read_text()
+    assert GH not in written and KEY not in written and KEY[:12] not in written
+    (line,) = _lines(tmp_path / "d.jsonl")
+    assert line["tool"].startswith("mcp__x__") and "[redacted]" in line["tool"]
+    assert line["session_id"] == "[redacted]"
 
 
 def test_an_unapproved_project_config_exports_nothing(tmp_path: Path,
