@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,9 @@ def as_config(config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Co
     if isinstance(config, Mapping):
         return config_from_data(config, "<inline config>")
     paths = [config] if isinstance(config, (str, Path)) else list(config)
-    return load_config([str(p) for p in paths], keep_managed=False)
+    # A test leaves nothing behind: not even the config cache in the user's cache folder.
+    return load_config([str(p) for p in paths], keep_managed=False,
+                       environ={**os.environ, "PROMPTHOOKS_NO_CACHE": "1"})
 
 
 def run(data: Mapping[str, Any] | bytes | str, *,

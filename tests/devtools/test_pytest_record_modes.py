@@ -7,6 +7,7 @@ sample project in a subprocess against the installed wheel."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -81,6 +82,9 @@ def test_default_replays_only_creates_nothing_and_names_the_option(
     assert "record it with --record" not in result.stdout.str()
     assert model.requests == []
     assert files(suite) == before  # no cassette, no folder, no lock
+    # Nor anything in the user's cache (the config cache is off under the fixtures).
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    assert [p for p in cache.rglob("*") if p.is_file()] == []
 
 
 def test_once_records_missing_cassettes_then_everything_replays(
