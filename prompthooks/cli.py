@@ -269,10 +269,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the process's own streams: not a call from Python
         _standard_streams()
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
         # The process's own command line (not a call from Python): `run` then counts its
         # budget from the spawn, as the host does, and ends the process itself.
         args.entry = argv is None
+        args.parser = parser  # what `completion` describes: commands never import the CLI
         from importlib import import_module
 
         command = import_module(f".commands.{args.command.replace('-', '_')}", __package__)

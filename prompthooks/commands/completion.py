@@ -10,9 +10,8 @@ from ..errors import EXIT_OK
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..cli import build_parser
     from .shell_completion import script
 
-    sys.stdout.write(script(args.shell, build_parser()))
+    sys.stdout.write(script(args.shell, args.parser))
     sys.stdout.flush()
     return EXIT_OK

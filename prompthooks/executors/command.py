@@ -24,8 +24,24 @@ from dataclasses import dataclass, field
 from ..core.events import Event
 from ..core.hook import Hook
 from ..core.result import HookResult
-from ..runner.channel import announce
 from .replies import result_from_reply
+
+# Who hears of each command hook's process group as it starts and ends: the supervisor of a
+# `run` process (runner/), so that a run it gives up on leaves no hook behind. Set by whoever
+# runs the process, never by the engine.
+GroupListener = Callable[[int, bool], None]
+_group_listener: GroupListener | None = None
+
+
+def listen_for_groups(listener: GroupListener | None) -> None:
+    global _group_listener
+    _group_listener = listener
+
+
+def announce(pgid: int, started: bool) -> None:
+    if _group_listener is not None:
+        _group_listener(pgid, started)
+
 
 OUTPUT_CAP = 1024 * 1024
 DRAIN_AFTER_EXIT = 0.1  # seconds to keep reading pipes after the hook process exits

@@ -65,16 +65,11 @@ class Channel:
                     return
 
 
-# The channel of this process's run, if any: command hooks announce their process groups on it.
-_current: Channel | None = None
-
-
 def open_channel(channel: Channel) -> None:
-    global _current
-    _current = channel
+    """Command hooks of this process announce their process groups on ``channel``."""
+    from ..executors.command import listen_for_groups
 
+    def announce(pgid: int, started: bool) -> None:
+        channel.send(**({"group": pgid} if started else {"ended": pgid}))
 
-def announce(pgid: int, started: bool) -> None:
-    """A command hook's process group started (or ended); a no-op outside a supervised run."""
-    if _current is not None:
-        _current.send(**({"group": pgid} if started else {"ended": pgid}))
+    listen_for_groups(announce)
