@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .settings import AuditSettings, resolve
 
 if TYPE_CHECKING:
-    from ..api import Outcome
+    from .rows import Judged
 
 __all__ = ["AuditSettings", "record", "record_rows", "resolve"]
 
@@ -61,7 +61,7 @@ def _write(settings: AuditSettings, rows: list[dict[str, Any]], by: float | None
     return None
 
 
-def record(outcome: Outcome, environ: Mapping[str, str] | None = None) -> str | None:
+def record(outcome: Judged, environ: Mapping[str, str] | None = None) -> str | None:
     """Log one dispatched event as configured; the problem as one line, or None. A busy
     database is waited for only until the run's deadline (the host waits for the process to
     exit): past it the rows go to the spool."""

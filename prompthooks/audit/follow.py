@@ -40,18 +40,28 @@ def follow(path: Path, where: str = "", params: Sequence[Any] = (),
     """The last ``backlog`` rows that match (None: all of them), oldest first, then every
     matching row as it is written. Waits for a log that does not exist yet. Runs until the
     caller stops iterating (or a signal interrupts ``sleep``)."""
-    while not path.exists():
-        sleep(poll)
+    if not path.exists():
+        # Every row of a log that appears while waiting is new: all of them are shown, as
+        # `tail -F` shows a file that appears, not the last few of a burst that made it.
+        backlog = None
+        while not path.exists():
+            sleep(poll)
     conn = connect(path, create=False)
     try:
         conn.row_factory = sqlite3.Row
         # Each look reads up to the newest id it saw first: a row committed while it reads
         # has a larger id, and is read by the next look, filtered out or not.
-        try:
-            last = _top(conn)
-            rows = _select(conn, where, params, 0, last, backlog, newest=True)
-        except sqlite3.Error as exc:
-            raise AuditError(f"audit log {path}: {exc}") from None
+        while True:
+            try:
+                last = _top(conn)
+                rows = _select(conn, where, params, 0, last, backlog, newest=True)
+                break
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc) and "locked" not in str(exc):
+                    raise AuditError(f"audit log {path}: {exc}") from None
+                sleep(poll)  # the file is there, its first writer is still making the table
+            except sqlite3.Error as exc:
+                raise AuditError(f"audit log {path}: {exc}") from None
         yield from reversed(rows)
         while True:
             try:

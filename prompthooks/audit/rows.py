@@ -10,15 +10,38 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.merge import apply_failure_policy
 from ..core.result import HookResult
 from ..redaction import config_keys, redact
 
 if TYPE_CHECKING:
-    from ..api import Outcome
+    from ..config.loader import Loaded
     from ..core.events import Event
+    from ..core.merge import Decision
+
+
+class _Sources(Protocol):
+    @property
+    def loaded(self) -> Loaded: ...
+
+
+class Judged(Protocol):
+    """What the log needs of one dispatched event (``api.Outcome`` is one): the log sits
+    below the API and is handed the run's outcome, it does not reach up for its type."""
+
+    @property
+    def event(self) -> Event: ...
+
+    @property
+    def decision(self) -> Decision: ...
+
+    @property
+    def config(self) -> _Sources: ...
+
+    @property
+    def deadline(self) -> float: ...
 
 MAX_EVENT_INPUT = 256 * 1024  # characters of a stored event input
 
@@ -82,11 +105,11 @@ def result_row(result: HookResult, base: Mapping[str, Any],
     }
 
 
-def rows_for(outcome: Outcome, store_events: bool,
+def rows_for(outcome: Judged, store_events: bool,
              environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The rows of one run (none when no hook applied to the event)."""
     base = event_fields(outcome.event, os.urandom(8).hex(), environ)
-    keys = config_keys((h.api_key_env for h in outcome.config.hooks), environ)
+    keys = config_keys((h.api_key_env for h in outcome.config.loaded.hooks), environ)
     if store_events:
         base["event_input"] = event_input(outcome.event, environ, keys)
     return [result_row(r, base, environ, keys) for r in outcome.decision.results]
