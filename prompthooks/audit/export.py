@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import stat
 import threading
@@ -23,34 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .records import ExportError, line
 from .settings import EXPORT_TIMEOUT, AuditSettings, JsonlTarget
-from .store import COLUMNS
-
-# The fields of a JSON Lines record, in order: the database's columns (``id`` first, only
-# when the row was read from the database).
-FIELDS = COLUMNS
-
-
-class ExportError(Exception):
-    """An export target cannot take the rows; the message says which and why."""
-
-
-def _clean(value: Any) -> Any:
-    # A hook's reply can carry lone surrogates: they are not text any reader accepts.
-    return value.encode("utf-8", "replace").decode("utf-8") if isinstance(value, str) else value
-
-
-def record(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A row as a JSON Lines record: every field, in a fixed order, null when unset."""
-    out: dict[str, Any] = {"id": row["id"]} if "id" in row else {}
-    out.update((name, _clean(row.get(name))) for name in FIELDS)
-    return out
-
-
-def line(row: Mapping[str, Any]) -> str:
-    """One JSON Lines line (ASCII, so no byte in it can be a terminal's or a parser's
-    surprise), ending in a newline."""
-    return json.dumps(record(row), ensure_ascii=True, separators=(",", ":")) + "\n"
 
 
 def _kind(mode: int) -> str:

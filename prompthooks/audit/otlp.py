@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .export import ExportError, record
+from .records import ExportError, record
 from .settings import OtlpTarget
 
 EVENT_NAME = "prompthooks.decision"

@@ -132,7 +132,7 @@ def main(args: argparse.Namespace) -> int:
     if fmt == "json":
         output.print_json(rows)
     elif fmt == "jsonl":
-        from ..audit.export import line
+        from ..audit.records import line
 
         sys.stdout.write("".join(line(row) for row in reversed(rows)))
     else:
@@ -158,8 +158,8 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def _follow(path: Path, where: str, params: list[Any], backlog: int | None, fmt: str) -> int:
     """Print rows as they are written until Ctrl-C or SIGTERM, which end it cleanly (exit 0:
     stopping is how a follow ends)."""
-    from ..audit.export import line
     from ..audit.follow import follow
+    from ..audit.records import line
 
     signal.signal(signal.SIGTERM, _stop)
     rows = follow(path, where, params, backlog)

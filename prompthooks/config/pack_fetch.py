@@ -110,9 +110,14 @@ def checkout(repo: str, rev: str, dest: Path) -> str:
 
 
 def _write_json(path: Path, data: Mapping[str, object]) -> None:
-    from ..install.files import atomic_write
+    from .. import paths
 
-    atomic_write(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        paths.atomic_write(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(),
+                           durable=True)
+    except OSError as exc:
+        raise PackError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def fetch(repo: str, rev: str, environ: Mapping[str, str]) -> Fetched:

@@ -255,8 +255,8 @@ def export_checks(config: Config, offline: bool,
         else:
             yield check("audit export (jsonl)", "ok", str(path))
     if settings.otlp is not None:
-        from ..audit.export import ExportError
         from ..audit.otlp import MISSING_EXTRA, send
+        from ..audit.records import ExportError
 
         target = settings.otlp
         name = "audit export (otlp)"

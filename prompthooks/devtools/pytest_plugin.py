@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from ..model.record_modes import OPTION, RECORD_MODES, Recorder, RecordMode
+from .pytest_stash import recorder_key
 
 if TYPE_CHECKING:
     from ..api import Outcome
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 INI = "prompthooks_record_mode"
 CASES_INI = "prompthooks_cases"
 MARKER_KEYS = ("config", "cassette", "model")
-recorder_key = pytest.StashKey[Recorder]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from prompthooks.audit.export import FIELDS
+from prompthooks.audit.records import FIELDS
 
 from ..helpers import approve, claude_bash, reply, run_cli, write_json, write_script
 from ..otlp_collector import Collector, collect

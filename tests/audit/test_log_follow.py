@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from prompthooks.audit.export import FIELDS
+from prompthooks.audit.records import FIELDS
 
 from ..helpers import claude_bash, run_cli, write_json, write_script
 

@@ -63,8 +63,9 @@ def test_loading_the_plugin_imports_only_pytest_and_itself() -> None:
             "'rich'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
-    # Besides the plugin and record modes: the packages holding them and the version, none of
-    # which imports anything.
+    # Besides the plugin, its stash key and record modes: the packages holding them and the
+    # version, none of which imports anything.
     assert proc.stdout.split() == ["prompthooks", "prompthooks._version", "prompthooks.devtools",
-                                   "prompthooks.devtools.pytest_plugin", "prompthooks.model",
+                                   "prompthooks.devtools.pytest_plugin",
+                                   "prompthooks.devtools.pytest_stash", "prompthooks.model",
                                    "prompthooks.model.record_modes"]
