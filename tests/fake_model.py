@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 
 @dataclass
@@ -115,12 +115,20 @@ def _handler(state: FakeModel) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve() -> Iterator[FakeModel]:
-    """Run a fake model server for the duration of a ``with``/fixture."""
-    state = FakeModel()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+class _Served(Protocol):
+    url: str
+    stopping: threading.Event
+
+
+S = TypeVar("S", bound=_Served)
+
+
+def run_server(handler: type[BaseHTTPRequestHandler], state: S, path: str = "") -> Iterator[S]:
+    """Serve ``handler`` on a free 127.0.0.1 port for the duration of a fixture; ``state.url``
+    is its address (plus ``path``). Shared by every local stand-in server of the suite."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    state.url = f"http://127.0.0.1:{server.server_address[1]}{path}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -129,6 +137,12 @@ def serve() -> Iterator[FakeModel]:
         state.stopping.set()
         server.shutdown()
         server.server_close()
+
+
+def serve() -> Iterator[FakeModel]:
+    """Run a fake model server for the duration of a ``with``/fixture."""
+    state = FakeModel()
+    yield from run_server(_handler(state), state, "/v1")
 
 
 def serve_with_headers(headers: dict[str, str]) -> Iterator[FakeModel]:
@@ -142,14 +156,4 @@ def serve_with_headers(headers: dict[str, str]) -> Iterator[FakeModel]:
                 self.send_header(name, value)
             super().end_headers()
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        state.stopping.set()
-        server.shutdown()
-        server.server_close()
+    yield from run_server(Handler, state, "/v1")

@@ -161,3 +161,20 @@ def assert_group_killed(leader: int, seconds: float = 5) -> None:
 
 def read_pid(path: Path) -> int:
     return int(path.read_text().strip())
+
+
+def install_wheel(tmp_path: Path) -> Path:
+    """Build this checkout's wheel (isolated, as a release would: pip fetches the build
+    backend pyproject names) and install it into a folder of its own; put that folder on
+    PYTHONPATH to run the installed copy, not the checkout."""
+    wheels, target = tmp_path / "wheels", tmp_path / "site"
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
+                            "-w", str(wheels), str(REPO)],
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr
+    (wheel,) = wheels.glob("prompthooks-*.whl")
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q",
+                              "--target", str(target), str(wheel)],
+                             capture_output=True, text=True, timeout=600)
+    assert install.returncode == 0, install.stderr
+    return target

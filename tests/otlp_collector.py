@@ -9,8 +9,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .fake_model import run_server
 
 
 @dataclass
@@ -83,14 +85,4 @@ def collect() -> Iterator[Collector]:
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        state.stopping.set()
-        server.shutdown()
-        server.server_close()
+    yield from run_server(Handler, state)

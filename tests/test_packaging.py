@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import REPO
+from .helpers import REPO, install_wheel
 
 
 def test_every_source_package_is_in_the_wheel_list() -> None:
@@ -27,18 +27,9 @@ def test_every_source_package_is_in_the_wheel_list() -> None:
 
 @pytest.mark.wheel
 def test_wheel_runs_the_library_suites_from_anywhere(tmp_path: Path) -> None:
-    wheels, target, elsewhere = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere"
+    elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    # An isolated build, as a release would: pip fetches the build backend pyproject names.
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                            "-w", str(wheels), str(REPO)],
-                           capture_output=True, text=True, timeout=600)
-    assert build.returncode == 0, build.stderr
-    (wheel,) = wheels.glob("prompthooks-*.whl")
-    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q",
-                              "--target", str(target), str(wheel)],
-                             capture_output=True, text=True, timeout=600)
-    assert install.returncode == 0, install.stderr
+    target = install_wheel(tmp_path)
     # The installed copy, not the checkout: PYTHONPATH comes before the editable install.
     env = {**os.environ, "PYTHONPATH": str(target)}
     where = subprocess.run([sys.executable, "-c",

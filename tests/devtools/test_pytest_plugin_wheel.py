@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from ..fake_model import FakeModel, verdict
-from ..helpers import REPO
+from ..helpers import install_wheel
 
 # As Claude Code saves it, indented: the recording's key must not depend on the layout.
 EVENT = {"session_id": "9f1c2e", "transcript_path": "/tmp/transcript.jsonl", "cwd": "/tmp",
@@ -37,20 +37,6 @@ def test_saved_push_is_blocked(prompthooks_run):
     outcome = prompthooks_run(event, config="hooks.json")
     assert_decision(outcome, "deny", reason_contains="shared history")
 '''
-
-
-def install_wheel(tmp_path: Path) -> Path:
-    wheels, target = tmp_path / "wheels", tmp_path / "site"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                            "-w", str(wheels), str(REPO)],
-                           capture_output=True, text=True, timeout=600)
-    assert build.returncode == 0, build.stderr
-    (wheel,) = wheels.glob("prompthooks-*.whl")
-    install = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q",
-                              "--target", str(target), str(wheel)],
-                             capture_output=True, text=True, timeout=600)
-    assert install.returncode == 0, install.stderr
-    return target
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
