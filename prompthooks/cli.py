@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from ._version import __version__
 from .errors import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PromptHooksError
+from .hosts import NAMES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run the hooks for one event read from stdin")
     run.add_argument("event", nargs="?", metavar="EVENT",
                      help="the host's event name (default: the one in the input)")
-    run.add_argument("--host", choices=("claude", "cursor", "cline"),
+    run.add_argument("--host", choices=NAMES,
                      help="the host that sent the event (default: detected from the input)")
     run.add_argument("--config", action="append", metavar="PATH", default=[],
                      help="a config file or folder; repeatable, first is highest priority; "
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (("install", "wire prompthooks into a host's own config"),
                        ("uninstall", "remove exactly what install added")):
         glue = commands.add_parser(name, help=text)
-        glue.add_argument("--host", choices=("claude", "cursor", "cline"), required=True,
+        glue.add_argument("--host", choices=NAMES, required=True,
                           help="the host whose own config holds the glue")
         glue.add_argument("--scope", choices=("project", "local", "user", "managed"),
                           default="project",
@@ -90,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "run and why, and each prompt as it would be sent")
     explain.add_argument("event", nargs="?", metavar="EVENT",
                          help="the host's event name (default: the one in the input)")
-    explain.add_argument("--host", choices=("claude", "cursor", "cline"),
+    explain.add_argument("--host", choices=NAMES,
                          help="the host that sent the event (default: detected from the input)")
     _config_option(explain)
     _json_option(explain)

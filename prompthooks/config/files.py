@@ -25,7 +25,7 @@ class UnsafeFile(Exception):
 
 def hook_file_names() -> list[str]:
     """The names a Cline-style folder may hold, in the order its hooks load."""
-    from ..hosts import cline
+    from ..hosts import FOLDER_DIALECT as cline
 
     return sorted([*cline.CONFIG_EVENTS, *(f"{name}.md" for name in cline.CONFIG_EVENTS)])
 
@@ -109,3 +109,16 @@ def describe(exc: BaseException) -> str:
     text = text if len(text) <= 200 else text[:197] + "..."
     return f"cannot be loaded: {type(exc).__name__}: {text}" if text else (
         f"cannot be loaded: {type(exc).__name__}")
+
+
+def file_type(path: Path) -> int | None:
+    """The mode of what ``path`` names (a symlink followed), None if nothing is there; a
+    symlink to nothing is a file (it fails when run, as it would in Cline)."""
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        try:
+            os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return stat.S_IFREG

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.hook import Hook, PromptSettings, Source
-from ..core.matchers import claude_matcher
 from ..errors import ConfigError
-from ..hosts import claude
+from ..hosts import CANONICAL
 from . import packs
 from .packs import PackError
 
@@ -70,20 +69,20 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
                 continue
             matcher_text = chosen.matcher if chosen.matcher is not None else policy.matcher
             try:
-                matcher = claude_matcher(matcher_text)
+                matcher = CANONICAL.make_matcher(matcher_text, "tool")
             except ValueError as exc:
                 problems.append(ConfigError(str(path), str(exc), f"{at}.matcher"))
                 continue
             origin = f"{pack.name}@{use.rev}" if use.rev else pack.name
             for event_key in chosen.events or policy.events:
-                config_event = claude.CONFIG_EVENTS.get(event_key)
+                config_event = CANONICAL.CONFIG_EVENTS.get(event_key)
                 if config_event is None:
                     problems.append(ConfigError(
-                        str(path), f"unknown {claude.TITLE} event {event_key!r} (a pack's "
+                        str(path), f"unknown {CANONICAL.TITLE} event {event_key!r} (a pack's "
                         "events are Claude Code event names)", f"{at}.events"))
                     continue
                 out.append(Hook(
-                    source=source, dialect="claude", config_event=event_key,
+                    source=source, dialect=CANONICAL.NAME, config_event=event_key,
                     index=first_index + len(out), trigger=config_event.trigger,
                     kind="prompt", label=f"{path}: {at} ({chosen.id} from {origin})",
                     matcher=matcher, match_on=config_event.match_on, prompt=body,
@@ -115,7 +114,7 @@ def fail_closed_events(data: Any) -> tuple[set[str], bool]:
                 every = True
                 continue
             for key in keys:
-                config_event = claude.CONFIG_EVENTS.get(key) if isinstance(key, str) else None
+                config_event = CANONICAL.CONFIG_EVENTS.get(key) if isinstance(key, str) else None
                 if config_event is None:
                     every = True
                 else:

@@ -1,4 +1,5 @@
-"""The pydantic models of the two JSON config dialects (Claude Code and Cursor style).
+"""The pydantic models every JSON config dialect shares: a handler's common keys and our own
+``prompthooks`` block. Each host's file shape is in ``hosts/<name>/schema.py``.
 
 Host-native files are read leniently: keys we do not know are kept in ``model_extra`` and
 reported as warnings by the loader, never as errors, so a copy of a real ``settings.json``
@@ -26,7 +27,7 @@ Megabytes = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
 HandlerType = Literal["command", "prompt", "agent", "http"]
 
 
-class _Lenient(BaseModel):
+class Lenient(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
 
@@ -159,7 +160,7 @@ class PromptHooksBlock(BaseModel):
         return data
 
 
-class _Handler(_Lenient):
+class Handler(Lenient):
     type: HandlerType = "command"
     name: HookName | None = None  # ours: how the hook is named in the log, messages, explain
     command: StrictStr | None = None
@@ -170,9 +171,13 @@ class _Handler(_Lenient):
     failClosed: StrictBool = False
     max_event_chars: Chars | None = None  # ours: the event JSON's budget in the prompt
     cache_ttl: Seconds | None = None  # ours: reuse this hook's verdicts for this long
+    # ours: this handler's "allow" approves under every host, not only its own dialect's
+    allow_approves: StrictBool = False
+    # ours: give this handler the sending host's raw event, not one in its own dialect
+    raw_event: StrictBool = False
 
     @model_validator(mode="after")
-    def _needs_its_field(self) -> _Handler:
+    def _needs_its_field(self) -> Handler:
         if self.type == "command" and not (self.command and self.command.strip()):
             raise ValueError("a command hook needs a non-empty 'command'")
         if self.type == "prompt":
@@ -181,28 +186,3 @@ class _Handler(_Lenient):
             if self.prompt and self.prompt_file:
                 raise ValueError("give either 'prompt' or 'prompt_file', not both")
         return self
-
-
-class ClaudeHandler(_Handler):
-    statusMessage: StrictStr | None = None
-
-
-class ClaudeMatcherGroup(_Lenient):
-    matcher: StrictStr | None = None
-    hooks: list[ClaudeHandler]
-
-
-class ClaudeFile(_Lenient):
-    hooks: dict[str, list[ClaudeMatcherGroup]] = Field(default_factory=dict)
-    prompthooks: PromptHooksBlock | None = None
-
-
-class CursorHandler(_Handler):
-    matcher: StrictStr | None = None
-    loop_limit: Annotated[int, Field(ge=0, strict=True)] | None = 5
-
-
-class CursorFile(_Lenient):
-    version: Annotated[int, Field(strict=True)] = 1
-    hooks: dict[str, list[CursorHandler]] = Field(default_factory=dict)
-    prompthooks: PromptHooksBlock | None = None

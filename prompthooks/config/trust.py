@@ -175,7 +175,7 @@ def _entries(folder: Path, events: Mapping[str, Any]) -> Iterator[tuple[str, Pat
 def digest(folder: Path) -> Digest:
     """The sha256 over every loaded file's name, link target (when a symlink), mode and bytes,
     and over the ``hooks/`` folder's own link target. Raises :class:`Unapprovable`."""
-    from ..hosts import cline
+    from ..hosts import FOLDER_DIALECT as cline
 
     sha = hashlib.sha256(b"prompthooks trust 1\0")
     files: list[str] = []

@@ -36,7 +36,7 @@ def _config_names() -> Iterator[tuple[str, str]]:
 
 
 def _hook_names() -> Iterator[tuple[str, str]]:
-    from ..hosts import cline
+    from ..hosts import FOLDER_DIALECT as cline
 
     for hook in cline.CONFIG_EVENTS:
         for suffix in _SCRIPT_SUFFIXES:

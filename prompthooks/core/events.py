@@ -2,7 +2,7 @@
 
 Each host module parses its own input into an :class:`Event`. Canonical event and tool names
 are Claude Code's (PascalCase events, ``Bash``/``Read``/``Write`` tools, ``mcp__server__tool``),
-because that vocabulary is the most widely written; Cursor and Cline names map onto it.
+because that vocabulary is the most widely written; each host maps its own names onto it.
 The host's raw input is kept byte for byte in ``raw_bytes``: command hooks receive exactly
 what the host sent.
 """
@@ -38,49 +38,11 @@ MCP_PREFIX = "mcp__"
 # The server name used when a host does not say which MCP server a tool belongs to (Cursor).
 UNKNOWN_MCP_SERVER = "unknown"
 
-# Tool names across hosts: (canonical, Cursor tool type, Cline tool). None = no such tool.
-TOOL_TABLE: tuple[tuple[str, str | None, str | None], ...] = (
-    ("Bash", "Shell", "execute_command"),
-    ("Read", "Read", "read_file"),
-    ("Write", "Write", "write_to_file"),
-    ("Edit", "Write", "replace_in_file"),
-    ("MultiEdit", "Write", None),
-    ("NotebookEdit", "Write", None),
-    ("Grep", "Grep", "search_files"),
-    ("Glob", None, "list_files"),
-    ("Task", "Task", None),
-    ("WebFetch", None, "web_fetch"),
-    ("Delete", "Delete", None),
-)
-_FROM_CURSOR: dict[str, str] = {}
-for _canon, _cursor, _ in TOOL_TABLE:
-    if _cursor:
-        _FROM_CURSOR.setdefault(_cursor, _canon)  # the first row wins: Cursor "Write" is Write
-_FROM_CLINE = {cline: canon for canon, _, cline in TOOL_TABLE if cline}
-_TO_CURSOR = {canon: cursor for canon, cursor, _ in TOOL_TABLE if cursor}
-
-
-def tool_from_cursor(name: str) -> str:
-    """Cursor tool type (``Shell``, ``MCP:tool``) to the canonical tool name."""
-    if name.startswith("MCP:"):
-        return f"{MCP_PREFIX}{UNKNOWN_MCP_SERVER}__{name[4:]}"
-    return _FROM_CURSOR.get(name, name)
-
-
-def tool_from_cline(name: str, parameters: Mapping[str, Any]) -> str:
-    """Cline tool name to the canonical one; ``use_mcp_tool`` names its server and tool."""
-    if name == "use_mcp_tool":
-        server = parameters.get("server_name") or UNKNOWN_MCP_SERVER
-        tool = parameters.get("tool_name") or "unknown"
-        return f"{MCP_PREFIX}{server}__{tool}"
-    return _FROM_CLINE.get(name, name)
-
-
-def tool_to_cursor(name: str) -> str:
-    """Canonical tool name to Cursor's tool type, for Cursor-dialect matchers."""
-    if name.startswith(MCP_PREFIX):
-        return "MCP:" + name.split("__", 2)[-1]
-    return _TO_CURSOR.get(name, name)
+# Canonical tool names (Claude Code's); each host maps its own onto these
+# (``hosts/<name>/tools.py``). "Delete" is Cursor's, with no Claude Code equivalent.
+CANONICAL_TOOLS: tuple[str, ...] = ("Bash", "Read", "Write", "Edit", "MultiEdit",
+                                    "NotebookEdit", "Grep", "Glob", "Task", "WebFetch",
+                                    "Delete")
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .events import MCP_PREFIX, Event, tool_to_cursor
+from .events import MCP_PREFIX, Event
 from .matchers import MATCH_ALL, Matcher
 
 Kind = Literal["command", "prompt"]
-Dialect = Literal["claude", "cursor", "cline"]
+Dialect = str  # the name of the host whose config dialect a hook is written in (hosts)
 # What a hook's matcher is compared with.
-MatchOn = Literal["tool", "cursor_tool", "command", "subject", "none"]
+# "host_tool": the tool's name in the hook's own dialect (Cursor's "Shell" for Bash).
+MatchOn = Literal["tool", "host_tool", "command", "subject", "none"]
 
 
 MAX_NAME = 80  # characters of a handler's name: it is a label in tables and messages
@@ -97,6 +98,13 @@ class Hook:
     config_dir: str | None = None  # the folder of the file that defines the hook
     policy: str | None = None  # "<pack>/<id>" for a policy taken from a pack
     title: str | None = None  # the handler's own ``name``, as its config gives it
+    # An "allow" from a hook written for another host is "no objection" unless its config
+    # says it approves (``allow_approves``): a Cursor script's default allow must not skip
+    # Claude Code's permission prompt.
+    allow_approves: bool = False
+    # A hook written for another host gets the event translated into its dialect, unless it
+    # asks for the sending host's own bytes (``raw_event``).
+    raw_event: bool = False
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
@@ -106,7 +114,8 @@ class Hook:
                   or "PROMPTHOOKS_CONFIG_DIR" in (self.command or "") else None)
         return (self.kind, self.command, self.executable, self.prompt, self.prompt_file,
                 self.model, self.dialect, self.cwd, folder, self.prompt_settings,
-                self.max_event_chars, self.cache_ttl)
+                self.max_event_chars, self.cache_ttl, self.allow_approves,
+                self.raw_event)
 
     @property
     def managed(self) -> bool:
@@ -150,8 +159,10 @@ class Hook:
         """What the matcher is compared with for this event."""
         if self.match_on == "tool":
             return event.tool_name
-        if self.match_on == "cursor_tool":
-            return tool_to_cursor(event.tool_name) if event.tool_name else None
+        if self.match_on == "host_tool":
+            from ..hosts import get  # lazily: core knows no host, the registry does
+
+            return get(self.dialect).host_tool(event.tool_name) if event.tool_name else None
         if self.match_on == "command":
             return event.command
         if self.match_on == "subject":

@@ -1,10 +1,5 @@
-"""Matchers with each dialect's semantics.
-
-Claude Code: missing, ``""`` or ``"*"`` match everything; a value made only of letters, digits,
-``_``, ``-``, spaces, ``,`` and ``|`` is an exact name or a list of exact names; anything else is
-an unanchored regular expression (``Edit.*`` also matches ``NotebookEdit``).
-Cursor: a regular expression; it must match a whole tool type (``Shell|Read``, ``MCP:.*``) and
-is searched for anywhere in a shell command string (``curl|wget``).
+"""Matchers: a name list, or a regular expression searched or matched whole. Which a
+config's pattern becomes is its dialect's rule (``hosts/<name>/matchers.py``).
 
 Patterns come from config files (which an agent may write) and are searched in text the agent
 chose, so they run on RE2 (the ``google-re2`` package), whose time is linear in the text
@@ -23,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Mode = Literal["all", "names", "search", "full"]
-_NAME_LIST = re.compile(r"[A-Za-z0-9_\- ,|]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,24 +79,11 @@ def _compiled(pattern: str) -> Any:
         return None
 
 
-def _check_regex(pattern: str) -> None:
+def check_regex(pattern: str) -> None:
+    """Raises ValueError for a pattern that does not compile on RE2."""
     _compile(pattern)
 
 
-def claude_matcher(pattern: str | None) -> Matcher:
-    """A Claude Code matcher; raises ValueError for a regex that does not compile."""
-    if pattern is None or pattern.strip() in ("", "*"):
-        return MATCH_ALL
-    if _NAME_LIST.fullmatch(pattern):
-        names = tuple(n.strip() for n in re.split(r"[|,]", pattern) if n.strip())
-        return Matcher("names", pattern, names) if names else MATCH_ALL
-    _check_regex(pattern)
-    return Matcher("search", pattern)
-
-
-def cursor_matcher(pattern: str | None, *, whole: bool) -> Matcher:
-    """A Cursor matcher: ``whole`` for tool types, a search for command strings."""
-    if pattern is None or pattern.strip() in ("", "*"):
-        return MATCH_ALL
-    _check_regex(pattern)
-    return Matcher("full" if whole else "search", pattern)
+def matches_everything(pattern: str | None) -> bool:
+    """Missing, ``""`` and ``"*"``: every host's way of saying "every subject"."""
+    return pattern is None or pattern.strip() in ("", "*")

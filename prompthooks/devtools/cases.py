@@ -29,9 +29,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
 from ..core.merge import failure_line
@@ -69,11 +69,19 @@ class CaseReference(BaseModel):
     hooks: list[str] | None = None
 
 
+def _known_host(name: str) -> str:
+    from ..hosts import HOSTS, NAMES
+
+    if name not in HOSTS:
+        raise ValueError(f"unknown host {name!r}; use one of {', '.join(NAMES)}")
+    return name
+
+
 class Case(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    host: Literal["claude", "cursor", "cline"] | None = None
+    host: Annotated[str, AfterValidator(_known_host)] | None = None
     event_name: str | None = None
     event: dict[str, Any]
     expect: Expect

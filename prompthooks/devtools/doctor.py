@@ -188,7 +188,8 @@ def _glue_commands(place: Path) -> Iterator[str]:
     """The glue commands in a host config file, or in a Cline hook folder."""
     import json
 
-    from ..install import cline
+    from ..hosts import FOLDER_DIALECT
+    from ..hosts.cline.install import is_ours
     from ..install.glue import is_glue
 
     def walk(value: Any) -> Iterator[str]:
@@ -204,13 +205,11 @@ def _glue_commands(place: Path) -> Iterator[str]:
 
     try:
         if place.is_dir():
-            from ..hosts.cline import CONFIG_EVENTS
-
-            for event in CONFIG_EVENTS:
+            for event in FOLDER_DIALECT.CONFIG_EVENTS:
                 text = (place / event).read_text(encoding="utf-8", errors="replace") \
                     if (place / event).is_file() else ""
                 lines = text.splitlines()
-                if cline.is_ours(text.encode()) and len(lines) > 2:
+                if is_ours(text.encode()) and len(lines) > 2:
                     yield lines[2].removeprefix("exec ")
         elif place.is_file():
             yield from walk(json.loads(place.read_text(encoding="utf-8-sig")))
@@ -301,8 +300,10 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
                 if warning:
                     yield check(f"glue {glue.name} ({scope})", "warn", warning)
     if not found:
+        from ..hosts import NAMES
+
         yield check("glue", "warn", "no host calls prompthooks yet: run "
-                                    "`prompthooks install --host claude|cursor|cline`")
+                                    f"`prompthooks install --host {'|'.join(NAMES)}`")
 
 
 def run_checks(config: Config, project: Path, offline: bool,

@@ -14,7 +14,7 @@ from ..core.events import STOP_EVENTS, Event
 from ..core.hook import Hook
 from ..redaction import config_keys, redact
 
-_WHAT = {"tool": "tool", "cursor_tool": "tool type", "command": "command",
+_WHAT = {"tool": "tool", "host_tool": "tool type", "command": "command",
          "subject": "event subject"}
 
 

@@ -18,25 +18,15 @@ from typing import Any
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
 from ..model.cassette import Cassette, Mode, using
 
-_COMMON: dict[str, dict[str, Any]] = {
-    "claude": {"session_id": "test-session", "transcript_path": "/tmp/transcript.jsonl",
-               "cwd": "/tmp", "permission_mode": "default"},
-    "cursor": {"conversation_id": "test-conversation", "generation_id": "test-generation",
-               "model": "test", "cursor_version": "1.7.2", "workspace_roots": ["/tmp"],
-               "user_email": None, "transcript_path": None},
-    "cline": {"clineVersion": "3.36.0", "timestamp": "0", "taskId": "test-task",
-              "workspaceRoots": ["/tmp"], "userId": "test-user"},
-}
-
 
 def event(host: str, name: str, **fields: Any) -> dict[str, Any]:
     """A host-native event: the host's common fields, the event name, and ``fields`` (for
     Cline, ``fields`` go under the event's own key, as Cline nests them)."""
-    if host not in _COMMON:
-        raise ValueError(f"unknown host {host!r}; use claude, cursor or cline")
-    if host == "cline":
-        return {**_COMMON[host], "hookName": name, name[:1].lower() + name[1:]: fields}
-    return {**_COMMON[host], "hook_event_name": name, **fields}
+    from ..hosts import HOSTS, NAMES
+
+    if host not in HOSTS:
+        raise ValueError(f"unknown host {host!r}; use {', '.join(NAMES)}")
+    return HOSTS[host].sample_event(name, fields)
 
 
 def as_config(config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Config) -> Config:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from ..core.events import Event
 from ..core.hook import Hook
 from ..core.result import HookResult
+from ..hosts import get as dialect
 from .replies import result_from_reply
 
 # Who hears of each command hook's process group as it starts and ends: the supervisor of a
@@ -59,11 +60,8 @@ class _Outcome:
 
 
 def working_dir(hook: Hook, event: Event) -> str:
-    """The hook's own directory if it has one, else the dialect's rule, else ours."""
-    candidates = [hook.cwd]
-    if hook.dialect == "claude":
-        candidates.append(event.cwd)
-    candidates += [event.project_dir]
+    """The hook's own directory if it has one, else its dialect's rule, else ours."""
+    candidates = [*dialect(hook.dialect).working_dirs(hook, event), event.project_dir]
     found = next((c for c in candidates if c and os.path.isdir(c)), None)
     if found:
         return found
@@ -73,10 +71,25 @@ def working_dir(hook: Hook, event: Event) -> str:
         return "/"
 
 
+def hook_input(hook: Hook, event: Event) -> bytes:
+    """The event as the hook's own dialect would have sent it: the host's bytes for a hook
+    written for that host (or asking for them), a translation for any other."""
+    own = dialect(hook.dialect)
+    if hook.raw_event or (hook.dialect == event.host and own.sends_as_is(event, hook)):
+        return event.raw_bytes
+    return own.translate(event, hook)
+
+
 def hook_environment(hook: Hook, event: Event) -> dict[str, str]:
     """Ours and the host's variables on top of the caller's environment."""
     env = dict(os.environ)
     env.update(event.env)
+    if hook.dialect != event.host:
+        # A hook written for another host finds the variables that host would have set
+        # ("$CLAUDE_PROJECT_DIR"/.claude/hooks/x.py under Cline); the sending host's stay.
+        for name, value in dialect(hook.dialect).dialect_env(event).items():
+            if not env.get(name):
+                env[name] = value
     if hook.config_dir:
         env["PROMPTHOOKS_CONFIG_DIR"] = hook.config_dir
     env["PROMPTHOOKS_HOST"] = event.host
@@ -243,6 +256,7 @@ def run(hook: Hook, event: Event, deadline: float, started: Callable[[int], None
     start = time.monotonic()
     argv = [hook.executable] if hook.executable else ["/bin/sh", "-c", hook.command or ""]
     cwd, env = working_dir(hook, event), hook_environment(hook, event)
+    stdin = hook_input(hook, event)
     try:
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -256,7 +270,7 @@ def run(hook: Hook, event: Event, deadline: float, started: Callable[[int], None
     started(proc.pid)
     announce(proc.pid, True)  # so a supervisor that gives up on the run can kill the group
     try:
-        outcome = _communicate(proc, event.raw_bytes, deadline)
+        outcome = _communicate(proc, stdin, deadline)
     except BaseException:
         _kill_group(proc)  # never leave a hook running behind an unexpected error
         raise

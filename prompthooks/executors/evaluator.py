@@ -3,7 +3,7 @@ boundary of the fence that holds the (untrusted) event data."""
 
 from __future__ import annotations
 
-from ..core.events import EVENTS, MCP_PREFIX, TOOL_TABLE, Event
+from ..core.events import CANONICAL_TOOLS, EVENTS, MCP_PREFIX, Event
 
 _WHAT_FALSE_MEANS = {
     "PreToolUse": "the tool call is blocked and your reason is shown to the agent",
@@ -19,7 +19,7 @@ _WHAT_FALSE_MEANS = {
 # chooses for an MCP tool (Cline's use_mcp_tool names its own server and tool, and an MCP server
 # names its tools). The event and the tool are described in our own words only: a canonical
 # event name, a tool name from our own table, "an MCP tool", or "a tool".
-KNOWN_TOOLS = frozenset({canon for canon, _, _ in TOOL_TABLE}) | frozenset({
+KNOWN_TOOLS = frozenset(CANONICAL_TOOLS) | frozenset({
     "LS", "NotebookRead", "TodoWrite", "WebSearch", "BashOutput", "KillShell", "ExitPlanMode",
     "SlashCommand", "Skill", "AskUserQuestion"})
 _STOP_NOTE = (

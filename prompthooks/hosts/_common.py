@@ -6,14 +6,13 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..core.hook import MatchOn, Trigger
 from ..errors import InputError
 
 if TYPE_CHECKING:
     from ..core.events import Event
-    from ..core.merge import Decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,29 +70,6 @@ def dumps(obj: Mapping[str, Any]) -> str:
 def project_dir(*candidates: str | None) -> str:
     """The first candidate given, else the current directory."""
     return next((c for c in candidates if c), os.getcwd())
-
-
-class Host(Protocol):
-    """What every host module provides; the modules themselves satisfy it."""
-
-    NAME: str
-    TITLE: str
-    BUDGET: float
-    CONFIG_EVENTS: dict[str, ConfigEvent]
-    HOST_EVENTS: dict[str, str]
-
-    def looks_like(self, raw: Mapping[str, Any]) -> bool: ...
-
-    def parse(self, raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
-              environ: Mapping[str, str]) -> Event: ...
-
-    def hook_env(self, event: Event) -> dict[str, str]: ...
-
-    def render(self, decision: Decision, event: Event) -> Reply: ...
-
-    def with_input(self, event: Event, tool_input: Mapping[str, Any]) -> Event: ...
-
-    def block_reply(self, message: str) -> Reply: ...
 
 
 def rebuilt(event: Event, raw: Mapping[str, Any], tool_input: Mapping[str, Any]) -> Event:

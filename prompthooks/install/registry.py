@@ -1,15 +1,16 @@
-"""The three hosts' glue by name, and the folders a command line points at."""
+"""Each host's glue by name (from the one host registry), and the folders a command line
+points at."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from .. import hosts
 from ..errors import EXIT_USAGE, PromptHooksError
-from . import claude, cline, cursor
 from .host import HostGlue, Scope
 
-HOSTS: dict[str, HostGlue] = {glue.name: glue for glue in (claude.GLUE, cursor.GLUE, cline.GLUE)}
+HOSTS: dict[str, HostGlue] = {name: host.glue() for name, host in hosts.HOSTS.items()}
 ROOT = Path("/")  # where managed locations live; tests point it elsewhere (--managed-root)
 
 

@@ -18,7 +18,7 @@ from ..config import trust
 from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME
 from ..config.loader import CONFIG_FILE, HOOKS_DIR
 from ..core.hook import Source
-from ..hosts import cline
+from ..hosts import FOLDER_DIALECT as cline
 from . import files
 from .host import Say, Scope
 

@@ -130,7 +130,7 @@ def answer(problem: str, kind: str, found: Guess, guard: bool, audit: dict[str, 
     message = ("Blocked by prompthooks: a managed or fail-closed hook could not judge this "
                f"event ({problem})")
     say(f"prompthooks: {message}")
-    reply = (found.host or hosts.HOSTS["claude"]).block_reply(message)
+    reply = (found.host or hosts.CANONICAL).block_reply(message)
     if reply.stdout:
         try:
             sys.stdout.write(reply.stdout + "\n")

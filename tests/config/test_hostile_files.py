@@ -16,6 +16,7 @@ import pytest
 from prompthooks.api import load_config
 from prompthooks.config import files, loader
 from prompthooks.config.discovery import discover
+from prompthooks.hosts.claude import config as claude_config_reader
 from prompthooks.model.templates import TemplateError, load_template_file
 
 from ..helpers import (
@@ -124,7 +125,7 @@ def test_any_exception_while_loading_is_one_failure(tmp_path: Path, exc: BaseExc
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise exc
 
-    monkeypatch.setattr(loader, "claude_hooks", explode)
+    monkeypatch.setattr(claude_config_reader, "load_file", explode)
     loaded = load_config(None, str(tmp_path / "project"), {"PROMPTHOOKS_NO_CACHE": "1"},
                          managed_dir=cfg.parent).loaded
     assert [f.source.name for f in loaded.failures] == ["managed"]

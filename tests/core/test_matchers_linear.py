@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.core.matchers import Matcher, claude_matcher, cursor_matcher
+from prompthooks.core.matchers import Matcher
+from prompthooks.hosts.claude.matchers import claude_matcher
+from prompthooks.hosts.cursor.matchers import cursor_matcher
 
 from ..helpers import (
     claude_event,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.install.cline import MARKER
+from prompthooks.hosts.cline.install import MARKER
 from prompthooks.install.glue import glue_command, is_glue
 from prompthooks.install.starter import STARTER
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.install.claude import managed_location as claude_managed
-from prompthooks.install.cursor import managed_location as cursor_managed
+from prompthooks.hosts.claude.install import managed_location as claude_managed
+from prompthooks.hosts.cursor.install import managed_location as cursor_managed
 from prompthooks.install.starter import STARTER
 
 SCRIPT = Path(sys.executable).parent / "prompthooks"

@@ -90,11 +90,19 @@ def test_log_lines_before_the_json(tmp_path: Path) -> None:
 
 def test_no_json_means_allow_and_exit_2_is_only_an_error(tmp_path: Path) -> None:
     write_script(tmp_path / "a" / "PreToolUse", "echo just logging")
-    write_script(tmp_path / "b" / "PreToolUse", "echo '{\"cancel\": true}'; exit 2")
+    write_script(tmp_path / "b" / "PreToolUse", "echo 'not json'; exit 2")
     proc = run_cli(_write(tmp_path), "--config", str(tmp_path / "a"), "--config",
                    str(tmp_path / "b"))
     assert reply(proc) == {"cancel": False}
     assert "exited with status 2" in proc.stderr
+
+
+def test_valid_json_is_honoured_whatever_the_exit_code(tmp_path: Path) -> None:
+    """Cline: "If we have valid JSON, honor it regardless of exit code" (hook-factory.ts)."""
+    write_script(tmp_path / "b" / "PreToolUse",
+                 "echo '{\"cancel\": true, \"errorMessage\": \"no\"}'; exit 2")
+    proc = run_cli(_write(tmp_path), "--config", str(tmp_path / "b"))
+    assert reply(proc) == {"cancel": True, "errorMessage": "no"}
 
 
 def test_one_crashing_hook_does_not_discard_another_cancel(tmp_path: Path) -> None:

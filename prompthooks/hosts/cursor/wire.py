@@ -1,4 +1,4 @@
-"""Cursor: event names, input parsing, config event keys and output rendering."""
+"""Cursor on the wire: event names, input parsing, config event keys and rendering."""
 
 from __future__ import annotations
 
@@ -6,30 +6,33 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.events import Event, tool_from_cursor
-from ..core.hook import Trigger
-from ..core.merge import Decision
-from ..errors import EXIT_BLOCK
-from . import _common
-from ._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_command, text
+from ...core.events import Event
+from ...core.hook import Trigger
+from ...core.merge import Decision
+from ...errors import EXIT_BLOCK
+from .. import _common
+from .._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_command, text
+from .tools import tool_from_cursor
 
 NAME = "cursor"
 TITLE = "Cursor"
 # The run's whole budget (seconds): Cursor documents no default; the glue sets 60 s.
 BUDGET = 55.0
+# A command hook's own timeout when its handler gives none: Cursor documents none; Cline's.
+DEFAULT_TIMEOUT = 30.0
 
 _EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 # Cursor event -> (canonical event, the canonical tools it stands for, the matcher subject).
 CONFIG_EVENTS: dict[str, ConfigEvent] = {
-    "preToolUse": ConfigEvent(Trigger("PreToolUse"), "cursor_tool"),
-    "postToolUse": ConfigEvent(Trigger("PostToolUse"), "cursor_tool"),
-    "postToolUseFailure": ConfigEvent(Trigger("PostToolUseFailure"), "cursor_tool"),
+    "preToolUse": ConfigEvent(Trigger("PreToolUse"), "host_tool"),
+    "postToolUse": ConfigEvent(Trigger("PostToolUse"), "host_tool"),
+    "postToolUseFailure": ConfigEvent(Trigger("PostToolUseFailure"), "host_tool"),
     "beforeShellExecution": ConfigEvent(Trigger("PreToolUse", ("Bash",)), "command"),
     "afterShellExecution": ConfigEvent(Trigger("PostToolUse", ("Bash",)), "command"),
-    "beforeMCPExecution": ConfigEvent(Trigger("PreToolUse", ("mcp__",)), "cursor_tool"),
-    "afterMCPExecution": ConfigEvent(Trigger("PostToolUse", ("mcp__",)), "cursor_tool"),
-    "beforeReadFile": ConfigEvent(Trigger("PreToolUse", ("Read",)), "cursor_tool"),
-    "afterFileEdit": ConfigEvent(Trigger("PostToolUse", _EDIT_TOOLS), "cursor_tool"),
+    "beforeMCPExecution": ConfigEvent(Trigger("PreToolUse", ("mcp__",)), "host_tool"),
+    "afterMCPExecution": ConfigEvent(Trigger("PostToolUse", ("mcp__",)), "host_tool"),
+    "beforeReadFile": ConfigEvent(Trigger("PreToolUse", ("Read",)), "host_tool"),
+    "afterFileEdit": ConfigEvent(Trigger("PostToolUse", _EDIT_TOOLS), "host_tool"),
     "beforeSubmitPrompt": ConfigEvent(Trigger("UserPromptSubmit")),
     "stop": ConfigEvent(Trigger("Stop")),
     "subagentStart": ConfigEvent(Trigger("SubagentStart"), "subject"),
@@ -170,6 +173,10 @@ def render(decision: Decision, event: Event) -> Reply:
         if decision.blocked and not decision.halt:
             out["followup_message"] = (decision.reason
                                        or "A prompthooks hook asked to keep going.")
+        elif decision.contexts and not decision.halt:
+            # Context from a stop hook keeps the agent going with it (Claude Code's Stop
+            # additionalContext); Cursor's only way to say so is a follow-up.
+            out["followup_message"] = "\n\n".join(decision.contexts)
     elif name in _CONTEXT_EVENTS:
         contexts = list(decision.contexts)
         if blocked and agent:

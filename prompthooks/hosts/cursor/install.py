@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import EXIT_ERROR, EXIT_USAGE, PromptHooksError
-from ..hosts import cursor
-from . import jsonconfig
-from .glue import is_glue
-from .host import HostGlue, Say, Scope
+from ...errors import EXIT_ERROR, EXIT_USAGE, PromptHooksError
+from ...install import jsonconfig
+from ...install.glue import is_glue
+from ...install.host import HostGlue, Say, Scope
+from . import wire as cursor
 
 # Cursor documents no default timeout; the run's Cursor budget (55 s) fits inside this.
 TIMEOUT = 60

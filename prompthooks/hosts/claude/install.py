@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..hosts import claude
-from . import jsonconfig
-from .glue import is_glue
-from .host import HostGlue, Say, Scope
+from ...install import jsonconfig
+from ...install.glue import is_glue
+from ...install.host import HostGlue, Say, Scope
+from . import wire as claude
 
 
 def _is_glue_handler(handler: Any) -> bool:

@@ -1,0 +1,186 @@
+"""What every JSON config dialect's reader shares: validating a file against its models,
+its ``prompthooks`` block, and one handler made into a :class:`Hook`. Each host's own reader
+(``hosts/<name>/config.py``) walks its file's shape with these."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..core.hook import Hook, PromptSettings, Source
+from ..core.matchers import MATCH_ALL, Matcher
+from ..errors import ConfigError
+from . import files
+from .loaded import Loaded
+
+PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
+
+
+def json_path(loc: Iterable[int | str]) -> str:
+    """``('hooks', 'PreToolUse', 0, 'timeout')`` -> ``hooks.PreToolUse[0].timeout``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def read_text(path: Path) -> str:
+    try:
+        return files.read_text(path)
+    except files.UnsafeFile as exc:
+        raise ConfigError(str(path), str(exc)) from None
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), "is not UTF-8 text") from None
+
+
+def parse_json(text: str, path: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise ConfigError(str(path), f"not valid JSON: {where}: {exc.msg}") from None
+    except RecursionError:
+        raise ConfigError(str(path), "not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # Python's limit on the digits of an integer
+        raise ConfigError(str(path), f"not valid JSON: {files.describe(exc)}") from None
+
+
+def lenient_json(text: str) -> Any:
+    """``text`` parsed with numbers too long for Python's int taken as 0: only to tell which
+    events a file refused for such a number marks failClosed."""
+    limit = sys.get_int_max_str_digits() or 4300
+    return json.loads(text, parse_int=lambda s: int(s) if len(s) < limit else 0)
+
+
+def extras(model: Any, where: str) -> Iterator[str]:
+    """Warnings for keys the lenient models kept but prompthooks does not use."""
+    for key in sorted(model.model_extra or {}):
+        yield f"{where}: unknown key {key!r} ignored" if where else f"unknown key {key!r} ignored"
+
+
+def matcher(make: Callable[[str | None], Matcher], pattern: str | None, path: Path, where: str,
+            problems: list[ConfigError]) -> Matcher:
+    """The matcher; a pattern that does not compile is added to ``problems`` (the file then
+    fails as a whole, so the stand-in returned for it never runs)."""
+    try:
+        return make(pattern)
+    except ValueError as exc:
+        problems.append(ConfigError(str(path), str(exc), where))
+        return MATCH_ALL
+
+
+def validate(model: Any, data: Mapping[str, Any], path: Path) -> Any:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError.of_all([
+            ConfigError(str(path), error["msg"].removeprefix("Value error, "),
+                        json_path(error["loc"]) or "(top level)")
+            for error in exc.errors()]) from None
+
+
+def settings(model: Any) -> PromptSettings | None:
+    block = model.prompthooks
+    if block is None:
+        return None
+    return PromptSettings(block.model, block.api_base, block.api_key_env, block.max_event_chars,
+                          block.verdict_cache_ttl, block.proxy)
+
+
+def audit_settings(model: Any, path: Path, loaded: Loaded) -> None:
+    block = model.prompthooks.audit if model.prompthooks else None
+    if block is None:
+        return
+    folder = path.parent.resolve()
+    for key, value in block.model_dump(exclude_none=True).items():
+        if key == "path":  # relative to the file that says it
+            value = str(folder / os.path.expanduser(value))
+        if key == "export":
+            # Each target on its own: a higher file's target cannot be removed or
+            # redirected by a lower one, which can still add a target of another kind.
+            export = loaded.audit.setdefault("export", {})
+            for kind, target in value.items():
+                if kind == "jsonl":
+                    target["path"] = str(folder / os.path.expanduser(target["path"]))
+                export.setdefault(kind, target)
+            continue
+        loaded.audit.setdefault(key, value)
+
+
+def managed_only(model: Any, path: Path, source: Source, loaded: Loaded,
+                 problems: list[ConfigError]) -> None:
+    """``prompthooks.allow_managed_hooks_only``: the managed policy's to say, nobody else's."""
+    if not (model.prompthooks and model.prompthooks.allow_managed_hooks_only):
+        return
+    if source.name == "managed":
+        loaded.managed_only = True
+    else:
+        problems.append(ConfigError(str(path), "only the managed policy (/etc/prompthooks) may "
+                                    "set this", "prompthooks.allow_managed_hooks_only"))
+
+
+def file_settings(model: Any, path: Path, source: Source, loaded: Loaded,
+                  problems: list[ConfigError]) -> PromptSettings | None:
+    """A file's ``prompthooks`` block taken in: its prompt settings (returned), its audit
+    settings, ``allow_managed_hooks_only``, and warnings for its unknown top-level keys."""
+    audit_settings(model, path, loaded)
+    managed_only(model, path, source, loaded, problems)
+    loaded.warnings += [f"{path}: {w}" for w in extras(model, "")]
+    return settings(model)
+
+
+def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
+                       problems: list[ConfigError]) -> None:
+    from ..model.templates import TemplateError, resolve_prompt_file
+
+    if name:
+        try:
+            resolve_prompt_file(name, config_dir)
+        except TemplateError as exc:
+            problems.append(ConfigError(str(path), str(exc), f"{where}.prompt_file"))
+
+
+def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
+         problems: list[ConfigError], default_timeout: float, **fields: Any) -> Hook | None:
+    """The Hook for one handler of a JSON config, or None (with a warning) if we cannot run it."""
+    loaded.warnings += [f"{label}: {w}" for w in extras(handler, "")]
+    if handler.type == "prompt":
+        _check_prompt_file(handler.prompt_file, fields["config_dir"], path, where, problems)
+        return Hook(kind="prompt", label=label, title=handler.name, prompt=handler.prompt,
+                    prompt_file=handler.prompt_file, model=handler.model,
+                    fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
+                    cache_ttl=handler.cache_ttl, timeout=handler.timeout or PROMPT_TIMEOUT,
+                    **fields)
+    if handler.type != "command":
+        loaded.warnings.append(f"{label}: type {handler.type!r} is not supported; "
+                               "this hook is ignored")
+        return None
+    return Hook(kind="command", label=label, title=handler.name, command=handler.command,
+                fail_closed=handler.failClosed, allow_approves=handler.allow_approves,
+                raw_event=handler.raw_event,
+                timeout=handler.timeout or default_timeout, **fields)
+
+
+def unknown_event(path: Path, key: str, title: str, loaded: Loaded) -> None:
+    loaded.unknown_events.append(f"{path}: hooks.{key}: unknown {title} event; "
+                                 "its hooks are ignored")
+
+
+def packs(model: Any, path: Path, source: Source, prompt_settings: PromptSettings | None,
+          first_index: int, loaded: Loaded, problems: list[ConfigError]) -> list[Hook]:
+    """The hooks of the file's ``prompthooks.packs`` (config.pack_hooks)."""
+    if not (model.prompthooks and model.prompthooks.packs):
+        return []
+    from .pack_hooks import pack_hooks
+
+    loaded.uses_packs = True
+    return pack_hooks(model.prompthooks, path, source, prompt_settings, first_index, os.environ,
+                      problems, loaded.pack_checks)

@@ -1,0 +1,94 @@
+"""Claude Code: everything it means to prompthooks.
+
+``wire`` (events in, replies out), ``config`` and ``schema`` (its ``settings.json`` hooks),
+``matchers``, ``framing`` (how a hook written for it answers), ``install`` (the glue) and
+``samples``. This module is the host's face (``hosts.protocol.Host``); the config reader,
+the glue and the samples are imported only when used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .framing import frame_reply as frame_reply
+from .wire import BUDGET as BUDGET
+from .wire import CONFIG_EVENTS as CONFIG_EVENTS
+from .wire import HOST_EVENTS as HOST_EVENTS
+from .wire import NAME as NAME
+from .wire import TITLE as TITLE
+from .wire import block_reply as block_reply
+from .wire import hook_env as hook_env
+from .wire import looks_like as looks_like
+from .wire import parse as parse
+from .wire import render as render
+from .wire import with_input as with_input
+
+if TYPE_CHECKING:
+    from ...config.loaded import Loaded
+    from ...core.events import Event
+    from ...core.hook import Hook, MatchOn, Source
+    from ...core.matchers import Matcher
+    from ...install.host import HostGlue
+
+from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+
+CONTINUE_FALSE_BLOCKS = False  # {"continue": false} stops everything
+
+
+def host_tool(tool: str) -> str:
+    return tool  # the canonical vocabulary is Claude Code's own
+
+
+def make_matcher(pattern: str | None, match_on: MatchOn) -> Matcher:
+    from .matchers import claude_matcher
+
+    return claude_matcher(pattern)
+
+
+def working_dirs(hook: Hook, event: Event) -> list[str | None]:
+    """Claude Code runs hooks in the session's working directory."""
+    return [hook.cwd, event.cwd]
+
+
+def claims_file(data: Mapping[str, Any]) -> bool:
+    """Claude Code's nested shape is the default: any JSON file no other dialect claims."""
+    return True
+
+
+def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
+              project_dir: str) -> list[Hook]:
+    from .config import load_file as load
+
+    return load(data, path, source, loaded, project_dir)
+
+
+def sends_as_is(event: Event, hook: Hook) -> bool:
+    return True  # a hook's event key is the event's own name
+
+
+def translate(event: Event, hook: Hook) -> bytes:
+    import json
+
+    from .translation import translate as native
+
+    return json.dumps(native(event, hook)).encode()
+
+
+def dialect_env(event: Event) -> dict[str, str]:
+    from .translation import environment
+
+    return environment(event)
+
+
+def glue() -> HostGlue:
+    from .install import GLUE
+
+    return GLUE
+
+
+def sample_event(name: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    from .samples import sample_event as sample
+
+    return sample(name, fields)

@@ -1,0 +1,91 @@
+"""Reading a Cline-style hook folder: each file named after a Cline hook is a command hook of
+that event (run through its shebang), and ``<Hook>.md`` a prompt hook of that event."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from ...config import files
+from ...config.handlers import PROMPT_TIMEOUT
+from ...config.loaded import Loaded, LoadFailure
+from ...core.hook import Hook, Source, check_name
+from ...errors import ConfigError
+from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME
+
+
+def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
+    """``<Hook>.md``: a prompt hook; its front matter may set ``name``, ``model``,
+    ``timeout``, ``failClosed`` and ``max_event_chars``."""
+    from ...model.templates import parse_front_matter
+
+    try:
+        meta, body = parse_front_matter(files.read_text(path))
+        timeout = float(meta.get("timeout", PROMPT_TIMEOUT))
+        if not 0 < timeout < float("inf"):  # "nan" and "inf" parse as floats too
+            raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
+        chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
+        title = check_name(str(meta["name"])) if meta.get("name") is not None else None
+    except files.UnsafeFile as exc:
+        raise ConfigError(str(path), str(exc)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), f"cannot read: {exc}") from None
+    except ValueError as exc:
+        raise ConfigError(str(path), f"bad front matter value: {exc}") from None
+    if not body.strip():
+        raise ConfigError(str(path), "the prompt is empty")
+    config_event = CONFIG_EVENTS[path.stem]
+    return Hook(source=source, dialect=NAME, config_event=path.stem, index=index,
+                trigger=config_event.trigger, kind="prompt", timeout=timeout, label=str(path),
+                prompt=body, model=meta.get("model") or None, title=title,
+                fail_closed=str(meta.get("failClosed", "")).lower() == "true",
+                max_event_chars=chars, config_dir=str(folder.resolve()))
+
+
+def _says_fail_closed(path: Path) -> bool:
+    """Whether a prompt file's front matter says ``failClosed: true``, however broken the
+    rest of it is (only its first 64 KiB are read, and only from a regular file)."""
+    try:
+        head = files.read_bytes(path, 64 * 1024, head=True).decode("utf-8", "replace")
+    except Exception:
+        return False
+    head = head.split("\n---", 2)[0]
+    return any(line.replace(" ", "").lower() == "failclosed:true" for line in head.splitlines())
+
+
+def load_folder(path: Path, source: Source, loaded: Loaded) -> None:
+    """Add the hooks of a Cline-style folder to ``loaded``.
+
+    Only the hook names are looked at, so a folder of a million other files costs nothing. A
+    FIFO, device or socket under such a name is not run: it is a failure of that event."""
+    managed = source.name == "managed"
+    for name in files.hook_file_names():
+        entry = path / name
+        mode = files.file_type(entry)
+        if mode is None or stat.S_ISDIR(mode):
+            continue
+        prompt = name.endswith(".md")
+        config_event = CONFIG_EVENTS[name[:-3] if prompt else name]
+        event = config_event.trigger.event
+        if not stat.S_ISREG(mode):
+            loaded.failures.append(LoadFailure(
+                source, f"{entry}: is not a regular file ({files.kind(mode)}); not run",
+                managed, None if managed else frozenset({event})))
+            continue
+        if prompt:
+            try:
+                loaded.hooks.append(_prompt_hook(entry, path, source, len(loaded.hooks)))
+            except ConfigError as exc:
+                # A broken file that says failClosed still blocks its event.
+                marked = _says_fail_closed(entry)
+                loaded.failures.append(LoadFailure(
+                    source, exc.message, managed or marked,
+                    None if managed else frozenset({event})))
+            continue
+        loaded.hooks.append(Hook(
+            source=source, dialect=NAME, config_event=name, index=len(loaded.hooks),
+            trigger=config_event.trigger, kind="command", timeout=DEFAULT_TIMEOUT,
+            label=str(entry), executable=os.path.abspath(entry),
+            config_dir=str(path.resolve()),
+        ))

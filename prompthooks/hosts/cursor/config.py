@@ -1,0 +1,75 @@
+"""Reading Cursor's ``hooks.json``: ``version``, then event -> a flat list of handlers."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...config import handlers
+from ...config.loaded import Loaded
+from ...core.hook import Hook, Source
+from ...errors import ConfigError
+from .matchers import cursor_matcher
+from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
+
+
+def claims_file(data: Mapping[str, Any]) -> bool:
+    """Cursor files have ``version``, Cursor event keys or flat handler lists; the first
+    entry that tells decides (a Claude Code file nests ``hooks`` in matcher groups)."""
+    if "version" in data:
+        return True
+    hooks = data.get("hooks")
+    if isinstance(hooks, Mapping):
+        for key, entries in hooks.items():
+            if key in CONFIG_EVENTS:
+                return True
+            if isinstance(entries, list) and entries and isinstance(entries[0], Mapping):
+                if "hooks" in entries[0]:
+                    return False
+                if "command" in entries[0] or "prompt" in entries[0]:
+                    return True
+    return False
+
+
+def working_dir(path: Path, project_dir: str) -> str:
+    """Cursor runs project hooks from the project root and others from their config's folder."""
+    folder = path.parent.resolve()
+    project = Path(project_dir).resolve()
+    return str(project) if folder == project or project in folder.parents else str(folder)
+
+
+def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
+              project_dir: str) -> list[Hook]:
+    from .schema import CursorFile
+
+    model = handlers.validate(CursorFile, data, path)
+    out: list[Hook] = []
+    problems: list[ConfigError] = []
+    settings = handlers.file_settings(model, path, source, loaded, problems)
+    cwd = working_dir(path, project_dir)
+    for event_key, entries in model.hooks.items():
+        config_event = CONFIG_EVENTS.get(event_key)
+        if config_event is None:
+            handlers.unknown_event(path, event_key, TITLE, loaded)
+            continue
+        make = functools.partial(cursor_matcher, whole=config_event.match_on == "host_tool")
+        for i, handler in enumerate(entries):
+            where = f"hooks.{event_key}[{i}]"
+            hook = handlers.hook(handler, label=f"{path}: {where}", where=where, path=path,
+                                 loaded=loaded, problems=problems,
+                                 default_timeout=DEFAULT_TIMEOUT, source=source, dialect=NAME,
+                                 config_event=event_key, index=len(out),
+                                 trigger=config_event.trigger,
+                                 matcher=handlers.matcher(make, handler.matcher, path,
+                                                          f"{where}.matcher", problems),
+                                 match_on=config_event.match_on,
+                                 loop_limit=handler.loop_limit, prompt_settings=settings,
+                                 cwd=cwd, config_dir=str(path.parent.resolve()))
+            if hook:
+                out.append(hook)
+    out += handlers.packs(model, path, source, settings, len(out), loaded, problems)
+    if problems:
+        raise ConfigError.of_all(problems)
+    return out
