@@ -201,7 +201,7 @@ def _settings(model: Any) -> PromptSettings | None:
     if block is None:
         return None
     return PromptSettings(block.model, block.api_base, block.api_key_env, block.max_event_chars,
-                          block.verdict_cache_ttl, block.proxy)
+                          block.verdict_cache_ttl, block.proxy, block.stop_block_cap)
 
 
 def _audit_settings(model: Any, path: Path, loaded: Loaded) -> None:
@@ -247,6 +247,23 @@ def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str
             problems.append(ConfigError(str(path), str(exc), f"{where}.prompt_file"))
 
 
+def transcript_entries(value: bool | int | str | None) -> int | None:
+    """A handler's ``transcript``: a number of entries, true (the default) or false (0)."""
+    from ..transcripts.conversation import DEFAULT_ENTRIES
+
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, str):  # a Cline prompt file's front matter
+        if value.strip().lower() not in ("true", "false"):
+            number = int(value)
+            if number < 0:
+                raise ValueError(f"transcript must be a number of entries, true or false, "
+                                 f"not {value}")
+            return number
+        value = value.strip().lower() == "true"
+    return DEFAULT_ENTRIES if value else 0
+
+
 def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
           problems: list[ConfigError], **fields: Any) -> Hook | None:
     """The Hook for one handler of a JSON config, or None (with a warning) if we cannot run it."""
@@ -257,7 +274,7 @@ def _hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
                     prompt_file=handler.prompt_file, model=handler.model,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
                     cache_ttl=handler.cache_ttl, timeout=handler.timeout or PROMPT_TIMEOUT,
-                    **fields)
+                    transcript=transcript_entries(handler.transcript), **fields)
     if handler.type != "command":
         loaded.warnings.append(f"{label}: type {handler.type!r} is not supported; "
                                "this hook is ignored")
@@ -407,7 +424,7 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
 
 def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md`` in a Cline-style folder: a prompt hook; its front matter may set
-    ``name``, ``model``, ``timeout``, ``failClosed`` and ``max_event_chars``."""
+    ``name``, ``model``, ``timeout``, ``failClosed``, ``max_event_chars`` and ``transcript``."""
     from ..model.templates import parse_front_matter
 
     try:
@@ -417,6 +434,8 @@ def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> 
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
         chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
         title = check_name(str(meta["name"])) if meta.get("name") is not None else None
+        transcript = (transcript_entries(str(meta["transcript"])) if "transcript" in meta
+                      else None)
     except files.UnsafeFile as exc:
         raise ConfigError(str(path), str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -430,7 +449,8 @@ def _cline_prompt_hook(path: Path, folder: Path, source: Source, index: int) -> 
                 trigger=config_event.trigger, kind="prompt", timeout=timeout, label=str(path),
                 prompt=body, model=meta.get("model") or None, title=title,
                 fail_closed=str(meta.get("failClosed", "")).lower() == "true",
-                max_event_chars=chars, config_dir=str(folder.resolve()))
+                max_event_chars=chars, config_dir=str(folder.resolve()),
+                transcript=transcript)
 
 
 def _says_fail_closed(path: Path) -> bool:

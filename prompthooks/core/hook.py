@@ -48,6 +48,8 @@ class PromptSettings:
     max_event_chars: int | None = None
     verdict_cache_ttl: float | None = None
     proxy: str | None = None  # managed hooks only: the proxy their requests go through
+    # Consecutive blocks of a session's stop before it is let through (0: no cap).
+    stop_block_cap: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,9 @@ class Hook:
     config_dir: str | None = None  # the folder of the file that defines the hook
     policy: str | None = None  # "<pack>/<id>" for a policy taken from a pack
     title: str | None = None  # the handler's own ``name``, as its config gives it
+    # Prompt hooks: how many entries of the host's transcript the prompt holds (0: none;
+    # None: the event's default, on for Stop and SubagentStop).
+    transcript: int | None = None
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
@@ -106,7 +111,7 @@ class Hook:
                   or "PROMPTHOOKS_CONFIG_DIR" in (self.command or "") else None)
         return (self.kind, self.command, self.executable, self.prompt, self.prompt_file,
                 self.model, self.dialect, self.cwd, folder, self.prompt_settings,
-                self.max_event_chars, self.cache_ttl)
+                self.max_event_chars, self.cache_ttl, self.transcript)
 
     @property
     def managed(self) -> bool:
