@@ -145,11 +145,12 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
              config_paths: Sequence[str] | None = None, budget: float | None = None,
              environ: Mapping[str, str] | None = None,
              managed_dir: discovery.Managed = discovery.MANAGED_DIR, started: float | None = None,
-             cancel: threading.Event | None = None) -> Outcome:
+             cancel: threading.Event | None = None, count_stops: bool = True) -> Outcome:
     """Run every hook that applies to one event and merge their answers, within ``budget``
     seconds (default: the host's, see DEFAULT_BUDGET) of ``started`` (a ``time.monotonic()``
     instant; default: now). Setting ``cancel`` makes the run answer at once: the hooks still
-    running count as timed out.
+    running count as timed out. ``count_stops``: a stop's blocks count towards the session's
+    cap (core.stop_cap); test suites, which replay events, leave it off.
 
     Raises :class:`~prompthooks.errors.InputError` when the event cannot be read.
     """
@@ -158,13 +159,36 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     if config is None:
         config = load_config(config_paths, event.project_dir, environ, managed_dir)
     deadline = start + (budget if budget is not None else DEFAULT_BUDGET[module.NAME])
-    decision = decide(config.loaded.hooks, event, deadline, executors.for_run(),
-                      reread=_reread, cancel=cancel,
-                      failed=[f.stand_in(event) for f in config.loaded.failures])
+    decision = _decide(config, event, deadline, cancel,
+                       count_stops, os.environ if environ is None else environ)
     reply = module.render(decision, event)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
         reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report
     return Outcome(event, decision, reply, config, deadline)
+
+
+def _decide(config: Config, event: Event, deadline: float, cancel: threading.Event | None,
+            count_stops: bool, environ: Mapping[str, str]) -> Decision:
+    """The merged decision; on a stop whose session's blocks reached the cap, without the
+    project and user hooks, and with a line saying why."""
+    from .core import stop_cap
+
+    cap = stop_cap.for_event(event, config.loaded.hooks, environ) if count_stops else None
+    hooks = config.loaded.hooks
+    failed = [f.stand_in(event) for f in config.loaded.failures]
+    capped = cap is not None and cap.reached
+    if capped:
+        hooks = [h for h in hooks if h.managed]
+        failed = [r for r in failed if r.hook.managed]
+    decision = decide(hooks, event, deadline, executors.for_run(), reread=_reread,
+                      cancel=cancel, failed=failed)
+    if cap is not None:
+        if capped:
+            note = cap.message()
+            decision = replace(decision, system_message="\n".join(
+                m for m in (note, decision.system_message) if m))
+        cap.record(decision.blocked)
+    return decision
 
 
 def _reread(event: Event, tool_input: Mapping[str, Any]) -> Event:

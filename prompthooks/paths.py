@@ -34,6 +34,12 @@ def data_home(environ: Mapping[str, str]) -> Path:
     return _base(environ, "XDG_DATA_HOME", ".local", "share") / APP
 
 
+def state_home(environ: Mapping[str, str]) -> Path:
+    """State kept between runs (a session's stop blocks): ``$XDG_STATE_HOME/prompthooks``
+    (``~/.local/state/...``)."""
+    return _base(environ, "XDG_STATE_HOME", ".local", "state") / APP
+
+
 def runtime_home(environ: Mapping[str, str]) -> Path:
     """Sockets and locks: ``$XDG_RUNTIME_DIR/prompthooks`` when that folder exists, else
     ``run`` in the cache folder."""

@@ -59,7 +59,7 @@ def _run(folder: Path) -> int:
         for path in sorted((folder / "events").glob("*.json")):
             text = path.read_text(encoding="utf-8").replace(ROOT_TOKEN, str(workspace))
             event = json.loads(text)
-            outcome = dispatch(text.encode(), config=config, budget=60)
+            outcome = dispatch(text.encode(), config=config, budget=60, count_stops=False)
             decision = outcome.decision
             verdict: str = decision.permission or "no objection"
             if decision.contexts and not decision.permission:

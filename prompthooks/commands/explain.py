@@ -49,6 +49,12 @@ def _print(report: dict[str, Any], title: str) -> None:
     output.line(f"Event: {about}", "bold")
     output.line(f"Project: {event['project']}")
     output.line(f"Budget: {report['budget']:g} s for the whole run")
+    cap = report.get("stop_cap")
+    if cap:
+        limit = f"cap {cap['cap']}" if cap["cap"] else "no cap"
+        reached = " (reached: project and user hooks are skipped for this stop)" if (
+            cap["cap"] and cap["blocks"] >= cap["cap"]) else ""
+        output.line(f"Stop blocks in a row for this session: {cap['blocks']} ({limit}){reached}")
     output.line("Config sources, highest priority first:")
     for source in report["sources"] or [{"name": "none", "path": "no config found",
                                          "priority": ""}]:

@@ -92,7 +92,7 @@ def settings(model: Any) -> PromptSettings | None:
     if block is None:
         return None
     return PromptSettings(block.model, block.api_base, block.api_key_env, block.max_event_chars,
-                          block.verdict_cache_ttl, block.proxy)
+                          block.verdict_cache_ttl, block.proxy, block.stop_block_cap)
 
 
 def audit_settings(model: Any, path: Path, loaded: Loaded) -> None:
@@ -148,6 +148,23 @@ def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str
             problems.append(ConfigError(str(path), str(exc), f"{where}.prompt_file"))
 
 
+def transcript_entries(value: bool | int | str | None) -> int | None:
+    """A handler's ``transcript``: a number of entries, true (the default) or false (0)."""
+    from ..transcripts.conversation import DEFAULT_ENTRIES
+
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, str):  # a Cline prompt file's front matter
+        if value.strip().lower() not in ("true", "false"):
+            number = int(value)
+            if number < 0:
+                raise ValueError(f"transcript must be a number of entries, true or false, "
+                                 f"not {value}")
+            return number
+        value = value.strip().lower() == "true"
+    return DEFAULT_ENTRIES if value else 0
+
+
 def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
          problems: list[ConfigError], default_timeout: float, **fields: Any) -> Hook | None:
     """The Hook for one handler of a JSON config, or None (with a warning) if we cannot run it."""
@@ -158,7 +175,7 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
                     prompt_file=handler.prompt_file, model=handler.model,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
                     cache_ttl=handler.cache_ttl, timeout=handler.timeout or PROMPT_TIMEOUT,
-                    **fields)
+                    transcript=transcript_entries(handler.transcript), **fields)
     if handler.type != "command":
         loaded.warnings.append(f"{label}: type {handler.type!r} is not supported; "
                                "this hook is ignored")

@@ -32,6 +32,9 @@ class Lenient(BaseModel):
 
 
 Chars = Annotated[int, Field(gt=0, strict=True)]
+Count = Annotated[int, Field(ge=0, strict=True)]
+# ``transcript``: a number of entries, true (the default number) or false (none).
+TranscriptEntries = StrictBool | Annotated[int, Field(ge=1, strict=True)]
 HookName = Annotated[StrictStr, AfterValidator(check_name)]
 
 
@@ -143,6 +146,7 @@ class PromptHooksBlock(BaseModel):
     proxy: StrictStr | None = None  # a managed hook's own proxy (its env proxies are ignored)
     max_event_chars: Chars | None = None
     verdict_cache_ttl: Seconds | None = None
+    stop_block_cap: Count | None = None  # consecutive stop blocks per session (0: no cap)
     audit: AuditBlock | None = None
     # Managed files only: load no project, user or --config source at all.
     allow_managed_hooks_only: StrictBool | None = None
@@ -175,6 +179,7 @@ class Handler(Lenient):
     allow_approves: StrictBool = False
     # ours: give this handler the sending host's raw event, not one in its own dialect
     raw_event: StrictBool = False
+    transcript: TranscriptEntries | None = None  # ours: the conversation in the prompt
 
     @model_validator(mode="after")
     def _needs_its_field(self) -> Handler:

@@ -49,6 +49,8 @@ class PromptSettings:
     max_event_chars: int | None = None
     verdict_cache_ttl: float | None = None
     proxy: str | None = None  # managed hooks only: the proxy their requests go through
+    # Consecutive blocks of a session's stop before it is let through (0: no cap).
+    stop_block_cap: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,9 @@ class Hook:
     # A hook written for another host gets the event translated into its dialect, unless it
     # asks for the sending host's own bytes (``raw_event``).
     raw_event: bool = False
+    # Prompt hooks: how many entries of the host's transcript the prompt holds (0: none;
+    # None: the event's default, on for Stop and SubagentStop).
+    transcript: int | None = None
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
@@ -115,7 +120,7 @@ class Hook:
         return (self.kind, self.command, self.executable, self.prompt, self.prompt_file,
                 self.model, self.dialect, self.cwd, folder, self.prompt_settings,
                 self.max_event_chars, self.cache_ttl, self.allow_approves,
-                self.raw_event)
+                self.raw_event, self.transcript)
 
     @property
     def managed(self) -> bool:

@@ -33,6 +33,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .. import transcripts
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
 from ..core.merge import failure_line
 from ..errors import ConfigError, PromptHooksError, excerpt
@@ -84,6 +85,9 @@ class Case(BaseModel):
     host: Annotated[str, AfterValidator(_known_host)] | None = None
     event_name: str | None = None
     event: dict[str, Any]
+    # The host's transcript for this event, relative to the case file; read in place of
+    # the one the event names (a case without one has no conversation).
+    transcript: str | None = None
     expect: Expect
     reference: CaseReference | None = None
 
@@ -197,8 +201,10 @@ def judge(case: Case, outcome: Outcome) -> tuple[Status, str, str]:
 def run_case(path: Path, case: Case, config: Config, budget: float) -> CaseResult:
     start = time.monotonic()
     try:
-        outcome = dispatch(case.event, host=case.host, event_name=case.event_name,
-                           config=config, budget=budget)
+        with transcripts.given((path.parent / case.transcript).resolve() if case.transcript
+                               else None):
+            outcome = dispatch(case.event, host=case.host, event_name=case.event_name,
+                               config=config, budget=budget, count_stops=False)
     except PromptHooksError as exc:
         return CaseResult(path, case, "error", "error", time.monotonic() - start, str(exc))
     status, seen, why = judge(case, outcome)

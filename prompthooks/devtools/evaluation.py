@@ -169,7 +169,8 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
     def one(row: Row) -> None:
         nonlocal done
         try:
-            outcome = dispatch(row.event, host=row.host, config=config, budget=budget)
+            outcome = dispatch(row.event, host=row.host, config=config, budget=budget,
+                               count_stops=False)
         except PromptHooksError as exc:
             with lock:
                 report.overall.errors += 1

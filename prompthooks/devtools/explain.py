@@ -10,7 +10,7 @@ from typing import Any
 
 from ..api import Config
 from ..core.engine import select
-from ..core.events import STOP_EVENTS, Event
+from ..core.events import Event
 from ..core.hook import Hook
 from ..redaction import config_keys, redact
 
@@ -45,18 +45,24 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
 
 def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
             keys: list[str]) -> dict[str, Any]:
-    from ..executors.prompt import build_request
+    from ..executors.prompt import prepare
     from ..model.templates import TemplateError
 
     try:
-        request = build_request(hook, event)
+        request, conversation = prepare(hook, event)
     except TemplateError as exc:
         return {"error": str(exc)}
     endpoint = request.endpoint
     notes = []
-    if event.name in STOP_EVENTS and event.loop_count is None and event.stop_hook_active:
-        notes.append("skipped at run time: stop_hook_active is set (the agent already "
-                     "continued once)")
+    if conversation is not None:
+        # The conversation itself is in the user message, as it would be sent (redacted).
+        where = redact(conversation.source or "no file", keys, environ)
+        if conversation.unread is not None:
+            notes.append(f"transcript {where}: not read: {conversation.unread}")
+        else:
+            notes.append(f"transcript {where}: {len(conversation.entries)} entries read"
+                         + (f" ({'; '.join(conversation.notes)})" if conversation.notes
+                            else ""))
     return {
         "model": endpoint.model, "api_base": endpoint.api_base,
         "api_key": "set" if endpoint.api_key else "not set (the provider's own variable, "
@@ -120,5 +126,16 @@ def explain(config: Config, event: Event, budget: float,
                      "trust": trust.get(s, "no approval needed")}
                     for s in config.loaded.sources],
         "failures": failures, "warnings": config.warnings, "budget": budget,
-        "hooks": hooks, "other_events": others,
+        "hooks": hooks, "other_events": others, "stop_cap": _stop_cap(config, event, environ),
     }
+
+
+def _stop_cap(config: Config, event: Event,
+              environ: Mapping[str, str] | None) -> dict[str, int] | None:
+    """A stop's consecutive-block count and cap (core.stop_cap), or None."""
+    import os
+
+    from ..core import stop_cap
+
+    cap = stop_cap.for_event(event, config.hooks, os.environ if environ is None else environ)
+    return None if cap is None else {"cap": cap.cap, "blocks": cap.blocks}

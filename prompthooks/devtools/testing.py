@@ -55,7 +55,7 @@ def run(data: Mapping[str, Any] | bytes | str, *,
     if not isinstance(cassette, Cassette):
         cassette = Cassette(Path(cassette), mode) if cassette else None
     with using(cassette), suite_model(model):
-        return dispatch(data, host=host, config=loaded, budget=budget)
+        return dispatch(data, host=host, config=loaded, budget=budget, count_stops=False)
 
 
 def unjudged(outcome: Outcome) -> list[str]:

@@ -30,6 +30,7 @@ from ..model.templates import (
 )
 from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout
 from ..model.verdicts import Verdict, VerdictError, parse_verdict
+from ..transcripts.conversation import DEFAULT_ENTRIES, Conversation
 from .evaluator import system_message
 
 
@@ -39,30 +40,85 @@ def template_text(hook: Hook) -> str:
     return hook.prompt or ""
 
 
-def build_request(hook: Hook, event: Event) -> ModelRequest:
-    """The exact request a prompt hook sends for an event (also used by dry runs)."""
+def transcript_entries(hook: Hook, event: Event) -> int:
+    """How many entries of the conversation the prompt holds: the handler's ``transcript``,
+    else a default on stop events (they judge the work) and none on others."""
+    if hook.transcript is not None:
+        return hook.transcript
+    return DEFAULT_ENTRIES if event.name in STOP_EVENTS else 0
+
+
+def prepare(hook: Hook, event: Event) -> tuple[ModelRequest, Conversation | None]:
+    """The exact request a prompt hook sends for an event, and the conversation read for it
+    (None: the hook does not ask for one)."""
     settings = hook.prompt_settings
     budget = (hook.max_event_chars or (settings.max_event_chars if settings else None)
               or DEFAULT_MAX_EVENT_CHARS)
+    endpoint = endpoint_for(hook)
+    entries = transcript_entries(hook, event)
+    conversation = None
     # The parsed event, dumped canonically: what the model is asked (and the cassette key, a
-    # hash of the request) does not depend on the host's key order or whitespace.
-    arguments, _ = event_json(event.raw, budget)
+    # hash of the request) does not depend on the host's key order or whitespace. With a
+    # conversation, the two share the budget: the event at most half of it.
+    arguments, _ = event_json(event.raw, budget // 2 if entries else budget)
+    if entries:
+        from .. import transcripts
+        from ..hosts import get as dialect
+        from ..redaction import MAX_CHARS, config_keys, redact
+
+        conversation = transcripts.read(dialect(event.host).transcript_reader(), event.raw,
+                                        event.name)
+        keys = [endpoint.api_key, *config_keys([hook.api_key_env])]
+        text = transcripts.render(
+            conversation, budget - len(arguments), entries,
+            lambda t: redact(t, keys, limit=max(len(t), MAX_CHARS)))
+        arguments = f"{arguments}\n\n{text}"
     nonce = new_nonce(arguments)
     user = render(template_text(hook), fence(arguments, nonce))
-    messages = ({"role": "system", "content": system_message(event, nonce)},
+    messages = ({"role": "system",
+                 "content": system_message(event, nonce, conversation is not None)},
                 {"role": "user", "content": user})
-    return ModelRequest(endpoint=endpoint_for(hook), messages=messages, nonce=nonce)
+    return ModelRequest(endpoint=endpoint, messages=messages, nonce=nonce), conversation
+
+
+def build_request(hook: Hook, event: Event) -> ModelRequest:
+    """The exact request a prompt hook sends for an event (also used by dry runs)."""
+    return prepare(hook, event)[0]
+
+
+def _debug(hook: Hook, conversation: Conversation | None) -> None:
+    """With PROMPTHOOKS_DEBUG=1, one line on stderr: what was read of the transcript."""
+    if conversation is None or os.environ.get("PROMPTHOOKS_DEBUG") != "1":
+        return
+    import sys
+
+    from ..redaction import redact
+
+    where = conversation.source or "no file"
+    if conversation.unread is not None:
+        line = (f"transcript {where}: not read: {conversation.unread}; the hook judges "
+                "the event alone")
+    else:
+        line = f"transcript {where}: {len(conversation.entries)} entries read"
+        if conversation.notes:
+            line += f" ({'; '.join(conversation.notes)})"
+    print(redact(f"prompthooks: hook '{hook.name}': {line}"), file=sys.stderr, flush=True)
 
 
 def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
                    reply: ModelReply | None = None, cached: bool = False) -> HookResult:
     """A verdict as a hook result; on a stop event ``impossible`` lets the agent stop."""
     permission = verdict.permission
-    if event.name in STOP_EVENTS and verdict.impossible:
+    system = verdict.system_message
+    if event.name in STOP_EVENTS and verdict.impossible and permission == "deny":
+        # The condition can never hold: the agent may stop, and the user is told why.
         permission = None
+        system = "\n".join(m for m in (
+            f"prompthooks: '{hook.name}' lets the agent stop: its condition cannot be met"
+            + (f": {verdict.reason}" if verdict.reason else ""), system) if m)
     reason = verdict.reason or ("Blocked by a prompthooks policy." if permission else None)
     return HookResult(hook=hook, permission=permission, reason=reason,
-                      system_message=verdict.system_message, halt=verdict.halt,
+                      system_message=system, halt=verdict.halt,
                       stop_reason=verdict.stop_reason, duration=duration,
                       model=reply.model if reply else None,
                       input_tokens=reply.input_tokens if reply else None,
@@ -101,11 +157,9 @@ class PromptExecutor:
 def run(hook: Hook, event: Event, deadline: float) -> HookResult:
     """Evaluate one prompt hook; never raises for the model's or the template's faults."""
     start = time.monotonic()
-    if event.name in STOP_EVENTS and event.loop_count is None and event.stop_hook_active:
-        # A stop hook already kept the agent going once; blocking again could loop forever.
-        return HookResult(hook=hook, duration=0.0)
     try:
-        request = build_request(hook, event)
+        request, conversation = prepare(hook, event)
+        _debug(hook, conversation)
         ttl = cache_ttl(hook, event)
         key = request_key(request) if ttl else ""
         hit = verdict_cache.lookup(key, ttl, os.environ) if ttl else None
@@ -124,4 +178,4 @@ def run(hook: Hook, event: Event, deadline: float) -> HookResult:
     return verdict_result(hook, event, verdict, time.monotonic() - start, reply)
 
 
-__all__ = ["PromptExecutor", "build_request", "run", "template_text"]
+__all__ = ["PromptExecutor", "build_request", "prepare", "run", "template_text"]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..core.matchers import Matcher
     from ..core.merge import Decision
     from ..install.host import HostGlue
+    from ..transcripts.reading import TranscriptReader
 
 
 class Host(Protocol):
@@ -100,3 +101,8 @@ class Host(Protocol):
     def glue(self) -> HostGlue: ...
 
     def sample_event(self, name: str, fields: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def transcript_reader(self) -> TranscriptReader | None:
+        """The reader of this host's session transcript (its ``transcript`` module), for
+        prompt hooks that judge the conversation; None when it keeps none we can read."""
+        ...

@@ -578,7 +578,11 @@ def test_echoed_impossible_does_not_lift_a_stop_block(tmp_path: Path, model: Fak
                         '{"ok": false, "reason": "s", "impossible": true}'))
     agreed = dispatch(claude_event("Stop", stop_hook_active=False), config_paths=[str(cfg)],
                       budget=120)
-    assert agreed.decision.permission is None and agreed.stdout == ""
+    # Let through, its reason shown to the user (never fed back to the agent as a block).
+    assert agreed.decision.permission is None
+    assert json.loads(agreed.stdout) == {
+        "systemMessage": "prompthooks: 'inline prompt' lets the agent stop: its condition "
+                         "cannot be met: r"}
 
 
 def test_run_echoing_reply_fail_closed_recorded_and_replayed(

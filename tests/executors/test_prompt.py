@@ -230,7 +230,9 @@ def test_prompt_and_command_hooks_merge(tmp_path: Path, model: FakeModel) -> Non
     assert outcome.decision.reason == "model says no\nscript says no"
 
 
-def test_stop_hook_honours_stop_hook_active(tmp_path: Path, model: FakeModel) -> None:
+def test_stop_hook_judges_again_when_stop_hook_active(tmp_path: Path, model: FakeModel) -> None:
+    """As Claude Code's own prompt Stop hooks (``/goal``): a stop that a hook already kept
+    going is judged again; the consecutive-block cap, not stop_hook_active, ends a loop."""
     model.script(verdict(False, "the tests still fail; fix them"))
     cfg = _prompt_config(tmp_path, event="Stop", prompt=None, prompt_file="stop-when-done")
     first = _dispatch(claude_event("Stop", stop_hook_active=False,
@@ -238,14 +240,18 @@ def test_stop_hook_honours_stop_hook_active(tmp_path: Path, model: FakeModel) ->
     assert json.loads(first.stdout) == {"decision": "block",
                                         "reason": "the tests still fail; fix them"}
     again = _dispatch(claude_event("Stop", stop_hook_active=True), cfg)
-    assert again.stdout == "" and len(model.requests) == 1  # not even asked
+    assert json.loads(again.stdout)["decision"] == "block" and len(model.requests) == 2
 
 
 def test_impossible_lets_the_agent_stop(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "needs the user's password", impossible=True))
     outcome = _dispatch(claude_event("Stop", stop_hook_active=False),
                         _prompt_config(tmp_path, event="Stop"))
-    assert outcome.stdout == "" and outcome.decision.permission is None
+    assert outcome.decision.permission is None
+    # Let through, with its reason shown to the user.
+    assert json.loads(outcome.stdout) == {
+        "systemMessage": "prompthooks: 'inline prompt' lets the agent stop: its condition "
+                         "cannot be met: needs the user's password"}
     assert "impossible" in model.requests[0].system
 
 

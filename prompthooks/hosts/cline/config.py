@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from ...config import files
-from ...config.handlers import PROMPT_TIMEOUT
+from ...config.handlers import PROMPT_TIMEOUT, transcript_entries
 from ...config.loaded import Loaded, LoadFailure
 from ...core.hook import Hook, Source, check_name
 from ...errors import ConfigError
@@ -17,7 +17,7 @@ from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME
 
 def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md``: a prompt hook; its front matter may set ``name``, ``model``,
-    ``timeout``, ``failClosed`` and ``max_event_chars``."""
+    ``timeout``, ``failClosed``, ``max_event_chars`` and ``transcript``."""
     from ...model.templates import parse_front_matter
 
     try:
@@ -27,6 +27,8 @@ def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
         chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
         title = check_name(str(meta["name"])) if meta.get("name") is not None else None
+        transcript = (transcript_entries(str(meta["transcript"])) if "transcript" in meta
+                      else None)
     except files.UnsafeFile as exc:
         raise ConfigError(str(path), str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -40,7 +42,8 @@ def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
                 trigger=config_event.trigger, kind="prompt", timeout=timeout, label=str(path),
                 prompt=body, model=meta.get("model") or None, title=title,
                 fail_closed=str(meta.get("failClosed", "")).lower() == "true",
-                max_event_chars=chars, config_dir=str(folder.resolve()))
+                max_event_chars=chars, config_dir=str(folder.resolve()),
+                transcript=transcript)
 
 
 def _says_fail_closed(path: Path) -> bool:

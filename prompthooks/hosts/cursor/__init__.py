@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ...core.hook import Hook, MatchOn, Source
     from ...core.matchers import Matcher
     from ...install.host import HostGlue
+    from ...transcripts.reading import TranscriptReader
 
 CONTINUE_FALSE_BLOCKS = True  # beforeSubmitPrompt's {"continue": false} refuses the prompt
 
@@ -95,3 +96,9 @@ def sample_event(name: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     from .samples import sample_event as sample
 
     return sample(name, fields)
+
+
+def transcript_reader() -> TranscriptReader:
+    from . import transcript
+
+    return transcript

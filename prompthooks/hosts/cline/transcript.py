@@ -1,0 +1,99 @@
+"""Cline's task histories. A hook is handed no path: the history is found by the task's id.
+
+- Current (the SDK that the extension and the CLI share):
+  ``<sessions>/<id>/<id>.messages.json``, one JSON document ``{"messages": [...]}`` of
+  Anthropic-style messages (tool results in user messages). ``<sessions>`` is
+  ``$CLINE_SESSION_DATA_DIR``, else ``$CLINE_DATA_DIR/sessions``, else
+  ``$CLINE_DIR/data/sessions``, else ``~/.cline/data/sessions``. The id is
+  ``sessionContext.rootSessionId`` when the event has it, else ``taskId``.
+- Older extension tasks: ``<VS Code globalStorage>/saoudrizwan.claude-dev/tasks/<taskId>/
+  api_conversation_history.json``, a JSON list of the same messages.
+
+Both are rewritten whole at turn boundaries, so they are read whole (up to a bound).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...transcripts import blocks
+from ...transcripts.conversation import Conversation
+from ...transcripts.reading import WHOLE_BYTES, Read, Unreadable
+
+LIMIT, WHOLE = WHOLE_BYTES, True
+# An id becomes a folder and file name: nothing that could climb out of the folder.
+_SAFE_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,199}\Z")
+_EXTENSION = "saoudrizwan.claude-dev"
+_EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+# Context the extension appends to the user's text on every turn: not the user's words.
+_DETAILS = re.compile(r"<environment_details>.*?(?:</environment_details>|\Z)", re.S)
+
+
+def sessions_dir(environ: Mapping[str, str]) -> Path:
+    if environ.get("CLINE_SESSION_DATA_DIR"):
+        return Path(environ["CLINE_SESSION_DATA_DIR"])
+    if environ.get("CLINE_DATA_DIR"):
+        return Path(environ["CLINE_DATA_DIR"]) / "sessions"
+    if environ.get("CLINE_DIR"):
+        return Path(environ["CLINE_DIR"]) / "data" / "sessions"
+    return Path(os.path.expanduser("~/.cline/data/sessions"))
+
+
+def storage_dirs(environ: Mapping[str, str]) -> list[Path]:
+    """The extension's task folders, for the editors it runs in."""
+    if sys.platform == "darwin":
+        base = Path(os.path.expanduser("~/Library/Application Support"))
+    elif sys.platform == "win32":
+        base = Path(environ.get("APPDATA") or os.path.expanduser("~/AppData/Roaming"))
+    else:
+        base = Path(environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
+    return [base / editor / "User" / "globalStorage" / _EXTENSION / "tasks"
+            for editor in _EDITORS]
+
+
+def _ids(raw: Mapping[str, Any]) -> list[str]:
+    context = raw.get("sessionContext")
+    root = context.get("rootSessionId") if isinstance(context, Mapping) else None
+    ids = [i for i in (root, raw.get("taskId")) if isinstance(i, str) and _SAFE_ID.match(i)]
+    return list(dict.fromkeys(ids))
+
+
+def locate(raw: Mapping[str, Any], event_name: str,
+           environ: Mapping[str, str]) -> tuple[list[str], list[Path]]:
+    """(the history files the task may have, first match wins; the folders they lie in)."""
+    sessions = sessions_dir(environ)
+    legacy = storage_dirs(environ)
+    candidates = []
+    for task in _ids(raw):
+        candidates.append(str(sessions / task / f"{task}.messages.json"))
+        candidates += [str(folder / task / "api_conversation_history.json")
+                       for folder in legacy]
+    return candidates, [sessions, *legacy]
+
+
+def _user_text(text: str) -> str | None:
+    return _DETAILS.sub("", text).strip() or None
+
+
+def parse(read: Read, path: Path) -> Conversation:
+    import json
+
+    try:
+        data = json.loads(read.data)
+    except (ValueError, RecursionError):
+        raise Unreadable("the task history is not JSON (cut off or malformed)") from None
+    messages = data.get("messages") if isinstance(data, Mapping) else data
+    if not isinstance(messages, list):
+        raise Unreadable("the task history holds no list of messages")
+    conversation = Conversation()
+    names: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, Mapping) and message.get("role") in ("user", "assistant"):
+            conversation.entries += blocks.entries(str(message["role"]), message.get("content"),
+                                                   names, _user_text)
+    return conversation
