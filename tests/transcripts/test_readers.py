@@ -202,3 +202,25 @@ def test_render_redacts_cuts_to_budget_and_keeps_the_latest_request(isolated_hom
     assert "characters cut]" in text  # a long tool output keeps its head and tail
     few = render(conversation, 100_000, 2, redact)
     assert few.count('"role"') == 3  # the last 2 entries, and the pinned request
+
+
+@pytest.mark.parametrize(("value", "entries"), [("false", 0), ("true", 40), ("5", 5)])
+def test_a_cline_prompt_file_sets_transcript_in_its_front_matter(
+        tmp_path: Path, value: str, entries: int) -> None:
+    from prompthooks.api import load_config
+
+    folder = tmp_path / "hooks"
+    folder.mkdir()
+    (folder / "TaskComplete.md").write_text(f"---\ntranscript: {value}\n---\nDone? $ARGUMENTS\n")
+    (hook,) = load_config([str(folder)], str(tmp_path), managed_dir=tmp_path / "none").hooks
+    assert hook.transcript == entries
+
+
+def test_a_bad_transcript_value_is_the_files_error(tmp_path: Path) -> None:
+    from prompthooks.api import load_config
+
+    folder = tmp_path / "hooks"
+    folder.mkdir()
+    (folder / "TaskComplete.md").write_text("---\ntranscript: lots\n---\nDone? $ARGUMENTS\n")
+    config = load_config([str(folder)], str(tmp_path), managed_dir=tmp_path / "none")
+    assert not config.hooks and "bad front matter value" in config.errors[0]
