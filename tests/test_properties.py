@@ -32,6 +32,7 @@ from prompthooks.hosts import HOSTS, claude, cursor
 from prompthooks.model.templates import event_json, render
 from prompthooks.model.types import ModelReply, ModelRequest
 from prompthooks.model.verdicts import VerdictError, parse_verdict
+from prompthooks.transcripts.conversation import HEADING
 
 from .executors.test_injection import GUESSED, split_fence
 from .helpers import claude_event, cline_event, cursor_event
@@ -253,10 +254,9 @@ def scripted(reply: str) -> Iterator[ScriptedModel]:
 
 
 def _asked(event: Event) -> bool:
-    """Whether a prompt hook asks the model at all (a Claude Code stop hook already active
-    is not asked: blocking again could loop)."""
-    return not (event.name in STOP_EVENTS and event.stop_hook_active
-                and event.loop_count is None)
+    """Whether a prompt hook asks the model at all: always (a stop already kept going is
+    judged again; the stop cap, left off here, is what ends a loop)."""
+    return True
 
 
 def _check_fenced_request(request: ModelRequest, event: Event) -> None:
@@ -267,6 +267,11 @@ def _check_fenced_request(request: ModelRequest, event: Event) -> None:
     nonce = request.nonce
     before, data, after = split_fence(user, nonce)
     assert (before, after) == ("Policy: no harm. ", "")
+    stop = event.name in STOP_EVENTS
+    if stop:  # the event, then the conversation (none readable here), both inside the fence
+        data, gap, conversation = data.partition("\n\n")
+        assert gap and conversation.startswith(HEADING + "\n[prompthooks: the conversation "
+                                               "could not be read")
     # The parsed event, dumped canonically (sorted keys): the host's bytes' order and
     # whitespace change neither the prompt nor its cassette key.
     canonical = json.dumps(event.raw, ensure_ascii=False, sort_keys=True)
@@ -285,7 +290,7 @@ def _check_fenced_request(request: ModelRequest, event: Event) -> None:
         assert kind == ("an MCP tool" if tool.startswith("mcp__") else "a tool")
     bare = Event(host=event.host, host_event=event.host_event, name=event.name, raw={},
                  raw_bytes=b"{}", project_dir="/", tool_name=tool)
-    assert system == system_message(bare, nonce)
+    assert system == system_message(bare, nonce, stop)
 
 
 # Claude Code events whose reply can say deny (a block) and ask; on the others it cannot.
@@ -341,7 +346,8 @@ def test_any_host_event_is_fenced_judged_and_answered_in_the_hosts_format(
     host, raw = host_event
     stdin = _encode(raw, raw_utf8)
     with scripted(reply) as model:
-        outcome = dispatch(stdin, config=CONFIGS[False][host], budget=30, environ={})
+        outcome = dispatch(stdin, config=CONFIGS[False][host], budget=30, environ={},
+                           count_stops=False)
     event = outcome.event
     assert (event.host, event.host_event) == (host, raw.get("hook_event_name", raw.get("hookName")))
     asked = _asked(event)
@@ -365,7 +371,7 @@ def test_a_fail_closed_prompt_hook_is_the_verdict_or_deny(
     host, raw = host_event
     with scripted(reply) as model:
         outcome = dispatch(_encode(raw, False), config=CONFIGS[True][host], budget=30,
-                           environ={})
+                           environ={}, count_stops=False)
     event = outcome.event
     expected = _fail_closed_expectation(event, reply)
     label(f"decision {expected}")

@@ -12,10 +12,10 @@ from __future__ import annotations
 import sys
 
 from prompthooks.commands import demo
-from prompthooks.hook import Hook
+from prompthooks.core.hook import Hook
 from prompthooks.model.types import ModelRequest
-from prompthooks.recording.cassette import using
-from prompthooks.recording.references import Reference, ReferenceCassette, verdict_text
+from prompthooks.model.cassette import using
+from prompthooks.model.references import Reference, ReferenceCassette, verdict_text
 
 # A distinctive part of the event -> the verdict (events not listed: {"ok": true}).
 VERDICTS = {

@@ -21,7 +21,7 @@ NO_MANAGED = Path("/nonexistent/prompthooks-managed")
 def _config(folder: Path, settings: dict[str, Any] | None = None, name: str = "hooks.json",
             prompt: str = "Keep going until done.") -> Path:
     data: dict[str, Any] = {"hooks": {"Stop": [{"hooks": [
-        {"type": "prompt", "prompt": prompt}]}]}}
+        {"type": "prompt", "prompt": prompt, "timeout": 120}]}]}}
     if settings:
         data["prompthooks"] = settings
     return write_json(folder / name, data)

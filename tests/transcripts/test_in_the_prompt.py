@@ -31,8 +31,13 @@ POLICY = "The agent stops only when the task is done."
 
 
 def _config(tmp_path: Path, event: str = "Stop", **handler: Any) -> Path:
-    fields = {"type": "prompt", "prompt": POLICY, **handler}
+    # A generous timeout: a busy machine's first litellm import must not time the hook out.
+    fields = {"type": "prompt", "prompt": POLICY, "timeout": 120, **handler}
     return write_json(tmp_path / "hooks.json", {"hooks": {event: [{"hooks": [fields]}]}})
+
+
+def _run(event: dict[str, Any], *args: str, **kwargs: Any) -> Any:
+    return run_cli(event, *args, timeout=240, **kwargs)  # a busy machine is slow, not wrong
 
 
 def _fenced(user: str) -> str:
@@ -47,7 +52,7 @@ def test_claude_stop_sends_the_conversation_redacted_inside_the_fence(
     model.script(verdict(False, "Two tests still fail; fix them."))
     event = claude_event("Stop", transcript_path=str(path), stop_hook_active=False,
                          last_assistant_message="Two tests still fail.")
-    proc = run_cli(event, "--config", str(_config(tmp_path)))
+    proc = _run(event, "--config", str(_config(tmp_path)))
     assert reply(proc) == {"decision": "block", "reason": "Two tests still fail; fix them."}
     (request,) = model.requests
     raw_body = json.dumps(request.body)
@@ -73,8 +78,8 @@ def test_cursor_stop_reads_its_agent_transcript(tmp_path: Path, isolated_home: P
     model.script(verdict(False, "Write the tests for the CSV export."))
     event = cursor_event("stop", status="completed", loop_count=0, transcript_path=str(path))
     cfg = write_json(tmp_path / "cursor.json", {"version": 1, "hooks": {"stop": [
-        {"type": "prompt", "prompt": POLICY}]}})
-    proc = run_cli(event, "--config", str(cfg))
+        {"type": "prompt", "prompt": POLICY, "timeout": 120}]}})
+    proc = _run(event, "--config", str(cfg))
     assert reply(proc) == {"followup_message": "Write the tests for the CSV export."}
     fenced = _fenced(model.requests[0].user)
     assert '{"role": "user", "text": "Add a CSV export"}' in fenced
@@ -87,7 +92,7 @@ def test_cline_task_complete_finds_the_history_by_task_id(
     model.script(verdict(False, "Two tests still fail."))
     event = cline_event("TaskComplete", taskMetadata={"taskId": "task-1", "ulid": "",
                                                       "initialTask": "", "result": "Done"})
-    proc = run_cli(event, "--config", str(_config(tmp_path)))  # one config serves every host
+    proc = _run(event, "--config", str(_config(tmp_path)))  # one config serves every host
     assert reply(proc) == {"cancel": True, "errorMessage": "Two tests still fail."}
     fenced = _fenced(model.requests[0].user)
     assert "Fix the date parser" in fenced and LEAKED_KEY not in fenced
@@ -100,7 +105,7 @@ def test_the_event_and_the_conversation_share_the_event_budget(
     steps.append(("assistant", "last words"))
     path = claude_transcript(isolated_home, steps)
     event = claude_event("Stop", transcript_path=str(path), last_assistant_message="L" * 50_000)
-    run_cli(event, "--config", str(_config(tmp_path, max_event_chars=6000)))
+    _run(event, "--config", str(_config(tmp_path, max_event_chars=6000)))
     fenced = _fenced(model.requests[0].user)
     assert len(fenced) <= 6000
     assert "earlier entries left out" in fenced and "the task" in fenced
@@ -111,22 +116,22 @@ def test_the_event_and_the_conversation_share_the_event_budget(
 def test_transcript_key_turns_it_on_off_and_bounds_it(tmp_path: Path, isolated_home: Path,
                                                      model: FakeModel) -> None:
     path = claude_transcript(isolated_home, UNFINISHED)
-    off = run_cli(claude_event("Stop", transcript_path=str(path)),
+    off = _run(claude_event("Stop", transcript_path=str(path)),
                   "--config", str(_config(tmp_path, transcript=False)))
     assert off.returncode == 0 and "transcript" not in _fenced(model.requests[0].user).split(
         "\n", 1)[-1]
     event = claude_event("PreToolUse", transcript_path=str(path), tool_name="Bash",
                          tool_input={"command": "git push"})
-    run_cli(event, "--config", str(_config(tmp_path, "PreToolUse")))
+    _run(event, "--config", str(_config(tmp_path, "PreToolUse")))
     assert "read from the host's transcript" not in model.requests[1].user  # off by default
-    run_cli(event, "--config", str(_config(tmp_path, "PreToolUse", transcript=2)))
+    _run(event, "--config", str(_config(tmp_path, "PreToolUse", transcript=2)))
     fenced = _fenced(model.requests[2].user)
     assert fenced.count('{"role"') == 3  # the last two entries and the pinned request
     assert "conversation read from the host's transcript" in model.requests[2].system
 
 
 def test_bad_transcript_key_is_a_config_error(tmp_path: Path) -> None:
-    proc = run_cli(claude_event("Stop"), "--config", str(_config(tmp_path, transcript=-3)))
+    proc = _run(claude_event("Stop"), "--config", str(_config(tmp_path, transcript=-3)))
     assert proc.returncode == 1 and "transcript" in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -134,21 +139,21 @@ def test_bad_transcript_key_is_a_config_error(tmp_path: Path) -> None:
 def test_missing_or_unreadable_transcript_still_judges_and_says_so_in_debug(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     missing = isolated_home / ".claude" / "projects" / "p" / "gone.jsonl"
-    proc = run_cli(claude_event("Stop", transcript_path=str(missing)),
+    proc = _run(claude_event("Stop", transcript_path=str(missing)),
                    "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"})
     assert proc.returncode == 0 and len(model.requests) == 1
     assert "not read: the transcript file does not exist" in proc.stderr
     assert "the conversation could not be read" in model.requests[0].user
     locked = claude_transcript(isolated_home, UNFINISHED)
     locked.chmod(0)
-    proc = run_cli(claude_event("Stop", transcript_path=str(locked)),
+    proc = _run(claude_event("Stop", transcript_path=str(locked)),
                    "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"},
                    preexec_fn=file_modes_bind_root)
     assert proc.returncode == 0 and len(model.requests) == 2
     assert "permission denied" in proc.stderr and "Traceback" not in proc.stderr
     cut = claude_transcript(isolated_home, UNFINISHED, "cut")
     cut.write_text(cut.read_text() + '{"type": "user", "mess')
-    proc = run_cli(claude_event("Stop", transcript_path=str(cut)),
+    proc = _run(claude_event("Stop", transcript_path=str(cut)),
                    "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"})
     assert "4 entries read (the transcript's last line is cut off" in proc.stderr
 
@@ -168,7 +173,7 @@ def test_a_planted_transcript_never_carries_another_file_into_the_prompt(
         path.hardlink_to(secret)
     else:
         path = secret
-    run_cli(claude_event("Stop", transcript_path=str(path)), "--config",
+    _run(claude_event("Stop", transcript_path=str(path)), "--config",
             str(_config(tmp_path)))
     assert "TOP-SECRET-42" not in json.dumps(model.requests[0].body)
     assert "the conversation could not be read" in model.requests[0].user
