@@ -75,7 +75,7 @@ def hook_input(hook: Hook, event: Event) -> bytes:
     """The event as the hook's own dialect would have sent it: the host's bytes for a hook
     written for that host (or asking for them), a translation for any other."""
     own = dialect(hook.dialect)
-    if hook.raw_event or (hook.dialect == event.host and own.sends_as_is(event, hook)):
+    if hook.raw_event or (event.host == hook.dialect and own.sends_as_is(event, hook)):
         return event.raw_bytes
     return own.translate(event, hook)
 

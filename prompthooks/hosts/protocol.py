@@ -35,6 +35,9 @@ class Host(Protocol):
     DEFAULT_TIMEOUT: float  # a command hook's timeout when its handler gives none
     CONFIG_EVENTS: dict[str, ConfigEvent]  # the dialect's event keys
     HOST_EVENTS: dict[str, str]  # the event names the host sends -> canonical events
+    TOOL_NAMES: dict[str, str]  # the host's tool names -> canonical tools
+    # Other names the host sends for its config's event keys (Cline's SDK: tool_call).
+    EVENT_ALIASES: dict[str, str]
     # A hook of this dialect that prints {"continue": false} blocks (Cursor's
     # beforeSubmitPrompt) instead of stopping everything (Claude Code).
     CONTINUE_FALSE_BLOCKS: bool

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...core.events import CANONICAL_TOOLS
 from .framing import frame_reply as frame_reply
 from .wire import BUDGET as BUDGET
 from .wire import CONFIG_EVENTS as CONFIG_EVENTS
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 
+TOOL_NAMES = {tool: tool for tool in CANONICAL_TOOLS if tool != "Delete"}
+EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = False  # {"continue": false} stops everything
 
 

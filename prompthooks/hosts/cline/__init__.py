@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
 from .framing import frame_reply as frame_reply
-from .tools import tool_to_cline
+from .tools import FROM_CLINE, tool_to_cline
 from .wire import BUDGET as BUDGET
 from .wire import CONFIG_EVENTS as CONFIG_EVENTS
 from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 from .wire import HOST_EVENTS as HOST_EVENTS
 from .wire import MAX_CONTEXT as MAX_CONTEXT
 from .wire import NAME as NAME
+from .wire import SDK_EVENTS
 from .wire import TITLE as TITLE
 from .wire import block_reply as block_reply
 from .wire import hook_env as hook_env
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from ...install.host import HostGlue
     from ...transcripts.reading import TranscriptReader
 
+TOOL_NAMES = FROM_CLINE
+EVENT_ALIASES = SDK_EVENTS
 CONTINUE_FALSE_BLOCKS = False  # Cline has no "continue"; our reading stays Claude Code's
 
 

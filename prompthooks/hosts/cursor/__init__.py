@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .framing import frame_reply as frame_reply
-from .tools import tool_to_cursor
+from .tools import FROM_CURSOR, tool_to_cursor
 from .wire import BUDGET as BUDGET
 from .wire import CONFIG_EVENTS as CONFIG_EVENTS
 from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from ...install.host import HostGlue
     from ...transcripts.reading import TranscriptReader
 
+TOOL_NAMES = FROM_CURSOR
+EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = True  # beforeSubmitPrompt's {"continue": false} refuses the prompt
 
 
