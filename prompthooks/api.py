@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import executors, hosts
 from .config import discovery
@@ -28,6 +28,9 @@ from .core.hook import Source
 from .core.merge import Decision
 from .errors import InputError
 from .hosts import Host, Reply
+
+if TYPE_CHECKING:
+    from .model.chain import Models
 
 # The run's whole budget per host (seconds), each host's own BUDGET.
 DEFAULT_BUDGET: dict[str, float] = {name: host.BUDGET for name, host in hosts.HOSTS.items()}
@@ -145,11 +148,12 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
              config_paths: Sequence[str] | None = None, budget: float | None = None,
              environ: Mapping[str, str] | None = None,
              managed_dir: discovery.Managed = discovery.MANAGED_DIR, started: float | None = None,
-             cancel: threading.Event | None = None) -> Outcome:
+             cancel: threading.Event | None = None, models: Models | None = None) -> Outcome:
     """Run every hook that applies to one event and merge their answers, within ``budget``
     seconds (default: the host's, see DEFAULT_BUDGET) of ``started`` (a ``time.monotonic()``
     instant; default: now). Setting ``cancel`` makes the run answer at once: the hooks still
-    running count as timed out.
+    running count as timed out. ``models`` is how prompt hooks reach their model (a cassette,
+    a suite's model...; default: the environment's, see :class:`prompthooks.model.chain.Models`).
 
     Raises :class:`~prompthooks.errors.InputError` when the event cannot be read.
     """
@@ -158,7 +162,7 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     if config is None:
         config = load_config(config_paths, event.project_dir, environ, managed_dir)
     deadline = start + (budget if budget is not None else DEFAULT_BUDGET[module.NAME])
-    decision = decide(config.loaded.hooks, event, deadline, executors.for_run(),
+    decision = decide(config.loaded.hooks, event, deadline, executors.for_run(models, deadline),
                       reread=_reread, cancel=cancel,
                       failed=[f.stand_in(event) for f in config.loaded.failures])
     reply = module.render(decision, event)
