@@ -14,13 +14,16 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config.discovery import managed_dirs
-from ..model.chain import Models
 from ..runner.channel import Channel
 from ..runner.fallback import answer_unjudged, guess
 from ..runner.judge import Job, judge
 from . import output
+
+if TYPE_CHECKING:
+    from ..model.chain import Models
 
 
 def _process_start() -> float:
@@ -40,6 +43,8 @@ def _process_start() -> float:
 def _models(args: argparse.Namespace) -> Models:
     """The run's model client: a missing warm worker is started in the background (library
     callers never get one), and ``--record``/``--replay`` name the cassette."""
+    from ..model.chain import Models
+
     cassette = None
     if args.record or args.replay:
         from ..model.cassette import Cassette

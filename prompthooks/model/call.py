@@ -1,9 +1,11 @@
-"""The model call: litellm ``acompletion`` under one deadline, retried by tenacity.
+"""The model call through litellm (every provider the direct path of route.py does not
+take): ``acompletion`` under one deadline, retried by tenacity.
 
-litellm is imported here, on first use, and only when a prompt hook runs. Its own retries are
-off (``num_retries=0``, ``max_retries=0``) so that the hook's deadline covers every attempt:
-rate limits, timeouts, connection errors and 5xx answers are retried with jittered backoff
-while time remains; authentication and bad-request errors are not retried.
+litellm is imported here, on first use, and only when a prompt hook on its path runs;
+:func:`prepare` also loads what its first call would (start-up, not the hook's time). Its own
+retries are off (``num_retries=0``, ``max_retries=0``) so that the hook's deadline covers every
+attempt; what is retried, and the one line a failure reads as, are failures.py's, as on the
+direct path.
 """
 
 from __future__ import annotations

@@ -121,3 +121,20 @@ def test_start_up_longer_than_the_budget_still_answers_by_the_budget_and_blocks(
     output = reply(proc)["hookSpecificOutput"]
     assert output["permissionDecision"] == "deny", proc.stderr
     assert model.requests == []
+
+
+@pytest.mark.parametrize("module, env", [("httpx", {}), ("litellm", {"PROMPTHOOKS_DIRECT": "0"})])
+def test_doctor_times_the_model_not_its_clients_start(
+        tmp_path: Path, model: FakeModel, module: str, env: dict[str, str]) -> None:
+    """An import slower than the probe's whole 10 s still reports the model as answering."""
+    model.script(verdict(True))
+    cfg = _config(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "doctor", "--json", "--config",
+                           str(cfg), "--project", str(tmp_path)], capture_output=True,
+                          text=True, timeout=180,
+                          env={**os.environ, **_slow(tmp_path, module, 11.0), **env})
+    report = json.loads(proc.stdout)
+    (probe,) = [c for c in report["checks"] if c["check"].startswith("model ")]
+    assert probe["status"] == "ok", probe
+    path = "litellm" if module == "litellm" else "direct"
+    assert probe["detail"].endswith(f"(test-model, {path})")
