@@ -111,6 +111,9 @@ def _environment(root: Path, url: str) -> dict[str, str]:
         "XDG_RUNTIME_DIR": str(home / "run"), "PROMPTHOOKS_API_BASE": url,
         "PROMPTHOOKS_API_KEY": "burst-key-not-a-secret", "PROMPTHOOKS_MODEL": MODEL,
         "PROMPTHOOKS_WORKER_IDLE": "20",
+        # The local server speaks the OpenAI API, which the direct path would call without
+        # the worker: the burst measures litellm's path through one shared worker.
+        "PROMPTHOOKS_DIRECT": "0",
     })
     return env
 

@@ -233,6 +233,7 @@ def child_env(setup: Setup, api_base: str, worker: bool) -> dict[str, str]:
         "PROMPTHOOKS_API_BASE": api_base,
         "PROMPTHOOKS_WORKER": "1" if worker else "0",
         "PROMPTHOOKS_WORKER_IDLE": "60",  # a worker a client starts on its own dies soon
+        "PROMPTHOOKS_DIRECT": "0",  # litellm's path, through the warm worker (not direct)
     })
     return env
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import executors, hosts
 from .config import discovery
@@ -28,6 +28,9 @@ from .core.hook import Source
 from .core.merge import Decision
 from .errors import InputError
 from .hosts import Host, Reply
+
+if TYPE_CHECKING:
+    from .model.chain import Models
 
 # The run's whole budget per host (seconds), each host's own BUDGET.
 DEFAULT_BUDGET: dict[str, float] = {name: host.BUDGET for name, host in hosts.HOSTS.items()}
@@ -145,12 +148,15 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
              config_paths: Sequence[str] | None = None, budget: float | None = None,
              environ: Mapping[str, str] | None = None,
              managed_dir: discovery.Managed = discovery.MANAGED_DIR, started: float | None = None,
-             cancel: threading.Event | None = None, count_stops: bool = True) -> Outcome:
+             cancel: threading.Event | None = None, count_stops: bool = True,
+             models: Models | None = None) -> Outcome:
     """Run every hook that applies to one event and merge their answers, within ``budget``
     seconds (default: the host's, see DEFAULT_BUDGET) of ``started`` (a ``time.monotonic()``
     instant; default: now). Setting ``cancel`` makes the run answer at once: the hooks still
     running count as timed out. ``count_stops``: a stop's blocks count towards the session's
-    cap (core.stop_cap); test suites, which replay events, leave it off.
+    cap (core.stop_cap); test suites, which replay events, leave it off. ``models`` is how
+    prompt hooks reach their model (a cassette, a suite's model...; default: the
+    environment's, see :class:`prompthooks.model.chain.Models`).
 
     Raises :class:`~prompthooks.errors.InputError` when the event cannot be read.
     """
@@ -159,8 +165,8 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     if config is None:
         config = load_config(config_paths, event.project_dir, environ, managed_dir)
     deadline = start + (budget if budget is not None else DEFAULT_BUDGET[module.NAME])
-    decision = _decide(config, event, deadline, cancel,
-                       count_stops, os.environ if environ is None else environ)
+    decision = _decide(config, event, deadline, cancel, count_stops,
+                       os.environ if environ is None else environ, models)
     reply = module.render(decision, event)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
         reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report
@@ -168,7 +174,7 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
 
 
 def _decide(config: Config, event: Event, deadline: float, cancel: threading.Event | None,
-            count_stops: bool, environ: Mapping[str, str]) -> Decision:
+            count_stops: bool, environ: Mapping[str, str], models: Models | None) -> Decision:
     """The merged decision; on a stop whose session's blocks reached the cap, without the
     project and user hooks, and with a line saying why."""
     from .core import stop_cap
@@ -180,7 +186,7 @@ def _decide(config: Config, event: Event, deadline: float, cancel: threading.Eve
     if capped:
         hooks = [h for h in hooks if h.managed]
         failed = [r for r in failed if r.hook.managed]
-    decision = decide(hooks, event, deadline, executors.for_run(), reread=_reread,
+    decision = decide(hooks, event, deadline, executors.for_run(models, deadline), reread=_reread,
                       cancel=cancel, failed=failed)
     if cap is not None:
         if capped:

@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "install":
             glue.add_argument("--events", nargs="+", metavar="EVENT",
                               help="the host's event names to cover (default: see README)")
+            glue.add_argument("--warm-start", action="store_true",
+                              help="also cover the host's session start, which starts the "
+                                   "warm worker early for prompt hooks on litellm's path")
             glue.add_argument("--force", action="store_true",
                               help="replace a Cline hook file prompthooks did not write")
             glue.add_argument("--glue", choices=("auto", "absolute", "bare"), default="auto",

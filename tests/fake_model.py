@@ -157,3 +157,26 @@ def serve_with_headers(headers: dict[str, str]) -> Iterator[FakeModel]:
             super().end_headers()
 
     yield from run_server(Handler, state, "/v1")
+
+
+@dataclass
+class KeptAlive(FakeModel):
+    """A fake model that keeps connections open (HTTP/1.1) and notes the client port of each
+    request: one port for many requests is one connection reused."""
+
+    ports: list[int] = field(default_factory=list)
+
+
+def serve_kept_alive() -> Iterator[KeptAlive]:
+    """:func:`serve` over HTTP/1.1 keep-alive, noting each request's client port."""
+    state = KeptAlive()
+
+    class Handler(_handler(state)):  # type: ignore[misc]
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            with state.lock:
+                state.ports.append(self.client_address[1])
+            super().do_POST()
+
+    yield from run_server(Handler, state, "/v1")

@@ -17,18 +17,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as label
 from hypothesis import strategies as st
 
-import prompthooks.model
 from prompthooks import cli
 from prompthooks.api import Config, config_from_data, dispatch, parse_event
 from prompthooks.core.events import STOP_EVENTS, Event
 from prompthooks.core.hook import Hook, Source, Trigger
 from prompthooks.core.merge import Decision
 from prompthooks.errors import InputError
-from prompthooks.executors import prompt as prompt_executor
 from prompthooks.executors.evaluator import KNOWN_TOOLS, system_message
 from prompthooks.executors.prompt import build_request
 from prompthooks.executors.replies import ReplyError, read_reply
 from prompthooks.hosts import HOSTS, claude, cursor
+from prompthooks.model.chain import Models
 from prompthooks.model.templates import event_json, render
 from prompthooks.model.types import ModelReply, ModelRequest
 from prompthooks.model.verdicts import VerdictError, parse_verdict
@@ -249,7 +248,9 @@ class ScriptedModel:
 def scripted(reply: str) -> Iterator[ScriptedModel]:
     model = ScriptedModel(reply)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prompt_executor, "complete", model)
+        patch.setattr(Models, "complete",
+                      lambda self, request, deadline, hook, cap=None: model(request, deadline,
+                                                                            hook))
         yield model
 
 
@@ -431,7 +432,6 @@ def _run_in_process(args: list[str], data: bytes) -> tuple[int, str, str]:
         patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
         patch.setattr(sys, "stdout", stdout)
         patch.setattr(sys, "stderr", stderr)
-        patch.setattr(prompthooks.model, "autostart", False)
         code = cli.main(["run", *args])
     return code, stdout.getvalue(), stderr.getvalue()
 

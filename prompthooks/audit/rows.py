@@ -100,9 +100,18 @@ def result_row(result: HookResult, base: Mapping[str, Any],
         "reason": _redact(effective.reason, keys, environ),
         "duration_ms": round(result.duration * 1000, 3), "model": _model(result),
         "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
-        "cost": result.cost, "cached": int(result.cached), "replayed": int(result.replayed),
+        "cost": _cost(result), "cached": int(result.cached), "replayed": int(result.replayed),
         "error": _redact(result.error, keys, environ),
     }
+
+
+def _cost(result: HookResult) -> float | None:
+    """The call's own cost, else (for a call the direct path made) litellm's table's price."""
+    if result.cost is not None or result.replayed or result.cached or not result.model:
+        return result.cost
+    from ..model.prices import price
+
+    return price(result.model, result.input_tokens, result.output_tokens)
 
 
 def rows_for(outcome: Judged, store_events: bool,

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..api import dispatch, load_config
 from ..errors import EXIT_OK, PromptHooksError
-from ..model.cassette import Cassette, using
+from ..model.cassette import Cassette
+from ..model.chain import Models
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 EXAMPLE_DIRS = (_PACKAGE / "examples", _PACKAGE.parent / "config" / "examples")
@@ -44,11 +45,10 @@ def _wants(event: dict[str, object]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     folder = examples_dir()
-    with using(Cassette(folder / "demo.cassette.yaml", "replay")):
-        return _run(folder)
+    return _run(folder, Models(cassette=Cassette(folder / "demo.cassette.yaml", "replay")))
 
 
-def _run(folder: Path) -> int:
+def _run(folder: Path, models: Models) -> int:
     config = load_config([str(folder / "hooks.json"), str(folder / "cursor-hooks.json"),
                           str(folder / "cline-hooks")], keep_managed=False)
     if config.errors:
@@ -59,7 +59,8 @@ def _run(folder: Path) -> int:
         for path in sorted((folder / "events").glob("*.json")):
             text = path.read_text(encoding="utf-8").replace(ROOT_TOKEN, str(workspace))
             event = json.loads(text)
-            outcome = dispatch(text.encode(), config=config, budget=60, count_stops=False)
+            outcome = dispatch(text.encode(), config=config, budget=60, count_stops=False,
+                                models=models)
             decision = outcome.decision
             verdict: str = decision.permission or "no objection"
             if decision.contexts and not decision.permission:

@@ -27,7 +27,7 @@ from ..devtools.evaluation import (
     table_rows,
 )
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
-from ..model.cassette import Cassette, activate, sources_line
+from ..model.cassette import Cassette, sources_line
 from . import output
 
 
@@ -63,12 +63,11 @@ def main(args: argparse.Namespace) -> int:
     tape = None
     if args.replay or args.record:
         tape = Cassette(Path(args.replay or args.record), "replay" if args.replay else "auto")
-        activate(tape)
     reports: list[Report] = []
     for model in args.model or [None]:
         before = dict(tape.sources) if tape else {}
         with progress(len(rows), model or "eval", not args.json) as tick:
-            report = evaluate(rows, config, model, args.concurrency, args.budget, tick)
+            report = evaluate(rows, config, model, args.concurrency, args.budget, tick, tape)
         if tape:  # this run's share of the cassette's counts
             report.sources = {source: count - before.get(source, 0)
                               for source, count in tape.sources.items()

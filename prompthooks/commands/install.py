@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
 from ..install import files, made, registry, starter
 from ..install.glue import choose, current_glue
-from ..install.host import choose_events
+from ..install.host import choose_events, with_session_start
 from .install_report import Report
 
 
@@ -69,6 +69,8 @@ def _unignored(path: Path, project: Path) -> bool:
 def main(args: argparse.Namespace) -> int:
     host = registry.HOSTS[args.host]
     events = choose_events(host, args.events)
+    if getattr(args, "warm_start", False):
+        events = with_session_start(host, events)
     project = registry.project_dir(args.scope, args.project)
     root = managed_root(args)
     place = registry.location(host, args.scope, project, root)

@@ -14,12 +14,16 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config.discovery import managed_dirs
 from ..runner.channel import Channel
 from ..runner.fallback import answer_unjudged, guess
 from ..runner.judge import Job, judge
 from . import output
+
+if TYPE_CHECKING:
+    from ..model.chain import Models
 
 
 def _process_start() -> float:
@@ -36,12 +40,18 @@ def _process_start() -> float:
     return now - min(max(age, 0.0), 60.0)  # a sane age only: a clock can be off
 
 
-def _use_cassette(args: argparse.Namespace) -> None:
+def _models(args: argparse.Namespace) -> Models:
+    """The run's model client: a missing warm worker is started in the background (library
+    callers never get one), and ``--record``/``--replay`` name the cassette."""
+    from ..model.chain import Models
+
+    cassette = None
     if args.record or args.replay:
-        from ..model.cassette import Cassette, activate
+        from ..model.cassette import Cassette
 
         path = Path(args.record or args.replay)
-        activate(Cassette(path, "record" if args.record else "replay"))
+        cassette = Cassette(path, "record" if args.record else "replay")
+    return Models(cassette=cassette, start_worker=True)
 
 
 def _in_process(job: Job) -> int:
@@ -69,12 +79,9 @@ def main(args: argparse.Namespace) -> int:
     output.stdin_hint("run")
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     managed = managed_dirs(args.managed_dir)
-    _use_cassette(args)
-    from .. import model
-
-    model.autostart = True
     job = Job(b"", args.host, args.event, tuple(args.config or ()), managed,
-              _process_start() if args.entry else time.monotonic(), args.budget, debug)
+              _process_start() if args.entry else time.monotonic(), args.budget, debug,
+              models=_models(args))
     if args.entry:
         from ..runner.supervisor import supervise
 

@@ -26,9 +26,8 @@ from typing import Literal
 
 from ..core.hook import Hook
 from ..errors import PromptHooksError
-from ..model.cassette import using
+from ..model.chain import Models
 from ..model.references import Reference, ReferenceCassette, Touch, verdict_text
-from ..model.settings import suite_model
 from ..model.types import ModelRequest
 from .cases import Case, cassette_path, config_for, read_case_file, run_case
 
@@ -126,14 +125,14 @@ def write_file(path: Path, model: str | None = None,
     cassette = ReferenceCassette(cassette_path(path, spec),
                                  replace_references=replace_references)
     out = []
-    with using(cassette), suite_model(model or spec.model):
-        for case in spec.cases:
-            if case.expect.error:
-                out.append(CaseWrite(path, case.name, "skipped",
-                                     detail="expects a hook error: nothing to write"))
-                continue
-            cassette.answer = ReferenceAnswer(case)
-            cassette.take()
-            result = run_case(path, case, config, spec.budget)
-            out.append(_summary(path, case, cassette.take(), result.passed, result.detail))
+    models = Models(cassette=cassette, model=model or spec.model, suite=True)
+    for case in spec.cases:
+        if case.expect.error:
+            out.append(CaseWrite(path, case.name, "skipped",
+                                 detail="expects a hook error: nothing to write"))
+            continue
+        cassette.answer = ReferenceAnswer(case)
+        cassette.take()
+        result = run_case(path, case, config, spec.budget, models)
+        out.append(_summary(path, case, cassette.take(), result.passed, result.detail))
     return out

@@ -37,8 +37,8 @@ from .. import transcripts
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
 from ..core.merge import failure_line
 from ..errors import ConfigError, PromptHooksError, excerpt
-from ..model.cassette import Cassette, Drift, Mode, using
-from ..model.settings import suite_model
+from ..model.cassette import Cassette, Drift, Mode
+from ..model.chain import Models
 from ..model.verdicts import VerdictError, parse_verdict
 
 Expected = Literal["allow", "deny", "block", "ask"]
@@ -198,13 +198,14 @@ def judge(case: Case, outcome: Outcome) -> tuple[Status, str, str]:
     return "pass", seen, ""
 
 
-def run_case(path: Path, case: Case, config: Config, budget: float) -> CaseResult:
+def run_case(path: Path, case: Case, config: Config, budget: float,
+             models: Models | None = None) -> CaseResult:
     start = time.monotonic()
     try:
         with transcripts.given((path.parent / case.transcript).resolve() if case.transcript
                                else None):
             outcome = dispatch(case.event, host=case.host, event_name=case.event_name,
-                               config=config, budget=budget, count_stops=False)
+                               config=config, budget=budget, count_stops=False, models=models)
     except PromptHooksError as exc:
         return CaseResult(path, case, "error", "error", time.monotonic() - start, str(exc))
     status, seen, why = judge(case, outcome)
@@ -224,9 +225,9 @@ def run_file(path: Path, mode: Mode = "replay", model: str | None = None,
         raise PromptHooksError(config.errors[0])
     run = FileRun()
     cassette = Cassette(cassette_path(path, spec), mode)
-    with using(cassette), suite_model(model or spec.model):
-        for case in spec.cases:
-            run.results.append(run_case(path, case, config, spec.budget))
+    models = Models(cassette=cassette, model=model or spec.model, suite=True)
+    for case in spec.cases:
+        run.results.append(run_case(path, case, config, spec.budget, models))
     run.drift = list(cassette.drift)
     run.calls, run.failed_calls = cassette.calls, list(cassette.failed_calls)
     run.sources = dict(cassette.sources)

@@ -85,26 +85,42 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], li
 
 
 def _probe(hook: Hook) -> tuple[bool, str]:
-    """One tiny request through the real call path (no cassette, no worker; a managed hook's
-    pinned path)."""
+    """One tiny request through the real call path (no cassette, no worker, no dead-endpoint
+    memory; a managed hook's pinned path): the direct client or litellm, as a run would."""
+    import os
+
+    from ..model import direct
     from ..model.call import complete as through_litellm
-    from ..model.call import import_litellm
+    from ..model.call import prepare
     from ..model.pinned import complete as pinned
+    from ..model.route import direct_route
     from ..model.settings import endpoint_for
     from ..model.types import ModelError, ModelRequest
 
-    request = ModelRequest(endpoint=endpoint_for(hook), max_tokens=20, messages=(
+    endpoint = endpoint_for(hook)
+    request = ModelRequest(endpoint=endpoint, max_tokens=20, messages=(
         {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
-    # The probe times the model, not litellm's import (seconds on a busy machine): imported
-    # before the clock starts, so a slow import is never reported as a model that timed out.
-    import_litellm()
+    route = None if hook.managed else direct_route(endpoint, os.environ)
+    is_direct = route is not None or (hook.managed and bool(endpoint.api_base))
+    # The probe times the model, not the client's import (litellm's takes seconds on a busy
+    # machine): imported before the clock starts, so a slow import is never reported as a
+    # model that timed out.
+    if is_direct:
+        direct.prepare(route)
+    else:
+        prepare(request)
     start = time.monotonic()
     try:
-        reply = (pinned if hook.managed else through_litellm)(request,
-                                                              start + PROBE_SECONDS)
+        if hook.managed:
+            reply = pinned(request, start + PROBE_SECONDS)
+        elif route is not None:
+            reply = direct.complete(request, start + PROBE_SECONDS, route)
+        else:
+            reply = through_litellm(request, start + PROBE_SECONDS)
     except ModelError as exc:
         return False, str(exc)
-    return True, f"answered in {time.monotonic() - start:.1f} s ({reply.model})"
+    path = "direct" if is_direct else "litellm"
+    return True, f"answered in {time.monotonic() - start:.1f} s ({reply.model}, {path})"
 
 
 def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:

@@ -23,7 +23,8 @@ from typing import Any
 from ..api import Config, dispatch
 from ..core.result import HookResult
 from ..errors import PromptHooksError
-from ..model.settings import suite_model
+from ..model.cassette import Cassette
+from ..model.chain import Models
 
 POSITIVE = frozenset({"deny", "block", "ask"})
 
@@ -159,9 +160,12 @@ class Report:
 
 def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
              concurrency: int = 4, budget: float = 60.0,
-             progress: Callable[[int, int], None] | None = None) -> Report:
+             progress: Callable[[int, int], None] | None = None,
+             cassette: Cassette | None = None) -> Report:
     """Run every row (with every prompt hook forced to ``model`` if given, else on the model
-    the config names: ``PROMPTHOOKS_MODEL`` is ignored) and count."""
+    the config names: ``PROMPTHOOKS_MODEL`` is ignored; through ``cassette`` when given) and
+    count."""
+    models = Models(cassette=cassette, model=model, suite=True)
     report = Report(model)
     lock = threading.Lock()
     done = 0
@@ -170,7 +174,7 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
         nonlocal done
         try:
             outcome = dispatch(row.event, host=row.host, config=config, budget=budget,
-                               count_stops=False)
+                               count_stops=False, models=models)
         except PromptHooksError as exc:
             with lock:
                 report.overall.errors += 1
@@ -204,7 +208,7 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
             if progress:
                 progress(done, len(rows))
 
-    with suite_model(model), ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         list(pool.map(one, rows))
     costs = [c.cost for c in report.models.values() if c.cost is not None]
     report.overall.cost = sum(costs) if costs else None

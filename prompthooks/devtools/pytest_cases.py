@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import PromptHooksError
-from ..model.cassette import Cassette, using
-from ..model.settings import suite_model
+from ..model.cassette import Cassette
+from ..model.chain import Models
 from .cases import Case, CaseFile, cassette_path, config_for, read_case_file, run_case
 from .pytest_stash import recorder_key
 
@@ -62,8 +62,8 @@ class PolicyCase(pytest.Item):
             spec, config, cassette = self.parent.prepare()
         except PromptHooksError as exc:
             raise CaseFailed(f"ERROR, not judged: {exc}") from None
-        with using(cassette), suite_model(spec.model):
-            result = run_case(self.path, self.case, config, spec.budget)
+        models = Models(cassette=cassette, model=spec.model, suite=True)
+        result = run_case(self.path, self.case, config, spec.budget, models)
         if result.status == "error":
             detail = result.detail.removeprefix("not judged: ")
             raise CaseFailed(f"ERROR, not judged: {detail}")

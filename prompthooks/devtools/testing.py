@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
-from ..model.cassette import Cassette, Mode, using
+from ..model.cassette import Cassette, Mode
 
 
 def event(host: str, name: str, **fields: Any) -> dict[str, Any]:
@@ -47,15 +47,16 @@ def run(data: Mapping[str, Any] | bytes | str, *,
     """Dispatch one event through ``config``; prompt hooks answer from ``cassette`` (a path,
     used in ``mode``, or a :class:`Cassette`), on ``model`` if given, else the model the config
     names (``PROMPTHOOKS_MODEL`` is ignored, so a test replays the same on every machine)."""
-    from ..model.settings import suite_model
-
     loaded = as_config(config)
     if loaded.errors:
         raise AssertionError(f"config does not load: {loaded.errors[0]}")
     if not isinstance(cassette, Cassette):
         cassette = Cassette(Path(cassette), mode) if cassette else None
-    with using(cassette), suite_model(model):
-        return dispatch(data, host=host, config=loaded, budget=budget, count_stops=False)
+    from ..model.chain import Models
+
+    models = Models(cassette=cassette, model=model, suite=True)
+    return dispatch(data, host=host, config=loaded, budget=budget, count_stops=False,
+                    models=models)
 
 
 def unjudged(outcome: Outcome) -> list[str]:

@@ -2,37 +2,44 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core.executor import Executor, ExecutorFor
 from ..core.hook import Hook
+
+if TYPE_CHECKING:
+    from ..model.chain import Models
 
 
 class _RunExecutors:
     """The executors of one run, each made when the first hook of its kind runs (so a prompt
     hook's imports happen only then); what they must stop is this run's alone."""
 
-    def __init__(self) -> None:
+    def __init__(self, models: Models | None, deadline: float | None) -> None:
         self._made: dict[str, Executor] = {}
+        self._models = models
+        self._deadline = deadline
 
     def __call__(self, hook: Hook) -> Executor:
         executor = self._made.get(hook.kind)
         if executor is None:
-            executor = self._made[hook.kind] = _make(hook.kind)
+            executor = self._made[hook.kind] = self._make(hook.kind)
         return executor
 
+    def _make(self, kind: str) -> Executor:
+        if kind == "prompt":
+            from .prompt import PromptExecutor
 
-def _make(kind: str) -> Executor:
-    if kind == "prompt":
-        from .prompt import PromptExecutor
+            return PromptExecutor(self._models, self._deadline)
+        from .command import CommandExecutor
 
-        return PromptExecutor()
-    from .command import CommandExecutor
-
-    return CommandExecutor()
+        return CommandExecutor()
 
 
-def for_run() -> ExecutorFor:
-    """A fresh set of executors for one run."""
-    return _RunExecutors()
+def for_run(models: Models | None = None, deadline: float | None = None) -> ExecutorFor:
+    """A fresh set of executors for one run that answers by ``deadline``; its prompt hooks
+    reach their model through ``models`` (default: ``Models()``)."""
+    return _RunExecutors(models, deadline)
 
 
 __all__ = ["Executor", "ExecutorFor", "for_run"]

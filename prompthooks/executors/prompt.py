@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import time
 
+from ..core.engine import STOP_MARGIN, hook_deadline
 from ..core.events import STOP_EVENTS, Event
 from ..core.hook import Hook
 from ..core.result import HookResult
 from ..model import verdict_cache
-from ..model.cassette import complete, request_key
-from ..model.cassette import current as current_cassette
+from ..model.cassette import request_key
+from ..model.chain import Models
 from ..model.loop import SETTLE
-from ..model.settings import endpoint_for
 from ..model.templates import (
     DEFAULT_MAX_EVENT_CHARS,
     TemplateError,
@@ -48,13 +48,14 @@ def transcript_entries(hook: Hook, event: Event) -> int:
     return DEFAULT_ENTRIES if event.name in STOP_EVENTS else 0
 
 
-def prepare(hook: Hook, event: Event) -> tuple[ModelRequest, Conversation | None]:
+def prepare(hook: Hook, event: Event,
+            models: Models | None = None) -> tuple[ModelRequest, Conversation | None]:
     """The exact request a prompt hook sends for an event, and the conversation read for it
     (None: the hook does not ask for one)."""
     settings = hook.prompt_settings
     budget = (hook.max_event_chars or (settings.max_event_chars if settings else None)
               or DEFAULT_MAX_EVENT_CHARS)
-    endpoint = endpoint_for(hook)
+    endpoint = (models or Models()).endpoint(hook)
     entries = transcript_entries(hook, event)
     conversation = None
     # The parsed event, dumped canonically: what the model is asked (and the cassette key, a
@@ -81,9 +82,9 @@ def prepare(hook: Hook, event: Event) -> tuple[ModelRequest, Conversation | None
     return ModelRequest(endpoint=endpoint, messages=messages, nonce=nonce), conversation
 
 
-def build_request(hook: Hook, event: Event) -> ModelRequest:
+def build_request(hook: Hook, event: Event, models: Models | None = None) -> ModelRequest:
     """The exact request a prompt hook sends for an event (also used by dry runs)."""
-    return prepare(hook, event)[0]
+    return prepare(hook, event, models)[0]
 
 
 def _debug(hook: Hook, conversation: Conversation | None) -> None:
@@ -127,11 +128,11 @@ def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
                       replayed=reply.replayed if reply else False, cached=cached)
 
 
-def cache_ttl(hook: Hook, event: Event) -> float | None:
+def cache_ttl(hook: Hook, event: Event, models: Models | None = None) -> float | None:
     """The verdict cache's TTL for this hook and event: the handler's own, else the file's
     (never for stop events), and none while a cassette is in use or for a managed hook (the
     cache is a file the user, or an agent, can write)."""
-    if hook.managed or current_cassette() is not None:
+    if hook.managed or (models or Models()).cassette_in_use() is not None:
         return None
     if hook.cache_ttl:
         return hook.cache_ttl
@@ -142,30 +143,42 @@ def cache_ttl(hook: Hook, event: Event) -> float | None:
 
 
 class PromptExecutor:
-    """Runs the prompt hooks of one run. A model call gives up by itself within the loop's
-    settle time, so there is nothing left for ``stop`` to do."""
+    """Runs the prompt hooks of one run through ``models``. A model call gives up by itself
+    within the loop's settle time, so there is nothing left for ``stop`` to do.
+
+    ``run_deadline`` is the run's: a hook's start-up (its client's imports, a warm worker
+    starting) may take its deadline past its own timeout, but never past the instant the
+    engine stops hooks by."""
 
     stop_grace = SETTLE
 
+    def __init__(self, models: Models | None = None, run_deadline: float | None = None) -> None:
+        self.models = models or Models()
+        self.cap = (None if run_deadline is None else
+                    hook_deadline(run_deadline, time.monotonic(), SETTLE + STOP_MARGIN))
+
     def run(self, hook: Hook, event: Event, deadline: float) -> HookResult:
-        return run(hook, event, deadline)
+        return run(hook, event, deadline, self.models, self.cap)
 
     def stop(self) -> None:
         pass
 
 
-def run(hook: Hook, event: Event, deadline: float) -> HookResult:
-    """Evaluate one prompt hook; never raises for the model's or the template's faults."""
+def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
+        cap: float | None = None) -> HookResult:
+    """Evaluate one prompt hook; never raises for the model's or the template's faults.
+    ``cap``: how far start-up time may move ``deadline`` (see PromptExecutor)."""
+    models = models or Models()
     start = time.monotonic()
     try:
-        request, conversation = prepare(hook, event)
+        request, conversation = prepare(hook, event, models)
         _debug(hook, conversation)
-        ttl = cache_ttl(hook, event)
+        ttl = cache_ttl(hook, event, models)
         key = request_key(request) if ttl else ""
         hit = verdict_cache.lookup(key, ttl, os.environ) if ttl else None
         if hit is not None:
             return verdict_result(hook, event, hit[0], time.monotonic() - start, cached=True)
-        reply = complete(request, deadline, hook)
+        reply = models.complete(request, deadline, hook, cap)
         verdict = reply.verdict or parse_verdict(reply.text)
         if ttl:
             verdict_cache.store(key, verdict, os.environ)

@@ -39,6 +39,13 @@ class HostGlue:
     no_local: str = ""
 
 
+def with_session_start(host: HostGlue, events: Sequence[str]) -> list[str]:
+    """``events`` and the host's session-start events (``--warm-start``): a run for one of
+    them starts the warm worker in the background, so the first tool call finds it ready."""
+    starts = [name for name, canonical in host.events.items() if canonical == "SessionStart"]
+    return list(dict.fromkeys([*events, *starts]))
+
+
 def choose_events(host: HostGlue, names: Sequence[str] | None) -> list[str]:
     """``--events`` (in the host's names, duplicates dropped) or the host's defaults."""
     if not names:

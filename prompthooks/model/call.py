@@ -1,30 +1,31 @@
-"""The model call: litellm ``acompletion`` under one deadline, retried by tenacity.
+"""The model call through litellm (every provider the direct path of route.py does not
+take): ``acompletion`` under one deadline, retried by tenacity.
 
-litellm is imported here, on first use, and only when a prompt hook runs. Its own retries are
-off (``num_retries=0``, ``max_retries=0``) so that the hook's deadline covers every attempt:
-rate limits, timeouts, connection errors and 5xx answers are retried with jittered backoff
-while time remains; authentication and bad-request errors are not retried.
+litellm is imported here, on first use, and only when a prompt hook on its path runs;
+:func:`prepare` also loads what its first call would (start-up, not the hook's time). Its own
+retries are off (``num_retries=0``, ``max_retries=0``) so that the hook's deadline covers every
+attempt; what is retried, and the one line a failure reads as, are failures.py's, as on the
+direct path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from ..errors import excerpt
-from . import loop
+from . import dead, failures, loop
+from .failures import MIN_ATTEMPT, Failure
 from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
-__all__ = ["ModelError", "ModelReply", "ModelRequest", "ModelTimeout", "complete"]
-
-# No retry starts with less time left than this: it could only time out, and the error would
-# then say "did not answer in time" instead of what every earlier attempt ran into.
-MIN_ATTEMPT = 0.25
+__all__ = ["MIN_ATTEMPT", "ModelError", "ModelReply", "ModelRequest", "ModelTimeout",
+           "complete", "describe", "import_litellm"]
 
 
 def import_litellm() -> Any:
@@ -40,6 +41,42 @@ def import_litellm() -> Any:
     return litellm
 
 
+_warmed: set[str] = set()  # the providers whose first-call imports are done in this process
+
+
+async def _warm(litellm: Any, kwargs: dict[str, Any]) -> None:
+    """Load what litellm loads lazily on its first call (the OpenAI SDK's resources and types,
+    the provider's code: hundreds of modules, seconds on a busy machine) with a call that
+    never leaves the process (``mock_response``)."""
+    with contextlib.suppress(Exception):
+        import openai
+
+        client = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9")
+        client.chat.completions  # noqa: B018 (the access is what imports the resources)
+    with contextlib.suppress(Exception):
+        await litellm.acompletion(**{**kwargs, "mock_response": "{}"})
+
+
+def prepare(request: ModelRequest | None = None, within: float = 60.0) -> Any:
+    """litellm, imported and warmed for ``request``'s provider (or an OpenAI-compatible one)
+    in at most ``within`` seconds more: the start-up a first call would otherwise spend out
+    of its hook's deadline."""
+    litellm = import_litellm()
+    model = request.endpoint.model if request else "openai/warm-up"
+    provider = model.split("/", 1)[0] if "/" in model else ""
+    if provider in _warmed:
+        return litellm
+    if request is None:
+        kwargs: dict[str, Any] = {"model": model, "api_key": "warm-up",
+                                  "messages": [{"role": "user", "content": "warm-up"}]}
+    else:
+        kwargs = _kwargs(request, litellm)
+    with contextlib.suppress(concurrent.futures.TimeoutError):
+        loop.run(_warm(litellm, kwargs), within)
+        _warmed.add(provider)
+    return litellm
+
+
 def redact_error(text: str, endpoint: Endpoint) -> str:
     """A model error's text, fit to show: the redaction pass, the key in use hidden too."""
     from ..redaction import redact
@@ -47,39 +84,50 @@ def redact_error(text: str, endpoint: Endpoint) -> str:
     return redact(text, extra=[endpoint.api_key])
 
 
+def _status_body(exc: BaseException) -> tuple[int | None, str, Any]:
+    """The HTTP status, body text and headers behind a litellm exception, where it has them."""
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(response, "headers",
+                                                                        None)
+    text = str(getattr(exc, "message", "") or exc)
+    return (status if isinstance(status, int) else None), text, headers
+
+
+def describe(exc: BaseException, litellm: Any) -> Failure:
+    """What went wrong, in failures.py's words. Timeout is checked before APIConnectionError,
+    which some litellm versions make its base class; litellm reports some failed connections
+    (nothing listening on the port) as a 500 that no server sent."""
+    if isinstance(exc, (TimeoutError, litellm.Timeout)):
+        return Failure(failures.TIMEOUT, True)
+    if "Missing credentials" in str(exc) or "api_key client option must be set" in str(exc):
+        return Failure("authentication failed; no API key is set for this model")
+    if isinstance(exc, litellm.APIConnectionError) or _connection_failed(exc):
+        found = failures.connection_failure(exc)
+        if found.dead or _connection_failed(exc):
+            return found
+    status, text, headers = _status_body(exc)
+    if status is not None and status >= 400 and not _connection_failed(exc):
+        return failures.from_status(status, text, headers)
+    if isinstance(exc, litellm.APIConnectionError):
+        return Failure("cannot connect to the model endpoint", True,
+                       detail=failures.server_message(text))
+    return Failure("the model call failed", detail=failures.server_message(text))
+
+
 def _connection_failed(exc: BaseException) -> bool:
-    """Whether the cause of ``exc`` is a failed connection: litellm reports some (nothing
-    listening on the port) as a 500 InternalServerError, which no server sent."""
+    """Whether the cause of ``exc`` is a failed connection."""
     link: BaseException | None = exc
     for _ in range(10):
         if link is None:
             return False
         name = type(link).__name__
         if "Timeout" not in name and (isinstance(link, ConnectionError)
-                                      or name in ("APIConnectionError", "ConnectError")):
+                                      or name in ("ConnectError", "ClientConnectorError",
+                                                  "ClientConnectorDNSError")):
             return True
         link = link.__cause__ or link.__context__
     return False
-
-
-def _kind(exc: BaseException, litellm: Any) -> tuple[str, bool]:
-    """(what went wrong, whether another attempt may help). Timeout is checked before
-    APIConnectionError, which some litellm versions make its base class."""
-    if isinstance(exc, (TimeoutError, litellm.Timeout)):
-        return "the model did not answer in time", True
-    if isinstance(exc, litellm.RateLimitError):
-        return "rate limited (429)", True
-    if (isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError))
-            or "Missing credentials" in str(exc)):
-        return "authentication failed; check the API key", False
-    if isinstance(exc, (litellm.BadRequestError, litellm.NotFoundError)):
-        return "the request was refused", False
-    if isinstance(exc, litellm.APIConnectionError) or _connection_failed(exc):
-        return "cannot connect to the model endpoint", True
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status >= 500:
-        return f"the model endpoint failed ({status})", True
-    return "the model call failed", False
 
 
 def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
@@ -113,44 +161,37 @@ def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
     return kwargs
 
 
-async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
-    from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
-    from tenacity.wait import wait_random_exponential
-
+async def _complete(request: ModelRequest, deadline: float, attempts: list[int]) -> Any:
     litellm = import_litellm()
     kwargs = _kwargs(request, litellm)
-
-    def stop(state: RetryCallState) -> bool:  # no retry may start too close to the deadline
-        return time.monotonic() + (state.upcoming_sleep or 0) + MIN_ATTEMPT >= deadline
-
-    attempts = 0
-    retrying = AsyncRetrying(retry=retry_if_exception(lambda e: _kind(e, litellm)[1]),
-                             wait=wait_random_exponential(multiplier=0.25, max=4),
-                             stop=stop, reraise=True)
-    try:
-        async for attempt in retrying:
-            with attempt:
-                attempts += 1
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError
-                response = await asyncio.wait_for(
-                    litellm.acompletion(**kwargs, timeout=remaining), remaining)
-    except Exception as exc:
-        what, _ = _kind(exc, litellm)
-        detail = redact_error(excerpt(str(exc), 300), request.endpoint)
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-        message = f"{what} ({request.endpoint.model}, {tries})"
-        if isinstance(exc, (TimeoutError, litellm.Timeout)):
-            raise ModelTimeout(message) from None
-        raise ModelError(f"{message}: {detail}" if detail else message) from None
+    async for attempt in failures.retrying(lambda e: describe(e, litellm), deadline):
+        with attempt:
+            attempts[0] += 1
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            response = await asyncio.wait_for(
+                litellm.acompletion(**kwargs, timeout=remaining), remaining)
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
     return ModelReply(text=choice.message.content or "", model=str(response.model),
-                      attempts=attempts,
+                      attempts=attempts[0],
                       input_tokens=getattr(usage, "prompt_tokens", None),
                       output_tokens=getattr(usage, "completion_tokens", None),
                       cost=_cost(response, litellm))
+
+
+class _Failed(Exception):
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.what)
+        self.failure = failure
+
+
+async def _described(request: ModelRequest, deadline: float, attempts: list[int]) -> Any:
+    try:
+        return await _complete(request, deadline, attempts)
+    except Exception as exc:
+        raise _Failed(describe(exc, import_litellm())) from None
 
 
 def _cost(response: Any, litellm: Any) -> float | None:
@@ -166,11 +207,35 @@ def _cost(response: Any, litellm: Any) -> float | None:
     return float(cost) if cost else from_litellm(response)
 
 
-def complete(request: ModelRequest, deadline: float) -> ModelReply:
-    """Ask the model, retrying within ``deadline`` (a ``time.monotonic()`` instant)."""
+def complete(request: ModelRequest, deadline: float,
+             environ: Mapping[str, str] | None = None) -> ModelReply:
+    """Ask the model, retrying within ``deadline`` (a ``time.monotonic()`` instant).
+    ``environ`` is where the dead-endpoint memory lives (None: not used)."""
+    from .direct import dead_message
+
+    endpoint = request.endpoint
+    name = dead.address(endpoint.api_base, endpoint.model)
+    if environ is not None:
+        seen = dead.recall(name, environ)
+        if seen is not None:
+            raise ModelError(dead_message(seen, endpoint.model))
     if time.monotonic() >= deadline:  # not even litellm's import: it could only be wasted
-        raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})")
+        raise ModelTimeout(f"{failures.TIMEOUT} ({endpoint.model})")
+    attempts = [0]
     try:
-        return loop.run(_complete(request, deadline), deadline - time.monotonic() + loop.SETTLE)
+        reply: ModelReply = loop.run(_described(request, deadline, attempts),
+                                     deadline - time.monotonic() + loop.SETTLE)
     except concurrent.futures.TimeoutError:
-        raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})") from None
+        raise ModelTimeout(f"{failures.TIMEOUT} ({endpoint.model})") from None
+    except _Failed as failed:
+        failure = failed.failure
+        line = failures.message(failure, endpoint.model, max(attempts[0], 1),
+                                lambda t: redact_error(t, endpoint), deadline)
+        if failure.dead and environ is not None:
+            dead.remember(name, failure.what, environ)
+        if failure.timeout:
+            raise ModelTimeout(line) from None
+        raise ModelError(line) from None
+    if environ is not None:
+        dead.forget(name, environ)
+    return reply

@@ -25,7 +25,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +35,6 @@ from .. import paths
 from ..core.hook import Hook
 from ..errors import excerpt
 from .types import ModelError, ModelReply, ModelRequest
-from .worker import complete as call_model
 
 Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
@@ -171,7 +170,11 @@ class Cassette:
             paths.atomic_write(self.path, (HEADER + body).encode("utf-8"), durable=True)
             self._entries = entries
 
-    def complete(self, request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
+    def complete(self, request: ModelRequest, deadline: float, hook: Hook,
+                 call_model: Callable[[ModelRequest, float], ModelReply] | None = None
+                 ) -> ModelReply:
+        """The recorded reply, or ``call_model``'s (by the mode; default: the model itself,
+        as ``Models().ask`` reaches it)."""
         key = request_key(request)
         recorded = None if self.mode == "record" else self.entries().get(key)
         if recorded is not None and self.mode in ("replay", "auto"):
@@ -182,6 +185,10 @@ class Cassette:
         if self.mode == "replay":
             raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
                                 f"cassette {self.path} (key {key}); {self.hint}")
+        if call_model is None:
+            from .chain import Models
+
+            call_model = lambda r, d: Models().ask(r, d, d)  # noqa: E731
         try:
             reply = call_model(request, deadline)
         except ModelError as exc:
@@ -226,34 +233,16 @@ def sources_line(sources: Mapping[str, int]) -> str:
     return "verdicts: " + ", ".join(parts)
 
 
-_active: Cassette | None = None
 _from_env: dict[tuple[str, str], Cassette] = {}
 
 
-def activate(cassette: Cassette | None) -> None:
-    """Use ``cassette`` for every model call of this process (None: back to the environment)."""
-    global _active
-    _active = cassette
-
-
-@contextmanager
-def using(cassette: Cassette | None) -> Iterator[Cassette | None]:
-    """Use ``cassette`` (or the environment's, for None) while the block runs."""
-    activate(cassette)
-    try:
-        yield cassette
-    finally:
-        activate(None)
-
-
-def current() -> Cassette | None:
-    """The cassette in use: the activated one, else PROMPTHOOKS_CASSETTE and _MODE."""
-    if _active is not None:
-        return _active
-    path = os.environ.get("PROMPTHOOKS_CASSETTE")
+def from_environment(environ: Mapping[str, str]) -> Cassette | None:
+    """The cassette ``PROMPTHOOKS_CASSETTE`` and ``_MODE`` name, if any (one object per path
+    and mode in a process, so its counts add up across runs)."""
+    path = environ.get("PROMPTHOOKS_CASSETTE")
     if not path:
         return None
-    mode = os.environ.get("PROMPTHOOKS_CASSETTE_MODE") or "replay"
+    mode = environ.get("PROMPTHOOKS_CASSETTE_MODE") or "replay"
     if mode not in MODES:
         raise CassetteError(f"PROMPTHOOKS_CASSETTE_MODE must be one of {', '.join(MODES)}, "
                             f"not {mode!r}")
@@ -261,19 +250,3 @@ def current() -> Cassette | None:
     if cassette is None:
         cassette = _from_env[(path, mode)] = Cassette(Path(path), mode)
     return cassette
-
-
-def complete(request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
-    """The model-call boundary every prompt hook goes through: a cassette, or the model.
-
-    A managed hook always asks the model itself, in this process, on the path its own file
-    pins (model/pinned.py): a cassette and the warm worker's socket are things the user (or
-    an agent) can write or stand in for."""
-    if hook.managed:
-        from .pinned import complete as call_pinned
-
-        return call_pinned(request, deadline)
-    cassette = current()
-    if cassette is None:
-        return call_model(request, deadline)
-    return cassette.complete(request, deadline, hook)

@@ -1,13 +1,14 @@
-"""The direct path: an OpenAI chat-completions call on httpx, for managed hooks that pin
-``api_base``.
+"""The direct path: an OpenAI chat-completions call on httpx, without litellm.
 
-litellm and the HTTP clients under it read the environment in many places (``HTTPS_PROXY``
-through httpx and its aiohttp transport, ``OPENAI_BASE_URL`` and dozens of provider variables),
-and which ones changes between versions. A managed hook's request must go where its own file
-says, so it is made here, by a client that reads nothing from the environment
-(``trust_env=False``: no proxy variables, no ``.netrc``, no ``SSL_CERT_FILE``) and goes through
-a proxy only when the managed file names one (``prompthooks.proxy``). The request body, the
-retry rules and the error messages are the litellm path's (call.py).
+Used for every endpoint that speaks the OpenAI chat API (route.py decides which), and for
+managed hooks that pin ``api_base``. One ``httpx.AsyncClient`` per process (per proxy setting)
+keeps its connections open between calls, on the shared model loop (loop.py). The retry rules
+and the error lines are the litellm path's (failures.py).
+
+A managed hook's request must go where its own file says, so its client reads nothing from
+the environment (``trust_env=False``: no proxy variables, no ``.netrc``, no ``SSL_CERT_FILE``)
+and goes through a proxy only when the managed file names one (``prompthooks.proxy``). Other
+hooks' clients follow the proxy variables, as litellm's would.
 """
 
 from __future__ import annotations
@@ -15,25 +16,43 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from ..errors import excerpt
-from . import loop
-from .call import MIN_ATTEMPT, redact_error
+from . import dead, failures, loop
 from .cost import from_headers
+from .route import Direct, pinned_route
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
+
+# (event loop, trust_env, proxy) -> the client kept open for them.
+_clients: dict[tuple[int, bool, str | None], Any] = {}
 
 
 class HTTPStatusError(Exception):
     """The endpoint answered with an error status."""
 
-    def __init__(self, status: int, body: str) -> None:
-        super().__init__(f"{status}: {body}")
+    def __init__(self, status: int, body: str, headers: Mapping[str, str]) -> None:
+        super().__init__(f"{status}: {body[:300]}")
         self.status_code = status
+        self.body = body
+        self.headers = headers
 
 
 class BadReply(Exception):
     """A 200 answer that is not a chat completion."""
+
+
+def prepare(route: Direct | None = None) -> None:
+    """Import what a direct call needs and make ``route``'s kept-open client (its TLS
+    context takes a while): start-up time, see model/chain.py."""
+    import httpx  # noqa: F401
+    import tenacity  # noqa: F401
+
+    if route is not None:
+        async def make() -> None:
+            _client(route)
+
+        loop.run(make(), 60.0)
 
 
 def url(api_base: str) -> str:
@@ -41,37 +60,35 @@ def url(api_base: str) -> str:
     return api_base.rstrip("/") + "/chat/completions"
 
 
-def body(request: ModelRequest) -> dict[str, Any]:
-    """The request body, as litellm sends it to an OpenAI-compatible server."""
-    model = request.endpoint.model.removeprefix("openai/")
-    data: dict[str, Any] = {"model": model, "messages": [dict(m) for m in request.messages],
-                            "temperature": request.temperature,
-                            "max_tokens": request.max_tokens}
+def body(request: ModelRequest, route: Direct | None = None) -> dict[str, Any]:
+    """The request body, as litellm sends it to an OpenAI-compatible server (OpenAI's
+    reasoning models take no temperature and name their cap ``max_completion_tokens``)."""
+    target = route or pinned_route(request.endpoint)
+    data: dict[str, Any] = {"model": target.model,
+                            "messages": [dict(m) for m in request.messages]}
+    if not target.reasoning:
+        data["temperature"] = request.temperature
+    data["max_completion_tokens" if target.openai else "max_tokens"] = request.max_tokens
     if request.json_mode:
         data["response_format"] = {"type": "json_object"}
     return data
 
 
-def _kind(exc: BaseException) -> tuple[str, bool]:
-    """(what went wrong, whether another attempt may help), in call.py's words."""
+def describe(exc: BaseException) -> failures.Failure:
+    """(what went wrong, whether another attempt may help), in failures.py's words."""
     import httpx
 
     if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
-        return "the model did not answer in time", True
+        return failures.Failure(failures.TIMEOUT, True)
     if isinstance(exc, HTTPStatusError):
-        status = exc.status_code
-        if status == 429:
-            return "rate limited (429)", True
-        if status in (401, 403):
-            return "authentication failed; check the API key", False
-        if status in (400, 404, 422):
-            return "the request was refused", False
-        if status >= 500:
-            return f"the model endpoint failed ({status})", True
-        return "the model call failed", False
+        return failures.from_status(exc.status_code, exc.body, exc.headers)
+    if isinstance(exc, BadReply):
+        return failures.Failure("the endpoint's answer is not a chat completion", True)
+    if isinstance(exc, httpx.ConnectError):
+        return failures.connection_failure(exc)
     if isinstance(exc, (httpx.TransportError, ConnectionError)):
-        return "cannot connect to the model endpoint", True
-    return "the model call failed", False
+        return failures.Failure("the connection to the model endpoint broke", True)
+    return failures.Failure("the model call failed")
 
 
 def _reply(data: Any, attempts: int, cost: float | None = None) -> ModelReply:
@@ -86,60 +103,101 @@ def _reply(data: Any, attempts: int, cost: float | None = None) -> ModelReply:
                       output_tokens=usage.get("completion_tokens"), cost=cost)
 
 
-async def _complete(request: ModelRequest, deadline: float) -> ModelReply:
+def _client(route: Direct) -> Any:
+    """The kept-open client for ``route``'s settings, on the running (shared) loop."""
     import httpx
-    from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
-    from tenacity.wait import wait_random_exponential
 
-    endpoint = request.endpoint
-    if not endpoint.api_base:
-        raise ModelError(f"no api_base to call directly ({endpoint.model})")
-    target = url(endpoint.api_base)
+    key = (id(asyncio.get_running_loop()), route.trust_env, route.proxy)
+    client = _clients.get(key)
+    if client is None:
+        client = _clients[key] = httpx.AsyncClient(
+            trust_env=route.trust_env, proxy=route.proxy, follow_redirects=False,
+            limits=httpx.Limits(max_keepalive_connections=20, keepalive_expiry=30.0))
+    return client
+
+
+async def _complete(request: ModelRequest, deadline: float, route: Direct,
+                    attempts: list[int]) -> ModelReply:
+    target = url(route.base)
     headers = {"Content-Type": "application/json"}
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
-
-    def stop(state: RetryCallState) -> bool:  # no retry may start too close to the deadline
-        return time.monotonic() + (state.upcoming_sleep or 0) + MIN_ATTEMPT >= deadline
-
-    attempts = 0
-    retrying = AsyncRetrying(retry=retry_if_exception(lambda e: _kind(e)[1]),
-                             wait=wait_random_exponential(multiplier=0.25, max=4),
-                             stop=stop, reraise=True)
-    try:
-        async with httpx.AsyncClient(trust_env=False, proxy=endpoint.proxy,
-                                     follow_redirects=False) as client:
-            async for attempt in retrying:
-                with attempt:
-                    attempts += 1
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise TimeoutError
-                    response = await asyncio.wait_for(client.post(
-                        target, json=body(request), headers=headers, timeout=remaining),
-                        remaining)
-                    if response.status_code >= 300:
-                        raise HTTPStatusError(response.status_code, response.text)
-                    reply = _reply(response.json(), attempts, from_headers(response.headers))
-    except Exception as exc:
-        what, _ = _kind(exc)
-        detail = redact_error(excerpt(str(exc), 300), endpoint)
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-        message = f"{what} ({endpoint.model}, {tries})"
-        if what == "the model did not answer in time":
-            raise ModelTimeout(message) from None
-        raise ModelError(f"{message}: {detail}" if detail else message) from None
+    if route.key:
+        headers["Authorization"] = f"Bearer {route.key}"
+    client = _client(route)
+    payload = body(request, route)
+    async for attempt in failures.retrying(describe, deadline):
+        with attempt:
+            attempts[0] += 1
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            response = await asyncio.wait_for(client.post(
+                target, json=payload, headers=headers, timeout=remaining), remaining)
+            if response.status_code >= 300:
+                raise HTTPStatusError(response.status_code, response.text, response.headers)
+            try:
+                data = response.json()
+            except ValueError:
+                raise BadReply("the endpoint's answer is not JSON") from None
+            reply = _reply(data, attempts[0], from_headers(response.headers))
     return reply
 
 
-def complete(request: ModelRequest, deadline: float) -> ModelReply:
-    """Ask the pinned endpoint, retrying within ``deadline`` (a ``time.monotonic()`` instant)."""
+def complete(request: ModelRequest, deadline: float, route: Direct | None = None,
+             environ: Mapping[str, str] | None = None) -> ModelReply:
+    """Ask ``route``'s endpoint (a managed hook's pinned one when None), retrying within
+    ``deadline`` (a ``time.monotonic()`` instant). ``environ`` is where the dead-endpoint
+    memory lives (None: not used, as for a managed hook)."""
+    from .call import redact_error
+
+    model = request.endpoint.model
+    target = route or pinned_route(request.endpoint)
+    name = dead.address(target.base, model)
+    if environ is not None:
+        seen = dead.recall(name, environ)
+        if seen is not None:
+            raise ModelError(dead_message(seen, model))
     if time.monotonic() >= deadline:
-        raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})")
+        raise ModelTimeout(f"{failures.TIMEOUT} ({model})")
+    attempts = [0]
     try:
-        return loop.run(_complete(request, deadline), deadline - time.monotonic() + loop.SETTLE)
+        reply = loop.run(_counted(request, deadline, target, attempts),
+                         deadline - time.monotonic() + loop.SETTLE)
     except concurrent.futures.TimeoutError:
-        raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model})") from None
+        raise ModelTimeout(f"{failures.TIMEOUT} ({model})") from None
+    except _Failed as failed:
+        failure = failed.failure
+        line = failures.message(failure, model, failed.attempts,
+                                lambda t: redact_error(t, request.endpoint), deadline)
+        if failure.dead and environ is not None:
+            dead.remember(name, failure.what, environ)
+        if failure.timeout:
+            raise ModelTimeout(line) from None
+        raise ModelError(line) from None
+    if environ is not None:
+        dead.forget(name, environ)
+    return reply
 
 
-__all__ = ["body", "complete", "url"]
+class _Failed(Exception):
+    def __init__(self, failure: failures.Failure, attempts: int) -> None:
+        super().__init__(failure.what)
+        self.failure = failure
+        self.attempts = attempts
+
+
+async def _counted(request: ModelRequest, deadline: float, route: Direct,
+                   attempts: list[int]) -> ModelReply:
+    """The call, its failure described on the loop (where the exception is)."""
+    try:
+        return await _complete(request, deadline, route, attempts)
+    except Exception as exc:
+        raise _Failed(describe(exc), attempts[0]) from None
+
+
+def dead_message(seen: tuple[str, float], model: str) -> str:
+    why, age = seen
+    return (f"{why} ({model}; seen {age:.0f} s ago, not tried again for "
+            f"{dead.DEAD_SECONDS:g} s)")
+
+
+__all__ = ["body", "complete", "dead_message", "describe", "prepare", "url"]

@@ -68,7 +68,11 @@ class ReferenceCassette(Cassette):
     _touch_lock: threading.Lock = field(default_factory=threading.Lock)
     _fresh: set[str] = field(default_factory=set)  # keys written by this run
 
-    def complete(self, request: ModelRequest, deadline: float, hook: Hook) -> ModelReply:
+    def complete(self, request: ModelRequest, deadline: float, hook: Hook,
+                 call_model: Callable[[ModelRequest, float], ModelReply] | None = None
+                 ) -> ModelReply:
+        """The entry for ``request``, written from the case's expectation when there is none
+        (the model is never called)."""
         key = request_key(request)
         existing = self.entries().get(key)
         reference = existing is not None and is_reference(existing)

@@ -6,8 +6,9 @@ Model: the handler's ``model`` > ``PROMPTHOOKS_MODEL`` > the config's ``promptho
 variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself.
 
 A test suite (``prompthooks test``, ``eval``, the pytest helpers) runs on the model its config
-names: :func:`suite_model` leaves ``PROMPTHOOKS_MODEL`` out, so a recorded suite replays the
-same on every machine; only an explicit option (``--model``) changes it.
+names: a suite's ``Models(suite=True)`` (model/chain.py) leaves ``PROMPTHOOKS_MODEL`` out, so
+a recorded suite replays the same on every machine; only an explicit option (``--model``)
+changes it.
 
 A managed hook takes its whole network path from the managed file only, since anything
 running as the user (an agent included) can set environment variables: the model, the
@@ -20,8 +21,7 @@ read by litellm). How the call is made is in pinned.py.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..core.hook import Hook
@@ -45,40 +45,15 @@ class Endpoint:
         return f"Endpoint(model={self.model!r}, api_base={self.api_base!r}, api_key={key})"
 
 
-_override: str | None = None
-_suite = False  # PROMPTHOOKS_MODEL is ignored: a suite's config pins its model
-
-
-@contextmanager
-def override_model(model: str | None) -> Iterator[None]:
-    """Every prompt hook uses ``model`` for a while (``prompthooks eval --model``)."""
-    global _override
-    before, _override = _override, model
-    try:
-        yield
-    finally:
-        _override = before
-
-
-@contextmanager
-def suite_model(model: str | None = None) -> Iterator[None]:
-    """Run a suite on the model its config names, or on ``model`` (an explicit option), never
-    on the environment's ``PROMPTHOOKS_MODEL``."""
-    global _suite
-    before, _suite = _suite, True
-    try:
-        with override_model(model):
-            yield
-    finally:
-        _suite = before
-
-
-def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None) -> Endpoint:
+def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None,
+                 override: str | None = None, suite: bool = False) -> Endpoint:
+    """``hook``'s endpoint; ``override`` replaces every non-managed hook's model (``eval
+    --model``), ``suite`` leaves ``PROMPTHOOKS_MODEL`` out (see the module's docstring)."""
     env = os.environ if environ is None else environ
     settings = hook.prompt_settings
     overrides: Mapping[str, str] = {} if hook.managed else env
-    model = ((None if hook.managed else _override) or hook.model
-             or (None if _suite else overrides.get("PROMPTHOOKS_MODEL"))
+    model = ((None if hook.managed else override) or hook.model
+             or (None if suite else overrides.get("PROMPTHOOKS_MODEL"))
              or (settings.model if settings else None)
              or DEFAULT_MODEL)
     api_base = (overrides.get("PROMPTHOOKS_API_BASE")

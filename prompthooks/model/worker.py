@@ -11,10 +11,12 @@ environment; the worker answers one JSON line and exits after an idle period.
 One worker per socket, however many clients start at once: a worker holds an exclusive lock
 (``flock`` on ``<socket>.lock`` in the same private folder) for as long as it serves. A client
 that finds no worker takes that lock and hands it to the worker it starts, so only one starts;
-every other client, seeing the lock held, waits for that worker to listen (until its hook's
-deadline) instead of importing litellm itself. A worker stops serving, and lets the lock go, as
-soon as its socket path no longer names its own socket (checked every second), so a removed or
-replaced socket never leaves a worker listening where no client can reach it.
+every other client, seeing the lock held, waits for that worker to listen instead of
+importing litellm itself. A worker listens only once litellm is imported, so all of its
+start-up is that wait, which is not charged to a hook's timeout, only to the run's budget. A
+worker stops serving, and lets the lock go, as soon as its socket path no longer names its own
+socket (checked every second), so a removed or replaced socket never leaves a worker listening
+where no client can reach it.
 
 The worker is never required: when none can be had (the folder is not private, a worker cannot
 be started, or the one started died), the call is made in process. ``PROMPTHOOKS_WORKER=0``
@@ -202,11 +204,13 @@ def _start_unless_running(path: Path, env: Mapping[str, str],
         os.close(fd)
 
 
-def _through_started_worker(request: ModelRequest, deadline: float) -> ModelReply:
+def _through_started_worker(request: ModelRequest, deadline: float, cap: float) -> ModelReply:
     """The call through the one worker for this environment, started here if nobody runs or
-    starts it, waited for until ``deadline``. Raises WorkerUnavailable when no worker can be
-    had (then the caller calls in process): a client starts one only when it finds none
-    running or starting, so a worker that dies at start is not started again and again."""
+    starts it, waited for until ``cap`` (the run's limit: a worker's start-up is not the
+    hook's time, which counts from when the worker reads the request). Raises
+    WorkerUnavailable when no worker can be had (then the caller calls in process): a client
+    starts one only when it finds none running or starting, so a worker that dies at start is
+    not started again and again."""
     env = dict(os.environ)
     path = socket_path(env)
     try:
@@ -215,6 +219,7 @@ def _through_started_worker(request: ModelRequest, deadline: float) -> ModelRepl
         raise WorkerUnavailable from exc
     if not private_dir(path.parent) or len(os.fsencode(path)) >= _MAX_SOCKET_PATH:
         raise WorkerUnavailable
+    begun = time.monotonic()
     first = True
     while True:
         # Started here only at the first look: a worker that was there (or was started here)
@@ -223,31 +228,42 @@ def _through_started_worker(request: ModelRequest, deadline: float) -> ModelRepl
             raise WorkerUnavailable
         first = False
         try:
-            return remote_complete(request, deadline, env)
+            waited = time.monotonic() - begun
+            return remote_complete(request, min(deadline + waited, cap), env)
         except NotListening:
-            if time.monotonic() + _POLL >= deadline:
+            if time.monotonic() + _POLL >= cap:
                 raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model},"
                                    " waiting for the warm worker to start)") from None
             time.sleep(_POLL)
 
 
-def complete(request: ModelRequest, deadline: float) -> ModelReply:
-    """The model call: through the warm worker when one answers, else in this process.
+def start_in_background(environ: Mapping[str, str]) -> bool:
+    """Start the worker for ``environ`` unless one runs or is starting; never waits for it.
+    Whether one was started."""
+    env = dict(environ)
+    path = socket_path(env)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not private_dir(path.parent) or len(os.fsencode(path)) >= _MAX_SOCKET_PATH:
+            return False
+        return _start_unless_running(path, env) == "started"
+    except WorkerUnavailable:
+        return False
+    except OSError:
+        return False
 
-    Under ``prompthooks run`` a missing worker is started (by one client only) and waited
-    for, rather than litellm imported in every process of a burst of events."""
-    if enabled(os.environ):
-        try:
-            return remote_complete(request, deadline)
-        except WorkerUnavailable:
-            from .. import model
 
-            if model.autostart:
-                with contextlib.suppress(WorkerUnavailable):
-                    return _through_started_worker(request, deadline)
-    from .call import complete as complete_here
-
-    return complete_here(request, deadline)
+def ask(request: ModelRequest, deadline: float, cap: float, start: bool) -> ModelReply:
+    """The call through the warm worker (the client side). ``deadline`` is the hook's own,
+    ``cap`` the run's limit, which bounds a worker's start-up; ``start``: start a missing
+    worker (one client only) and wait for it rather than import litellm in every process of
+    a burst of events. Raises WorkerUnavailable when no worker can be had."""
+    try:
+        return remote_complete(request, deadline)
+    except WorkerUnavailable:
+        if not start:
+            raise
+    return _through_started_worker(request, deadline, cap)
 
 
 def answer_request(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, Any]:
@@ -330,7 +346,7 @@ def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
 def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
     """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
     longer names its socket (removed, or replaced). Returns an exit code."""
-    from .call import import_litellm
+    from .call import prepare
 
     env = dict(os.environ if environ is None else environ)
     os.environ.pop(LOCK_FD_VAR, None)
@@ -349,6 +365,9 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
     if lock_fd is None:
         print(f"prompthooks: a worker already serves on {path}", file=sys.stderr)
         return 0
+    # Ready before listening: a client that finds no socket yet waits for it (time charged to
+    # the run's budget, not to its hook's timeout), so nothing listens that cannot answer.
+    prepare()
     try:
         listener, mine = _listen(path)
     except OSError as exc:
@@ -377,7 +396,6 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
             drained.notify_all()
 
     try:
-        import_litellm()  # warm: pay the import once, before the first request (clients queue)
         listener.settimeout(_CHECK_SOCKET)
         next_check = time.monotonic() + _CHECK_SOCKET
         while True:

@@ -24,6 +24,7 @@ from .fallback import guarded, guess, say
 
 if TYPE_CHECKING:
     from ..api import Outcome
+    from ..model.chain import Models
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Job:
     budget: float | None  # seconds from ``started`` to answer by (None: the host's default)
     debug: bool = False
     unreadable: str | None = None  # why the event could not be read from stdin, if it could not
+    models: Models | None = None  # how prompt hooks reach their model (None: the default)
 
 
 def judge(job: Job, channel: Channel, cancel: threading.Event | None = None) -> None:
@@ -79,8 +81,14 @@ def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:
     # Only the reply may reach stdout: anything a library prints goes to stderr.
     with contextlib.redirect_stdout(sys.stderr):
         outcome = dispatch(job.data, host=job.host, event_name=job.event, config=config,
-                           budget=job.budget, started=job.started, cancel=cancel)
+                           budget=job.budget, started=job.started, cancel=cancel,
+                           models=job.models)
     channel.send(reply=outcome.stdout, exit=outcome.exit_code)
+    if outcome.event.name == "SessionStart" and job.models is not None:
+        # After the reply, never delaying it: the session's first prompt event then finds a
+        # warm worker (install --warm-start covers this event).
+        with contextlib.suppress(Exception):
+            job.models.warm(config.loaded.hooks)
     # After the reply: the lines pass the redaction pass, which must never delay the answer.
     if job.debug:
         for warning in outcome.config.warnings:

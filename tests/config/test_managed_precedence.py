@@ -12,7 +12,8 @@ import pytest
 
 from prompthooks.api import dispatch
 from prompthooks.model import worker
-from prompthooks.model.cassette import Cassette, using
+from prompthooks.model.cassette import Cassette
+from prompthooks.model.chain import Models
 
 from ..fake_model import FakeModel, serve, verdict
 from ..helpers import claude_bash, reply, run_cli, write_json, write_script
@@ -101,9 +102,9 @@ def test_cassettes_and_replay_never_answer_for_a_managed_hook(
     etc = _managed(tmp_path, policy_server)
     tape = tmp_path / "ok.cassette.yaml"
     tape.write_text("# prompthooks cassette\nentries: []\n")
-    with using(Cassette(tape, "replay")):  # a replay-only cassette with no answers at all
-        outcome = dispatch(claude_bash("rm -rf ~"), managed_dir=etc,
-                           config_paths=[str(_project(tmp_path))])
+    replay = Models(cassette=Cassette(tape, "replay"))  # a cassette with no answers at all
+    outcome = dispatch(claude_bash("rm -rf ~"), managed_dir=etc,
+                       config_paths=[str(_project(tmp_path))], models=replay)
     assert outcome.decision.reason == "managed model says no"
     monkeypatch.setenv("PROMPTHOOKS_CASSETTE", str(tape))
     proc = run_cli(claude_bash("rm -rf ~"), "--managed-dir", str(etc), "--replay", str(tape),

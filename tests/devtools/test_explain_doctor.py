@@ -191,7 +191,7 @@ def test_doctor_fails_for_an_unreachable_model_and_a_broken_config(tmp_path: Pat
                 str(tmp_path), env={"TEAM_KEY": KEY})
     assert proc.returncode == 1
     assert KEY not in proc.stdout
-    assert "Connection error" in proc.stdout
+    assert "cannot connect to the model endpoint" in proc.stdout
     assert "not valid JSON" in proc.stdout
     assert proc.stdout.rstrip().endswith("2 checks failed")
 

@@ -205,7 +205,7 @@ def test_default_budget_per_host_is_the_deadline_without_budget(
         def stop(self) -> None:
             pass
 
-    monkeypatch.setattr(prompthooks.executors, "for_run", lambda: lambda hook: Recording())
+    monkeypatch.setattr(prompthooks.executors, "for_run", lambda *_: lambda hook: Recording())
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": "true", "timeout": 100_000}]}]}})
     before = time.monotonic()

@@ -93,16 +93,15 @@ def test_prompt_endpoint_refuses_connections(tmp_path: Path, fail_closed: bool,
     monkeypatch.setenv("PROMPTHOOKS_API_BASE", f"http://127.0.0.1:{_closed_port()}/v1")
     monkeypatch.setenv("PROMPTHOOKS_MODEL", "test-model")
     failure = _assert_prompt_failure(tmp_path, fail_closed, re.escape(
-        "cannot connect to the model endpoint (test-model, ") + r"\d+" + re.escape(
-        " attempts): litellm.InternalServerError: InternalServerError: OpenAIException - "
-        "Connection error."))
-    assert _attempts(failure) >= 2  # retried while time remained
+        "cannot connect to the model endpoint (connection refused) (test-model, 1 attempt)"))
+    assert _attempts(failure) == 1  # nothing listens: not retried into the deadline
 
 
 def _assert_retried(tmp_path: Path, model: FakeModel, fail_closed: bool, what: str,
                     detail: str) -> None:
     failure = _assert_prompt_failure(tmp_path, fail_closed, re.escape(
-        f"{what} (test-model, ") + r"\d+" + re.escape(f" attempts): {detail}"))
+        f"{what} (test-model, ") + r"\d+" + re.escape(" attempts)" + (
+            f": {detail}" if detail else "")))
     assert _attempts(failure) == len(model.requests) >= 2
 
 
@@ -110,25 +109,21 @@ def _assert_retried(tmp_path: Path, model: FakeModel, fail_closed: bool, what: s
 def test_prompt_endpoint_answers_429_forever(tmp_path: Path, model: FakeModel,
                                              fail_closed: bool) -> None:
     model.script(error(429, "slow down"))
-    _assert_retried(tmp_path, model, fail_closed, "rate limited (429)",
-                    "litellm.RateLimitError: RateLimitError: OpenAIException - slow down")
+    _assert_retried(tmp_path, model, fail_closed, "rate limited (429)", "slow down")
 
 
 @POLICIES
 def test_prompt_endpoint_answers_500(tmp_path: Path, model: FakeModel, fail_closed: bool) -> None:
     model.script(error(500, "boom"))
-    _assert_retried(tmp_path, model, fail_closed, "the model endpoint failed (500)",
-                    "litellm.InternalServerError: InternalServerError: OpenAIException - boom")
+    _assert_retried(tmp_path, model, fail_closed, "the model endpoint failed (500)", "boom")
 
 
 @POLICIES
 def test_prompt_endpoint_answers_an_empty_body(tmp_path: Path, model: FakeModel,
                                                fail_closed: bool) -> None:
-    # The server said 200; the "500" is litellm's name for a body it cannot parse.
     model.script(Answer(body=""))
-    _assert_retried(tmp_path, model, fail_closed, "the model endpoint failed (500)",
-                    "litellm.InternalServerError: InternalServerError: OpenAIException - "
-                    "Expecting value: line 1 column 1 (char 0)")
+    _assert_retried(tmp_path, model, fail_closed,
+                    "the endpoint's answer is not a chat completion", "")
 
 
 @POLICIES
@@ -136,10 +131,8 @@ def test_prompt_endpoint_answers_an_html_body(tmp_path: Path, model: FakeModel,
                                               fail_closed: bool) -> None:
     page = "<html><body>502 Bad Gateway</body></html>"
     model.script(Answer(body=page, content_type="text/html"))
-    _assert_retried(tmp_path, model, fail_closed, "the model endpoint failed (500)",
-                    "litellm.InternalServerError: InternalServerError: OpenAIException - Empty "
-                    f"or invalid response from LLM endpoint. Received: '{page}'. Check the "
-                    "reverse proxy or model server configuration.")
+    _assert_retried(tmp_path, model, fail_closed,
+                    "the endpoint's answer is not a chat completion", "")
 
 
 @POLICIES

@@ -118,20 +118,18 @@ def test_same_event_same_key_other_model_other_key(tmp_path: Path, model: FakeMo
     cfg, tape = _config(tmp_path), tmp_path / "keys.yaml"
     for _ in range(2):
         dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
-    from prompthooks.model.cassette import Cassette, activate
+    from prompthooks.model.cassette import Cassette
+    from prompthooks.model.chain import Models
 
-    activate(Cassette(tape, "auto"))
-    try:
-        dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
-        dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
-        assert len(_entries(tape)) == 1  # the second call was a replay
-        other = json.loads(cfg.read_text())
-        other["hooks"]["PreToolUse"][0]["hooks"][0]["model"] = "other-model"
-        cfg.write_text(json.dumps(other))
-        dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
-        assert len(_entries(tape)) == 2
-    finally:
-        activate(None)
+    models = Models(cassette=Cassette(tape, "auto"))
+    dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60, models=models)
+    dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60, models=models)
+    assert len(_entries(tape)) == 1  # the second call was a replay
+    other = json.loads(cfg.read_text())
+    other["hooks"]["PreToolUse"][0]["hooks"][0]["model"] = "other-model"
+    cfg.write_text(json.dumps(other))
+    dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60, models=models)
+    assert len(_entries(tape)) == 2
 
 
 def test_corrupt_cassette_is_a_clear_hook_error(tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def test_direct_path_errors_read_like_the_litellm_path(
     proc = run_cli(claude_bash("ls"), "--managed-dir", str(etc), cwd=tmp_path,
                    env={"CORP_MODEL_KEY": "corp-key-abcdef123"})
     reason = reply(proc)["hookSpecificOutput"]["permissionDecisionReason"]
-    assert "authentication failed; check the API key (policy-model, 1 attempt)" in reason
+    assert "authentication failed (401); check the API key (policy-model, 1 attempt)" in reason
     assert "corp-key-abcdef123" not in proc.stdout + proc.stderr
     assert len(policy.requests) == 1  # not retried
 

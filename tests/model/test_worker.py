@@ -87,6 +87,9 @@ def _no_worker_left(isolated_home: Path) -> Iterator[None]:
 def warm_env(monkeypatch: pytest.MonkeyPatch, model: FakeModel) -> dict[str, str]:
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
     monkeypatch.setenv("PROMPTHOOKS_WORKER_IDLE", "5")
+    # The fake server speaks the OpenAI API, which the direct client would call itself: the
+    # warm worker serves litellm's path.
+    monkeypatch.setenv("PROMPTHOOKS_DIRECT", "0")
     return dict(os.environ)
 
 
