@@ -28,19 +28,20 @@ import fcntl
 import json
 import os
 import socket
-import stat
 import subprocess
 import sys
 import threading
 import time
-import zlib
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import paths
 from .._version import __version__
+from ..dispatch.address import LOCK_FD_VAR as LOCK_FD_VAR
+from ..dispatch.address import MAX_SOCKET_PATH, socket_name
+from ..dispatch.address import model_environment as model_environment
+from ..dispatch.address import private_dir as is_private
 from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 from .verdicts import Verdict, VerdictError, parse_verdict
@@ -49,28 +50,8 @@ IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started
 _RETRY_CONNECT = 0.05  # seconds between connects to a worker whose listen queue is full
 _POLL = 0.1  # seconds between looks at a worker that is starting
 _CHECK_SOCKET = 1.0  # seconds between a worker's checks that its socket path is still its own
-# A Unix socket's path has room for 107 bytes (108 with the NUL); a longer one cannot be bound.
-_MAX_SOCKET_PATH = 108
 _LOCK_WAIT = 3.0  # seconds `serve` waits for the lock of a worker on its way out
-# The lock a client took and hands to the worker it starts (a file descriptor number); checked
-# against the lock file before it is trusted, and never part of a worker's identity.
-LOCK_FD_VAR = "PROMPTHOOKS_WORKER_LOCK_FD"
-_ENV_PREFIXES = ("PROMPTHOOKS_", "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", "GEMINI_",
-                 "GOOGLE_", "MISTRAL_", "GROQ_", "OLLAMA_", "AWS_", "VERTEX", "COHERE_",
-                 "DEEPSEEK_", "XAI_", "OPENROUTER_", "TOGETHER", "FIREWORKS_", "HTTP_PROXY",
-                 "HTTPS_PROXY", "NO_PROXY", "SSL_CERT")
-# Not part of a worker's identity: ours that do not change a model call, and the two that
-# prompthooks itself sets before importing litellm.
-_SKIP = frozenset({"PROMPTHOOKS_CASSETTE", "PROMPTHOOKS_CASSETTE_MODE", "PROMPTHOOKS_DEBUG",
-                   "PROMPTHOOKS_WORKER", "PROMPTHOOKS_WORKER_IDLE", "PROMPTHOOKS_NO_CACHE",
-                   LOCK_FD_VAR,
-                   "LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_MODE"})
-
-
-def model_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables that can change how a model is called."""
-    return {k: v for k, v in sorted(environ.items())
-            if k.upper().startswith(_ENV_PREFIXES) and k not in _SKIP}
+_MAX_SOCKET_PATH = MAX_SOCKET_PATH
 
 
 def enabled(environ: Mapping[str, str]) -> bool:
@@ -78,8 +59,7 @@ def enabled(environ: Mapping[str, str]) -> bool:
 
 
 def socket_path(environ: Mapping[str, str]) -> Path:
-    env = json.dumps(model_environment(environ), sort_keys=True)
-    return paths.runtime_home(environ) / f"worker-{__version__}-{zlib.crc32(env.encode()):08x}.sock"
+    return Path(socket_name(environ))
 
 
 def lock_path(socket: Path) -> Path:
@@ -89,12 +69,7 @@ def lock_path(socket: Path) -> Path:
 
 def private_dir(folder: Path) -> bool:
     """The folder exists, is ours and is closed to everyone else."""
-    try:
-        st = folder.lstat()
-    except OSError:
-        return False
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and stat.S_IMODE(st.st_mode) & 0o077 == 0)
+    return is_private(str(folder))
 
 
 def _request_data(request: ModelRequest, remaining: float) -> dict[str, Any]:
@@ -330,6 +305,8 @@ def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
 def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
     """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
     longer names its socket (removed, or replaced). Returns an exit code."""
+    from ..dispatch.protocol import UNAVAILABLE
+    from ..dispatch.server import Zygote, first_bytes, is_run, warm
     from .call import import_litellm
 
     env = dict(os.environ if environ is None else environ)
@@ -365,19 +342,41 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
     def handle(conn: socket.socket) -> None:
         with conn:
             try:
-                data = json.loads(conn.makefile("rb").readline())
-                answer = answer_request(data, env)
+                first, fds = first_bytes(conn)
+                if is_run(first):  # a whole run: the zygote forks a child for it
+                    try:
+                        if not zygote.hand(conn, first, fds):
+                            conn.sendall(UNAVAILABLE)
+                    finally:
+                        for fd in fds:
+                            with contextlib.suppress(OSError):
+                                os.close(fd)
+                    return
+                for fd in fds:
+                    os.close(fd)
+                if b"\n" not in first:
+                    first += conn.makefile("rb").readline()
+                answer = answer_request(json.loads(first), env)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 answer = {"error": f"bad request: {exc}"}
             with contextlib.suppress(OSError):
                 conn.sendall(json.dumps(answer).encode() + b"\n")
-        with lock:
-            busy[0] -= 1
-            last[0] = time.monotonic()
-            drained.notify_all()
 
+    def handled(conn: socket.socket) -> None:
+        try:
+            handle(conn)
+        finally:
+            with lock:
+                busy[0] -= 1
+                last[0] = time.monotonic()
+                drained.notify_all()
+
+    # Runs are forked from a zygote with the run's modules, started before litellm is loaded.
+    zygote = Zygote(env, warm(), (lock_fd, listener.fileno()))
+    # Warm: litellm is imported once, in the background (a model request waits for it on the
+    # import lock); handed-over runs are served meanwhile.
+    threading.Thread(target=import_litellm, daemon=True).start()
     try:
-        import_litellm()  # warm: pay the import once, before the first request (clients queue)
         listener.settimeout(_CHECK_SOCKET)
         next_check = time.monotonic() + _CHECK_SOCKET
         while True:
@@ -396,8 +395,9 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
                 continue
             with lock:
                 busy[0] += 1
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+            threading.Thread(target=handled, args=(conn,), daemon=True).start()
     finally:
+        zygote.stop()
         listener.close()
         if _is_mine(path, mine):  # not a newer worker's socket
             with contextlib.suppress(OSError):

@@ -3,11 +3,13 @@
 A host writes one JSON object and closes the pipe; one that keeps it open must not keep the
 run from answering. Reading stops at end of file, at a complete JSON object (the pipe may
 stay open behind it), at the size cap, or at the deadline.
+
+Standard library only, and ``json`` only when the pipe is still open after what could be a
+whole object: the thin client (``prompthooks.dispatch.client``) reads the event with it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import time
@@ -19,6 +21,8 @@ _BOM = b"\xef\xbb\xbf"
 
 def _complete(data: bytes) -> bool:
     """Whether ``data`` is a whole JSON object already."""
+    import json
+
     try:
         return isinstance(json.loads(data.removeprefix(_BOM)), dict)
     except (ValueError, RecursionError):
@@ -50,6 +54,15 @@ def read_event(deadline: float, fd: int = 0,
         size += len(chunk)
         if size > cap:
             return b"", f"the event on stdin is larger than {cap // (1024 * 1024)} MB"
-        # Only worth a parse when this read could have finished an object.
-        if chunk.rstrip().endswith(b"}") and _complete(b"".join(chunks)):
+        # Only worth a parse when this read could have finished an object and the pipe has
+        # nothing more right now (a host that wrote the event and closed it: end of file next).
+        if chunk.rstrip().endswith(b"}") and not _more_now(fd) and _complete(b"".join(chunks)):
             return b"".join(chunks), None
+
+
+def _more_now(fd: int) -> bool:
+    """Whether a read of ``fd`` would return at once (more data, or end of file)."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except OSError:
+        return False
