@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 TYPE_CHECKING = False  # not typing's: importing typing would cost more than this whole module
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
 # of the budget for short ones): time to import the run's modules and load the config.
 RESERVE = 2.0
 _MAX_REPLY = 1 << 26
+_FIRST_READ = 1.0  # seconds the client waits for the event before loading the full run
 _KNOWN = frozenset({"--host", "--config", "--budget", "--managed-dir", "--record", "--replay"})
 
 
@@ -126,11 +128,16 @@ def _run(argv: list[str]) -> int:
         return _here(None)
     from ..runner.handed import Handed
     from ..runner.started import process_start
-    from ..runner.stdin import read_event
+    from ..runner.stdin import NOT_IN_TIME, read_event
 
     started = process_start()
     budget = _budget(options)
-    data, unreadable = read_event(started + (budget or SMALLEST) / 2)
+    # A host closes stdin after the event; one that keeps it open is waited for in the full
+    # run, whose modules are loaded meanwhile, as they always were before the wait.
+    read_by = started + (budget or SMALLEST) / 2
+    data, unreadable = read_event(min(read_by, time.monotonic() + _FIRST_READ))
+    if unreadable == NOT_IN_TIME and time.monotonic() < read_by:
+        return _here(Handed(data, None, partial=True))
     if unreadable is None and _may_hand_over(options):
         total = budget if budget is not None else _sniff(data)
         reserve = min(RESERVE, total / 5)
@@ -164,7 +171,6 @@ def _ask(argv: list[str], data: bytes, started: float, limit: float, give_up: fl
     """The reply and exit code from the resident process, or None to run here (``asked``
     says whether the run was handed over: then no answer is a failure)."""
     import _socket
-    import time
 
     from .address import MAX_SOCKET_PATH, private_dir, socket_name
     from .protocol import EXIT, TERMINATE, UNAVAILABLE, Request
@@ -220,8 +226,6 @@ def _version() -> str:
 
 
 def _read(conn: _socket.socket, size: int, give_up: float) -> bytes:
-    import time
-
     chunks: list[bytes] = []
     while size:
         left = give_up - time.monotonic()

@@ -22,12 +22,14 @@ class Handed:
     left: if the config cannot be loaded in that time either, the event counts as one a
     fail-closed hook could apply to (blocked), rather than one none could."""
 
-    __slots__ = ("data", "guarded_if_unknown", "limit", "on_reply", "started", "unreadable")
+    __slots__ = ("data", "guarded_if_unknown", "limit", "on_reply", "partial", "started",
+                 "unreadable")
 
     def __init__(self, data: bytes, unreadable: str | None, started: float | None = None,
                  limit: float | None = None,
                  on_reply: Callable[[bytes, int], None] | None = None,
-                 guarded_if_unknown: bool = False) -> None:
+                 guarded_if_unknown: bool = False, partial: bool = False) -> None:
+        self.partial = partial  # stdin is still open: the rest is read as usual
         self.guarded_if_unknown = guarded_if_unknown
         self.data = data
         self.unreadable = unreadable

@@ -15,6 +15,7 @@ import select
 import time
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
+NOT_IN_TIME = "no complete event on stdin in time (stdin was not closed)"
 _CHUNK = 1 << 16
 _BOM = b"\xef\xbb\xbf"
 
@@ -29,11 +30,12 @@ def _complete(data: bytes) -> bool:
         return False
 
 
-def read_event(deadline: float, fd: int = 0,
-               cap: int = MAX_EVENT_BYTES) -> tuple[bytes, str | None]:
-    """The bytes of the event, and the reason it cannot be had (None when it can)."""
-    chunks: list[bytes] = []
-    size = 0
+def read_event(deadline: float, fd: int = 0, cap: int = MAX_EVENT_BYTES,
+               prefix: bytes = b"") -> tuple[bytes, str | None]:
+    """The bytes of the event, and the reason it cannot be had (None when it can); ``prefix``:
+    what was read of it already."""
+    chunks: list[bytes] = [prefix] if prefix else []
+    size = len(prefix)
     while True:
         left = deadline - time.monotonic()
         try:
@@ -42,8 +44,7 @@ def read_event(deadline: float, fd: int = 0,
             ready, _, _ = select.select([fd], [], [], max(left, 0.0))
             if not ready:
                 if left <= 0:
-                    return (b"".join(chunks),
-                            "no complete event on stdin in time (stdin was not closed)")
+                    return b"".join(chunks), NOT_IN_TIME
                 continue
             chunk = os.read(fd, _CHUNK)
         except OSError as exc:

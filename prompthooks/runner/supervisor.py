@@ -204,12 +204,13 @@ def supervise(job: Job, managed: Sequence[Path], handed: Handed | None = None) -
     named = hosts.HOSTS.get(job.host) if job.host else None
     first = job.started + (job.budget if job.budget is not None else
                            named.BUDGET if named else _SMALLEST_BUDGET)
-    if handed is not None:
+    if handed is not None and not handed.partial:
         data, unreadable = handed.data, handed.unreadable
     else:
         # Half the budget for the event to arrive: the other half is the work's, which still
         # loads the config (for the guard) when no complete event came.
-        data, unreadable = read_event(job.started + (first - job.started) / 2)
+        data, unreadable = read_event(job.started + (first - job.started) / 2,
+                                      prefix=handed.data if handed is not None else b"")
     found = guess(data, job.host, job.event)
     total = job.budget if job.budget is not None else (
         found.host.BUDGET if found.host else _SMALLEST_BUDGET)

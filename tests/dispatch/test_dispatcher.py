@@ -309,3 +309,21 @@ def test_a_run_that_cannot_be_handed_over_is_unchanged(tmp_path: Path) -> None:
     proc = _run(claude_bash("ls"), "--config", str(cfg), env={"PROMPTHOOKS_WORKER": "1"})
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "said no"
     assert not os.path.exists(socket_name(os.environ))
+
+
+def test_sigterm_to_the_client_stops_the_handed_over_run_at_once(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    started = tmp_path / "started"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        {"command": f"touch {started}; sleep 30", "failClosed": True})
+    event = write_json(tmp_path / "event.json", claude_bash("rm -rf /"))
+    with event.open("rb") as stdin:
+        proc = subprocess.Popen([SCRIPT, "run", "--config", str(cfg)], stdin=stdin,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert _wait(started.exists, 30)
+    start = time.monotonic()
+    proc.send_signal(15)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - start < 10  # not the hook's 30 s
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny", err
+    assert "stopped before it finished" in err
