@@ -190,13 +190,13 @@ def _ask(argv: list[str], data: bytes, started: float, limit: float, give_up: fl
             return None
         umask = os.umask(0o022)
         os.umask(umask)
-        request = Request(_version(), os.getcwdb(), umask, started, limit,
-                          [os.fsencode(a) for a in argv], dict(os.environb), data).encode()
+        head = Request(_version(), os.getcwdb(), umask, started, limit,
+                       [os.fsencode(a) for a in argv], dict(os.environb), data).head()
         stderr = (2).to_bytes(4, sys.byteorder)
-        sent = conn.sendmsg([request[:1 << 16]],
-                            [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, stderr)])
+        sent = conn.sendmsg([head], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, stderr)])
         asked[0] = True
-        conn.sendall(memoryview(request)[sent:])
+        conn.sendall(memoryview(head)[sent:])
+        conn.sendall(data)
         restore = _forward_signals(conn, TERMINATE)
         try:
             kind = _read(conn, 1, give_up)

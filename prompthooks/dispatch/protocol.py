@@ -49,14 +49,18 @@ class Request:
         self.env = dict(env)
         self.data = data
 
-    def encode(self) -> bytes:
+    def head(self) -> bytes:
+        """Everything but the event's bytes, which follow it (not copied into one buffer: an
+        event may be tens of MB)."""
         fields = [self.version.encode(), self.cwd, str(self.umask).encode(),
                   repr(self.started).encode(), repr(self.limit).encode(),
                   str(len(self.argv)).encode(), *self.argv,
                   *(k + b"=" + v for k, v in self.env.items())]
         header = b"\0".join(fields)
-        return b"".join((MAGIC, _length(len(header)), header, _length(len(self.data)),
-                         self.data))
+        return b"".join((MAGIC, _length(len(header)), header, _length(len(self.data))))
+
+    def encode(self) -> bytes:
+        return self.head() + self.data
 
     @classmethod
     def decode(cls, header: bytes, data: bytes) -> Request:
