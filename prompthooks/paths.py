@@ -37,7 +37,7 @@ def data_home(environ: Mapping[str, str]) -> Path:
 def runtime_home(environ: Mapping[str, str]) -> Path:
     """Sockets and locks: ``$XDG_RUNTIME_DIR/prompthooks`` when that folder exists, else
     ``run`` in the cache folder."""
-    from .dispatch.address import runtime_dir
+    from .dispatcher.address import runtime_dir
 
     return Path(runtime_dir(environ))
 

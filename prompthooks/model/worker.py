@@ -1,5 +1,10 @@
 """The warm path: a resident worker that keeps litellm imported and its connections open.
 
+It is also the resident dispatcher: a connection that starts with a run request (the thin
+``prompthooks run`` client, :mod:`prompthooks.dispatcher.client`) is handed to a zygote forked
+before litellm was imported, which forks the whole run (:mod:`prompthooks.dispatcher.server`);
+one that starts with ``{`` is a model request, answered here.
+
 ``prompthooks serve`` listens on a Unix socket in a user-only folder (0700; the socket 0600)
 under ``$XDG_RUNTIME_DIR/prompthooks`` or ``~/.cache/prompthooks/run``. The socket's name
 carries prompthooks' version and a hash of the environment that decides model calls
@@ -38,10 +43,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._version import __version__
-from ..dispatch.address import LOCK_FD_VAR as LOCK_FD_VAR
-from ..dispatch.address import MAX_SOCKET_PATH, socket_name
-from ..dispatch.address import model_environment as model_environment
-from ..dispatch.address import private_dir as is_private
+from ..dispatcher.address import LOCK_FD_VAR as LOCK_FD_VAR
+from ..dispatcher.address import MAX_SOCKET_PATH, socket_name
+from ..dispatcher.address import model_environment as model_environment
+from ..dispatcher.address import private_dir as is_private
 from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 from .verdicts import Verdict, VerdictError, parse_verdict
@@ -305,8 +310,8 @@ def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
 def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
     """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
     longer names its socket (removed, or replaced). Returns an exit code."""
-    from ..dispatch.protocol import UNAVAILABLE
-    from ..dispatch.server import Zygote, first_bytes, is_run, warm
+    from ..dispatcher.protocol import UNAVAILABLE
+    from ..dispatcher.server import Zygote, first_bytes, is_run, warm
     from .call import import_litellm
 
     env = dict(os.environ if environ is None else environ)

@@ -5,7 +5,7 @@ run from answering. Reading stops at end of file, at a complete JSON object (the
 stay open behind it), at the size cap, or at the deadline.
 
 Standard library only, and ``json`` only when the pipe is still open after what could be a
-whole object: the thin client (``prompthooks.dispatch.client``) reads the event with it.
+whole object: the thin client (``prompthooks.dispatcher.client``) reads the event with it.
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.dispatch import client
-from prompthooks.dispatch.address import socket_name
-from prompthooks.dispatch.protocol import exit_frame
+from prompthooks.dispatcher import client
+from prompthooks.dispatcher.address import socket_name
+from prompthooks.dispatcher.protocol import exit_frame
 
 from ..helpers import claude_bash, claude_config, claude_event, reply, write_json
 
@@ -272,9 +272,9 @@ def test_the_budget_is_told_from_the_command_line_or_the_shortest_the_event_coul
     assert client._options(["--help"]) is None
 
 
-ALLOWED = {"prompthooks", "prompthooks._version", "prompthooks.dispatch",
-           "prompthooks.dispatch.client", "prompthooks.dispatch.address",
-           "prompthooks.dispatch.protocol", "prompthooks.runner", "prompthooks.runner.started",
+ALLOWED = {"prompthooks", "prompthooks._version", "prompthooks.dispatcher",
+           "prompthooks.dispatcher.client", "prompthooks.dispatcher.address",
+           "prompthooks.dispatcher.protocol", "prompthooks.runner", "prompthooks.runner.started",
            "prompthooks.runner.stdin", "prompthooks.runner.handed", "_socket", "select", "zlib",
            "time"}
 
