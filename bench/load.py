@@ -297,6 +297,18 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
+def _parent(pid: int) -> int:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return 0
+
+
+def _serves(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        return b"serve" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return False
+
+
 @dataclass
 class Watch:
     """What a half-second sampler saw of the run's processes during one burst."""
@@ -322,8 +334,8 @@ def watching(root: Path, own: Sequence[int] = ()) -> Iterator[Watch]:
             for pid, size in sizes.items():
                 with contextlib.suppress(OSError):
                     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                    if b"serve" in argv:
-                        watch.workers.add(pid)
+                    if b"serve" in argv and not _serves(_parent(pid)):
+                        watch.workers.add(pid)  # not a worker's zygote or a run it forked
                     elif b"run" in argv and size > 100:
                         watch.litellm_clients.add(pid)
             available = _available_mb()

@@ -1,48 +1,86 @@
-"""prompthooks benchmark: ratios measured side by side in one run, written to bench/RESULTS.md.
+"""prompthooks benchmark on the install users get, written to bench/RESULTS.md.
 
-    python bench/run.py            # about two minutes; --quick for fewer repetitions
+    python bench/run.py            # a few minutes; --quick for fewer repetitions
 
-Every figure is the median of repeated runs on this machine, and every ratio is taken against
-a bare interpreter start measured in the same run (`python -c pass`), so a noisy machine moves
-numerator and denominator together. Not part of the test suite: nothing here passes or fails.
+It builds this checkout's wheel and installs it (not editable, bytecode compiled) into a
+temporary virtual environment whose dependencies are this environment's (a `.pth` line: no
+download), then measures that install's console script. Every ratio is against that install's
+own bare start (`python -c pass` of the same interpreter, in the same run), so a noisy machine
+moves numerator and denominator together. Each figure is a median of repeated runs; a run is
+timed from its spawn to its exit with stdout read through a pipe, as a host reads it (stderr
+goes to /dev/null, except in the row that says otherwise). Not part of the test suite: nothing
+here passes or fails.
 
-- R1: `prompthooks run` with one trivial command hook, minus running that hook directly,
-  over a bare start.
-- R2: fan-out of 1, 10 and 50 command hooks that each sleep 200 ms: the engine's wall time over
-  200 ms (in process, so the interpreter start is not counted; the CLI's wall time is shown too).
-- R3: a prompt hook against a local OpenAI-compatible server that answers after 300 ms: time
-  minus 300 ms, over a bare start; cold (`prompthooks run` with no worker: litellm imported in
-  process) and warm (`prompthooks run` through the resident worker, `prompthooks serve`), and
-  the library API in a process that has litellm imported.
-- R4: 1 KB, 1 MB and 10 MB events through one command hook and one prompt hook: time and peak
-  memory of `prompthooks run`.
-- R5: warm throughput: prompt-hook events per second with 8 concurrent `prompthooks run`
-  callers through the worker, and with 8 threads on the library API.
+- R1: a command-only event (one trivial command hook), through the resident process and in
+  process (`PROMPTHOOKS_DISPATCH=0`). Target <= 2.
+- R3 warm: one prompt hook through the resident process against a local OpenAI-compatible
+  server that answers at once. Target <= 2.5.
+- Fan-out: 50 prompt hooks on one event over one, against a model that answers in 300 ms.
+  Target <= 1.5.
+- Cold: the first prompt event with no resident process (a fresh runtime folder), against the
+  300 ms model: seconds beyond the model's time. Target <= 1 s.
+- Dead endpoint: a prompt hook whose endpoint refuses connections, two events in a row.
+  Target <= 1 s per event.
+- The resident process's memory (RSS of `prompthooks serve` and of its zygote).
+- Event size: 1 KB, 1 MB and 10 MB events through one command hook and through one prompt hook:
+  time and the client's peak memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.fake_model import Answer, serve  # noqa: E402
+from tests.fake_model import Answer, FakeModel, serve  # noqa: E402
 
-PY = sys.executable
-CLI = str(Path(PY).parent / "prompthooks")
+SLOW = 0.3  # seconds the "slow" model takes to answer
+
+
+def build_install(tmp: Path) -> Path:
+    """A virtual environment with this checkout installed from its wheel; its bin folder."""
+    wheels, venv = tmp / "wheels", tmp / "venv"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels),
+                    str(REPO)], check=True, env=clean_env())
+    (wheel,) = wheels.glob("prompthooks-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    bin_dir = venv / "bin"
+    site = Path(subprocess.run([str(bin_dir / "python"), "-c",
+                                "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    # The dependencies are this environment's, already compiled; prompthooks is the wheel's
+    # (the venv's own site-packages comes first on the path).
+    (site / "_bench_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--no-deps", "-q",
+                    str(wheel)], check=True, env=clean_env())
+    subprocess.run([str(bin_dir / "python"), "-m", "compileall", "-q", str(site / "prompthooks")],
+                   check=True, env=clean_env())
+    return bin_dir
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This environment without what would change the measured install: no bytecode switch,
+    no prompthooks variables of the caller."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("PROMPTHOOKS_")}
+    return {**env, **extra}
 
 
 def median_time(fn: Callable[[], object], repeat: int) -> float:
@@ -54,22 +92,23 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def run(argv: Sequence[str], data: bytes = b"", env: dict[str, str] | None = None) -> None:
-    subprocess.run(argv, input=data, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, **(env or {})}, check=False)
+def run(argv: Sequence[str], data: bytes, env: dict[str, str],
+        stderr: int = subprocess.DEVNULL) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(argv, input=data, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                          check=False)
 
 
-def peak(argv: Sequence[str], data: bytes, env: dict[str, str] | None = None) -> tuple[float, int]:
+def peak(argv: Sequence[str], data: bytes, env: dict[str, str]) -> tuple[float, int]:
     """(seconds, peak resident KB) of one run, read from GNU time."""
     out = subprocess.run(["/usr/bin/time", "-f", "%e %M", *argv], input=data,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         env={**os.environ, **(env or {})}, check=False)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                         check=False)
     seconds, kb = out.stderr.decode().strip().splitlines()[-1].split()
     return float(seconds), int(kb)
 
 
-def event(command: str = "ls", content: str | None = None) -> bytes:
-    tool_input: dict[str, str] = {"command": command}
+def event(content: str | None = None) -> bytes:
+    tool_input: dict[str, str] = {"command": "ls"}
     tool = "Bash"
     if content is not None:
         tool, tool_input = "Write", {"file_path": "/p/big.txt", "content": content}
@@ -78,135 +117,220 @@ def event(command: str = "ls", content: str | None = None) -> bytes:
                        "tool_name": tool, "tool_input": tool_input}).encode()
 
 
-def config(folder: Path, name: str, handlers: list[dict[str, object]]) -> Path:
+def config(folder: Path, name: str, handlers: list[dict[str, Any]],
+           defaults: dict[str, Any] | None = None) -> str:
     path = folder / name
-    path.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": handlers}]}}))
-    return path
+    data: dict[str, Any] = {"hooks": {"PreToolUse": [{"hooks": handlers}]}}
+    if defaults:
+        data["prompthooks"] = defaults
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def dead_port() -> int:
+    """A local port nothing listens on (connections are refused)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def resident(runtime: Path) -> list[int]:
+    """The pids of the `prompthooks serve` processes (and their zygotes) for ``runtime``."""
+    mark = f"XDG_RUNTIME_DIR={runtime}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if b"serve" in (entry / "cmdline").read_bytes().split(b"\0") and \
+                    mark in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+    return found
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def stop(pids: Sequence[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+
+
+def wait_for(path: Path, seconds: float = 120) -> None:
+    end = time.monotonic() + seconds
+    while not path.exists():
+        if time.monotonic() > end:
+            raise SystemExit(f"nothing listens on {path}")
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def model_server() -> Iterator[FakeModel]:
+    """The local model: `fast` answers at once, `slow` after 300 ms."""
+    server = serve()
+    model = next(server)
+
+    def answer(body: dict[str, Any]) -> Answer:
+        return Answer('{"ok": true}', delay=SLOW if body.get("model") == "slow" else 0.0)
+
+    model.responder = answer
+    try:
+        yield model
+    finally:
+        next(server, None)
+
+
+def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
+            ) -> list[tuple[str, str, str]]:
+    n = 5 if args.quick else 15
+    py, cli = str(bin_dir / "python"), str(bin_dir / "prompthooks")
+    home = tmp / "home"
+    runtime = tmp / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = clean_env(HOME=str(home), XDG_CACHE_HOME=str(home / "cache"),
+                    XDG_CONFIG_HOME=str(home / "config"), XDG_DATA_HOME=str(home / "data"),
+                    XDG_RUNTIME_DIR=str(runtime), PROMPTHOOKS_WORKER="1")
+    here = {**env, "PROMPTHOOKS_DISPATCH": "0"}
+    rows: list[tuple[str, str, str]] = []
+
+    bare = median_time(lambda: run([py, "-c", "pass"], b"", env), n * 2)
+    rows.append(("bare start", f"{bare * 1000:.1f} ms",
+                 "`python -c pass` of the installed environment: the unit of every ratio"))
+
+    fast = {"api_base": model.url, "model": "fast"}
+    slow = {"api_base": model.url, "model": "slow"}
+    trivial = config(tmp, "trivial.json", [{"type": "command", "command": "cat > /dev/null"}])
+    prompt = config(tmp, "prompt.json", [{"type": "prompt", "prompt": "Judge: $ARGUMENTS"}], fast)
+    one = config(tmp, "one.json", [{"type": "prompt", "prompt": "Judge: $ARGUMENTS"}], slow)
+    fifty = config(tmp, "fifty.json", [{"type": "prompt", "prompt": f"Judge {i}: $ARGUMENTS"}
+                                       for i in range(50)], slow)
+    data = event()
+
+    # Cold first: no resident process in this runtime folder.
+    colds = []
+    for i in range(1 if args.quick else 3):
+        cold_runtime = tmp / f"cold-{i}"
+        cold_runtime.mkdir(mode=0o700)
+        cold_env = {**env, "XDG_RUNTIME_DIR": str(cold_runtime)}
+        start = time.perf_counter()
+        proc = run([cli, "run", "--config", one], data, cold_env)
+        colds.append(time.perf_counter() - start)
+        verdict = "the model's verdict" if proc.returncode == 0 else f"exit {proc.returncode}"
+        time.sleep(1)
+        stop(resident(cold_runtime))
+    cold = statistics.median(colds)
+    rows.append(("cold first prompt event", f"{cold - SLOW:.2f} s beyond the model",
+                 f"{cold:.2f} s for a {SLOW * 1000:.0f} ms model, no resident process "
+                 f"(median of {len(colds)}; last: {verdict}) (target <= 1 s)"))
+
+    serving = subprocess.Popen([cli, "serve", "--idle", "600"], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock = next(runtime.glob("prompthooks/*.sock"), None)
+    while sock is None:
+        time.sleep(0.05)
+        sock = next(runtime.glob("prompthooks/*.sock"), None)
+    wait_for(sock)
+    try:
+        for argv in ([cli, "run", "--config", trivial], [cli, "run", "--config", prompt]):
+            run(argv, data, env)  # caches and the resident process's first request
+        disp = median_time(lambda: run([cli, "run", "--config", trivial], data, env), n * 2)
+        with_err = median_time(lambda: run([cli, "run", "--config", trivial], data, env,
+                                           subprocess.PIPE), n)
+        inproc = median_time(lambda: run([cli, "run", "--config", trivial], data, here), n * 2)
+        hook = median_time(lambda: run(["/bin/sh", "-c", "cat > /dev/null"], data, env), n * 2)
+        rows.append(("R1 command-only, resident", f"{disp / bare:.2f}",
+                     f"{disp * 1000:.1f} ms, the hook alone {hook * 1000:.1f} ms (target <= 2)"))
+        rows.append(("R1 command-only, resident, stderr read too", f"{with_err / bare:.2f}",
+                     f"{with_err * 1000:.1f} ms: to the end of stderr, which the run holds "
+                     "until its audit rows are written"))
+        rows.append(("R1 command-only, in process", f"{inproc / bare:.2f}",
+                     f"{inproc * 1000:.1f} ms: `PROMPTHOOKS_DISPATCH=0`, as with no resident "
+                     "process"))
+
+        warm = median_time(lambda: run([cli, "run", "--config", prompt], data, env), n * 2)
+        warm_here = median_time(lambda: run([cli, "run", "--config", prompt], data, here), n)
+        rows.append(("R3 warm prompt hook, resident", f"{warm / bare:.2f}",
+                     f"{warm * 1000:.1f} ms, model answering at once (target <= 2.5)"))
+        rows.append(("R3 warm prompt hook, in process", f"{warm_here / bare:.2f}",
+                     f"{warm_here * 1000:.1f} ms: the run in process, the model call through "
+                     "the resident process"))
+
+        t1 = median_time(lambda: run([cli, "run", "--config", one], data, env), max(3, n // 3))
+        t50 = median_time(lambda: run([cli, "run", "--config", fifty], data, env),
+                          max(3, n // 3))
+        rows.append(("fan-out, 50 prompt hooks over 1", f"{t50 / t1:.2f}",
+                     f"{t50 * 1000:.0f} ms and {t1 * 1000:.0f} ms against a "
+                     f"{SLOW * 1000:.0f} ms model (target <= 1.5)"))
+
+        dead = config(tmp, "dead.json", [{"type": "prompt", "prompt": "Judge: $ARGUMENTS",
+                                          **({"timeout": 5} if args.quick else {})}],
+                      {"api_base": f"http://127.0.0.1:{dead_port()}/v1", "model": "dead"})
+        deads = []
+        for _ in range(2):
+            start = time.perf_counter()
+            run([cli, "run", "--config", dead], data, env)
+            deads.append(time.perf_counter() - start)
+        rows.append(("dead endpoint", " / ".join(f"{d:.2f} s" for d in deads),
+                     "two events in a row, connection refused"
+                     + (" (hook timeout 5 s)" if args.quick else " (default hook timeout)")
+                     + " (target <= 1 s per event)"))
+
+        for label, size in (("1 KB", 1_000), ("1 MB", 1_000_000), ("10 MB", 10_000_000)):
+            big = event(content="x" * size)
+
+            def sized(cfg: str, big: bytes = big) -> object:
+                return run([cli, "run", "--config", cfg], big, env)
+
+            took = median_time(lambda: sized(trivial), max(3, n // 3))
+            _, kb = peak([cli, "run", "--config", trivial], big, env)
+            took_p = median_time(lambda: sized(prompt), max(3, n // 3))
+            _, kb_p = peak([cli, "run", "--config", prompt], big, env)
+            rows.append((f"{label} event, command hook", f"{took * 1000:.0f} ms",
+                         f"client peak {kb / 1024:.1f} MB"))
+            rows.append((f"{label} event, prompt hook", f"{took_p * 1000:.0f} ms",
+                         f"client peak {kb_p / 1024:.1f} MB (the event is cut to 20,000 "
+                         "characters for the model)"))
+
+        pids = resident(runtime)
+        total = sum(rss_kb(pid) for pid in pids)
+        rows.append(("resident memory", f"{total / 1024:.0f} MB",
+                     f"RSS of `prompthooks serve` and its zygote ({len(pids)} processes; "
+                     "shared pages counted in each)"))
+    finally:
+        serving.terminate()
+        serving.wait(30)
+    return rows
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "RESULTS.md",
+                        help="where the table goes (default: bench/RESULTS.md)")
     args = parser.parse_args()
-    n = 5 if args.quick else 15
     tmp = Path(tempfile.mkdtemp(prefix="prompthooks-bench-"))
-    env = {"XDG_CACHE_HOME": str(tmp / "cache"), "XDG_CONFIG_HOME": str(tmp / "cfg")}
-    os.environ.update(env)
-    rows: list[tuple[str, str, str]] = []
-
-    bare = median_time(lambda: run([PY, "-c", "pass"]), n * 2)
-    rows.append(("bare start", f"{bare * 1000:.1f} ms", "`python -c pass`, the unit of R1/R3"))
-
-    # R1
-    trivial = config(tmp, "trivial.json", [{"type": "command", "command": "cat > /dev/null"}])
-    data = event()
-    run([CLI, "run", "--config", str(trivial)], data)  # warm the config cache
-    cli = median_time(lambda: run([CLI, "run", "--config", str(trivial)], data), n * 2)
-    direct = median_time(lambda: run(["/bin/sh", "-c", "cat > /dev/null"], data), n * 2)
-    r1 = (cli - direct) / bare
-    rows.append(("R1 command-only overhead", f"{r1:.2f}",
-                 f"run {cli * 1000:.1f} ms, hook alone {direct * 1000:.1f} ms (target <= 4)"))
-
-    # R2
-    from prompthooks.api import dispatch, load_config
-
-    for count in (1, 10, 50):
-        cfg = config(tmp, f"fan{count}.json",
-                     [{"type": "command", "command": f"sleep 0.2 # {i}"} for i in range(count)])
-        loaded = load_config([str(cfg)])
-        wall = median_time(lambda loaded=loaded: dispatch(data, config=loaded, budget=30),
-                           max(3, n // 3))
-        cli_wall = median_time(lambda cfg=cfg: run([CLI, "run", "--config", str(cfg)], data),
-                               max(3, n // 3))
-        rows.append((f"R2 fan-out x{count}", f"{wall / 0.2:.2f}",
-                     f"engine {wall * 1000:.0f} ms; whole CLI {cli_wall * 1000:.0f} ms"
-                     + (" (target <= 1.5)" if count == 50 else "")))
-
-    # R3, R4 (prompt), R5: a local server that answers after 300 ms
-    server = serve()
-    model = next(server)
-    model.script(Answer('{"ok": true}', delay=0.3))
-    penv = {"PROMPTHOOKS_API_BASE": model.url, "PROMPTHOOKS_MODEL": "bench-model"}
-    os.environ.update(penv)
-    prompt = config(tmp, "prompt.json", [{"type": "prompt", "prompt": "Judge: $ARGUMENTS"}])
-    cold_env = {**penv, "PROMPTHOOKS_WORKER": "0"}
-    cold = median_time(lambda: run([CLI, "run", "--config", str(prompt)], data, cold_env),
-                       max(3, n // 3))
-    from prompthooks.model.worker import socket_path
-
-    serving = subprocess.Popen([CLI, "serve", "--idle", "120"], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    sock = socket_path(os.environ)
-    while not sock.exists():
-        time.sleep(0.1)
-    run([CLI, "run", "--config", str(prompt)], data)  # the worker's first request
-    warm = median_time(lambda: run([CLI, "run", "--config", str(prompt)], data), n)
-    loaded = load_config([str(prompt)])
-    os.environ["PROMPTHOOKS_WORKER"] = "0"
-    dispatch(data, config=loaded, budget=30)  # import litellm, open the connection
-    library = median_time(lambda: dispatch(data, config=loaded, budget=30), n)
-    rows.append(("R3 prompt hook, cold", f"{(cold - 0.3) / bare:.2f}",
-                 f"{cold * 1000:.0f} ms for a 300 ms model: `prompthooks run`, no worker"))
-    rows.append(("R3 prompt hook, warm", f"{(warm - 0.3) / bare:.2f}",
-                 f"{warm * 1000:.0f} ms: `prompthooks run` through the worker (target <= 3)"))
-    rows.append(("R3 prompt hook, library", f"{(library - 0.3) / bare:.2f}",
-                 f"{library * 1000:.0f} ms: `dispatch()` with litellm imported"))
-
-    # R4
-    for label, size in (("1 KB", 1_000), ("1 MB", 1_000_000), ("10 MB", 10_000_000)):
-        big = event(content="x" * size)
-        seconds, kb = peak([CLI, "run", "--config", str(trivial)], big)
-        rows.append((f"R4 {label} event, command hook", f"{seconds * 1000:.0f} ms",
-                     f"peak {kb / 1024:.1f} MB ({kb * 1024 / len(big):.1f}x the event)"))
-        seconds, kb = peak([CLI, "run", "--config", str(prompt)], big,
-                           {"PROMPTHOOKS_WORKER": "1"})
-        rows.append((f"R4 {label} event, prompt hook", f"{seconds * 1000:.0f} ms",
-                     f"peak {kb / 1024:.1f} MB of `run` (worker apart), event cut to 20,000 "
-                     "characters for the model"))
-
-    # R5
-    def throughput(call: Callable[[], object]) -> float:
-        done = 0
-        lock = threading.Lock()
-        stop_at = time.monotonic() + (3 if args.quick else 8)
-
-        def caller() -> None:
-            nonlocal done
-            while time.monotonic() < stop_at:
-                call()
-                with lock:
-                    done += 1
-
-        start = time.monotonic()
-        threads = [threading.Thread(target=caller) for _ in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        return done / (time.monotonic() - start)
-
-    lib_rate = throughput(lambda: dispatch(data, config=loaded, budget=30))
-    os.environ["PROMPTHOOKS_WORKER"] = "1"
-    cli_rate = throughput(lambda: run([CLI, "run", "--config", str(prompt)], data))
-    ceiling = f"8 / 0.3 s = {8 / 0.3:.1f} is the ceiling"
-    rows.append(("R5 warm throughput, 8 CLI callers", f"{cli_rate:.1f} events/s",
-                 f"`prompthooks run` through the worker; {ceiling}"))
-    rows.append(("R5 warm throughput, 8 threads", f"{lib_rate:.1f} events/s",
-                 f"library API; {ceiling}"))
-    serving.terminate()
-    serving.wait(10)
-    next(server, None)
-    shutil.rmtree(tmp, ignore_errors=True)
-
+    try:
+        bin_dir = build_install(tmp)
+        with model_server() as model:
+            rows = measure(args, tmp, bin_dir, model)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     machine = (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
-               f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}")
+               f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}, load average "
+               f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
     table = "\n".join(f"| {a} | {b} | {c} |" for a, b, c in rows)
-    text = (REPO / "bench" / "RESULTS.md")
-    body = text.read_text() if text.exists() else ""
+    body = args.out.read_text() if args.out.exists() else ""
     notes = body.split("<!-- notes -->", 1)[1] if "<!-- notes -->" in body else "\n"
-    text.write_text(f"# Benchmark results\n\nRegenerated by `python bench/run.py` on {machine}"
-                    f" ({'quick' if args.quick else 'full'} run).\n\n| measure | value | detail |\n"
-                    f"|---|---|---|\n{table}\n\n<!-- notes -->{notes}")
+    args.out.write_text(
+        f"# Benchmark results\n\nRegenerated by `python bench/run.py` on {machine} "
+        f"({'quick' if args.quick else 'full'} run), against a wheel install in a fresh "
+        "virtual environment (bytecode compiled).\n\n| measure | value | detail |\n"
+        f"|---|---|---|\n{table}\n\n<!-- notes -->{notes}")
     print(table)
     return 0
 

@@ -7,9 +7,11 @@ The public API is re-exported here lazily, so ``import prompthooks`` stays cheap
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ._version import __version__
+
+# Not typing's: `prompthooks run` imports this package first, and typing costs more than the
+# whole thin client (mypy reads any TYPE_CHECKING as true).
+TYPE_CHECKING = False
 
 _EXPORTS = {
     "dispatch": "api", "adispatch": "api", "load_config": "api", "parse_event": "api",
@@ -23,6 +25,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from .api import Config, Outcome, adispatch, dispatch, load_config, parse_event
     from .core.events import Event
     from .core.hook import Hook

@@ -8,11 +8,14 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ._version import __version__
 from .errors import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PromptHooksError
 from .hosts import NAMES
+
+if TYPE_CHECKING:
+    from .runner.handed import Handed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -268,22 +271,28 @@ def _standard_streams() -> None:
             setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, handed: Handed | None = None,
+         parser: argparse.ArgumentParser | None = None) -> int:
+    """The command line ``argv`` (None: the process's own). ``handed``: a ``run`` whose event
+    was read already, by the thin client in this process or by the client of the resident
+    process (which passes its ``argv`` and its prebuilt ``parser``); it runs as the process a
+    host starts does, under a supervisor."""
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     if argv is None:  # the process's own streams: not a call from Python
         _standard_streams()
     try:
-        parser = build_parser()
+        parser = parser or build_parser()
         args = parser.parse_args(argv)
-        # The process's own command line (not a call from Python): `run` then counts its
-        # budget from the spawn, as the host does, and ends the process itself.
-        args.entry = argv is None
+        # The process's own command line (not a call from Python), or a run handed over: `run`
+        # then counts its budget from the spawn, as the host does, under a supervisor.
+        args.entry = argv is None or handed is not None
+        args.handed = handed
         args.parser = parser  # what `completion` describes: commands never import the CLI
         from importlib import import_module
 
         command = import_module(f".commands.{args.command.replace('-', '_')}", __package__)
         code = int(command.main(args))
-        if args.entry and (args.command == "run" or _work_left_running()):
+        if argv is None and (args.command == "run" or _work_left_running()):
             _leave(code)
         return code
     except PromptHooksError as exc:

@@ -43,10 +43,9 @@ def state_home(environ: Mapping[str, str]) -> Path:
 def runtime_home(environ: Mapping[str, str]) -> Path:
     """Sockets and locks: ``$XDG_RUNTIME_DIR/prompthooks`` when that folder exists, else
     ``run`` in the cache folder."""
-    base = environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isdir(base):
-        return Path(base) / APP
-    return cache_home(environ) / "run"
+    from .dispatcher.address import runtime_dir
+
+    return Path(runtime_dir(environ))
 
 
 def project_dir(environ: Mapping[str, str] | None = None) -> str:

@@ -20,24 +20,11 @@ from ..config.discovery import managed_dirs
 from ..runner.channel import Channel
 from ..runner.fallback import answer_unjudged, guess
 from ..runner.judge import Job, judge
+from ..runner.started import process_start
 from . import output
 
 if TYPE_CHECKING:
     from ..model.chain import Models
-
-
-def _process_start() -> float:
-    """When this process started, as a ``time.monotonic()`` instant: the host's clock for its
-    timeout starts at the spawn, before the interpreter and our modules load (seconds on a
-    busy machine). Now, where /proc cannot tell."""
-    now = time.monotonic()
-    try:
-        with open("/proc/self/stat", "rb") as stat:
-            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
-        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return now
-    return now - min(max(age, 0.0), 60.0)  # a sane age only: a clock can be off
 
 
 def _models(args: argparse.Namespace) -> Models:
@@ -79,11 +66,13 @@ def main(args: argparse.Namespace) -> int:
     output.stdin_hint("run")
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     managed = managed_dirs(args.managed_dir)
-    job = Job(b"", args.host, args.event, tuple(args.config or ()), managed,
-              _process_start() if args.entry else time.monotonic(), args.budget, debug,
-              models=_models(args))
+    handed = args.handed
+    started = (handed.started if handed is not None and handed.started is not None
+               else process_start() if args.entry else time.monotonic())
+    job = Job(b"", args.host, args.event, tuple(args.config or ()), managed, started,
+              args.budget, debug, models=_models(args))
     if args.entry:
         from ..runner.supervisor import supervise
 
-        return supervise(job, managed)
+        return supervise(job, managed, handed)
     return _in_process(replace(job, data=sys.stdin.buffer.read()))

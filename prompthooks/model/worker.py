@@ -1,5 +1,10 @@
 """The warm path: a resident worker that keeps litellm imported and its connections open.
 
+It is also the resident dispatcher: a connection that starts with a run request (the thin
+``prompthooks run`` client, :mod:`prompthooks.dispatcher.client`) is handed to a zygote forked
+before litellm was imported, which forks the whole run (:mod:`prompthooks.dispatcher.server`);
+one that starts with ``{`` is a model request, answered here.
+
 ``prompthooks serve`` listens on a Unix socket in a user-only folder (0700; the socket 0600)
 under ``$XDG_RUNTIME_DIR/prompthooks`` or ``~/.cache/prompthooks/run``. The socket's name
 carries prompthooks' version and a hash of the environment that decides model calls
@@ -30,19 +35,20 @@ import fcntl
 import json
 import os
 import socket
-import stat
 import subprocess
 import sys
 import threading
 import time
-import zlib
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import paths
 from .._version import __version__
+from ..dispatcher.address import LOCK_FD_VAR as LOCK_FD_VAR
+from ..dispatcher.address import MAX_SOCKET_PATH, socket_name
+from ..dispatcher.address import model_environment as model_environment
+from ..dispatcher.address import private_dir as is_private
 from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 from .verdicts import Verdict, VerdictError, parse_verdict
@@ -51,28 +57,8 @@ IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started
 _RETRY_CONNECT = 0.05  # seconds between connects to a worker whose listen queue is full
 _POLL = 0.1  # seconds between looks at a worker that is starting
 _CHECK_SOCKET = 1.0  # seconds between a worker's checks that its socket path is still its own
-# A Unix socket's path has room for 107 bytes (108 with the NUL); a longer one cannot be bound.
-_MAX_SOCKET_PATH = 108
 _LOCK_WAIT = 3.0  # seconds `serve` waits for the lock of a worker on its way out
-# The lock a client took and hands to the worker it starts (a file descriptor number); checked
-# against the lock file before it is trusted, and never part of a worker's identity.
-LOCK_FD_VAR = "PROMPTHOOKS_WORKER_LOCK_FD"
-_ENV_PREFIXES = ("PROMPTHOOKS_", "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", "GEMINI_",
-                 "GOOGLE_", "MISTRAL_", "GROQ_", "OLLAMA_", "AWS_", "VERTEX", "COHERE_",
-                 "DEEPSEEK_", "XAI_", "OPENROUTER_", "TOGETHER", "FIREWORKS_", "HTTP_PROXY",
-                 "HTTPS_PROXY", "NO_PROXY", "SSL_CERT")
-# Not part of a worker's identity: ours that do not change a model call, and the two that
-# prompthooks itself sets before importing litellm.
-_SKIP = frozenset({"PROMPTHOOKS_CASSETTE", "PROMPTHOOKS_CASSETTE_MODE", "PROMPTHOOKS_DEBUG",
-                   "PROMPTHOOKS_WORKER", "PROMPTHOOKS_WORKER_IDLE", "PROMPTHOOKS_NO_CACHE",
-                   LOCK_FD_VAR,
-                   "LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_MODE"})
-
-
-def model_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables that can change how a model is called."""
-    return {k: v for k, v in sorted(environ.items())
-            if k.upper().startswith(_ENV_PREFIXES) and k not in _SKIP}
+_MAX_SOCKET_PATH = MAX_SOCKET_PATH
 
 
 def enabled(environ: Mapping[str, str]) -> bool:
@@ -80,8 +66,7 @@ def enabled(environ: Mapping[str, str]) -> bool:
 
 
 def socket_path(environ: Mapping[str, str]) -> Path:
-    env = json.dumps(model_environment(environ), sort_keys=True)
-    return paths.runtime_home(environ) / f"worker-{__version__}-{zlib.crc32(env.encode()):08x}.sock"
+    return Path(socket_name(environ))
 
 
 def lock_path(socket: Path) -> Path:
@@ -91,12 +76,7 @@ def lock_path(socket: Path) -> Path:
 
 def private_dir(folder: Path) -> bool:
     """The folder exists, is ours and is closed to everyone else."""
-    try:
-        st = folder.lstat()
-    except OSError:
-        return False
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and stat.S_IMODE(st.st_mode) & 0o077 == 0)
+    return is_private(str(folder))
 
 
 def _request_data(request: ModelRequest, remaining: float) -> dict[str, Any]:
@@ -346,6 +326,8 @@ def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
 def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
     """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
     longer names its socket (removed, or replaced). Returns an exit code."""
+    from ..dispatcher.protocol import UNAVAILABLE
+    from ..dispatcher.server import Zygote, first_bytes, is_run, warm
     from .call import prepare
 
     env = dict(os.environ if environ is None else environ)
@@ -365,13 +347,20 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
     if lock_fd is None:
         print(f"prompthooks: a worker already serves on {path}", file=sys.stderr)
         return 0
-    # Ready before listening: a client that finds no socket yet waits for it (time charged to
-    # the run's budget, not to its hook's timeout), so nothing listens that cannot answer.
-    prepare()
+    # Runs are forked from a zygote with the run's modules, started before litellm is loaded
+    # (forking the process that holds litellm would copy its page tables on every run).
+    zygote = Zygote(env, warm(), (lock_fd,))
     try:
+        # Ready before listening: a client that finds no socket yet waits for it (time charged
+        # to the run's budget, not to its hook's timeout), so nothing listens that cannot
+        # answer; runs meanwhile are done in process by their clients.
+        prepare()
         listener, mine = _listen(path)
-    except OSError as exc:
+    except BaseException as exc:
+        zygote.stop()
         os.close(lock_fd)
+        if not isinstance(exc, OSError):
+            raise
         print(f"prompthooks: cannot listen on {path}: {exc}", file=sys.stderr)
         return 1
     print(f"prompthooks serve: listening on {path} (exits after {idle:g} s without a request)",
@@ -384,16 +373,34 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
     def handle(conn: socket.socket) -> None:
         with conn:
             try:
-                data = json.loads(conn.makefile("rb").readline())
-                answer = answer_request(data, env)
+                first, fds = first_bytes(conn)
+                if is_run(first):  # a whole run: the zygote forks a child for it
+                    try:
+                        if not zygote.hand(conn, first, fds):
+                            conn.sendall(UNAVAILABLE)
+                    finally:
+                        for fd in fds:
+                            with contextlib.suppress(OSError):
+                                os.close(fd)
+                    return
+                for fd in fds:
+                    os.close(fd)
+                if b"\n" not in first:
+                    first += conn.makefile("rb").readline()
+                answer = answer_request(json.loads(first), env)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 answer = {"error": f"bad request: {exc}"}
             with contextlib.suppress(OSError):
                 conn.sendall(json.dumps(answer).encode() + b"\n")
-        with lock:
-            busy[0] -= 1
-            last[0] = time.monotonic()
-            drained.notify_all()
+
+    def handled(conn: socket.socket) -> None:
+        try:
+            handle(conn)
+        finally:
+            with lock:
+                busy[0] -= 1
+                last[0] = time.monotonic()
+                drained.notify_all()
 
     try:
         listener.settimeout(_CHECK_SOCKET)
@@ -414,8 +421,9 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
                 continue
             with lock:
                 busy[0] += 1
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+            threading.Thread(target=handled, args=(conn,), daemon=True).start()
     finally:
+        zygote.stop()
         listener.close()
         if _is_mine(path, mine):  # not a newer worker's socket
             with contextlib.suppress(OSError):

@@ -107,12 +107,14 @@ def managed_guard(canonical: str | None, managed: Sequence[Path],
 
 
 def answer_unjudged(problem: str, kind: str, found: Guess, report: Report,
-                    managed: Sequence[Path], exit_code: int, by: float) -> int:
+                    managed: Sequence[Path], exit_code: int, by: float,
+                    guarded_if_unknown: bool = False) -> int:
     """:func:`answer`, guarded by what the work reported, or else by the managed policy alone
-    (loaded by ``by``)."""
+    (loaded by ``by``), or else, with ``guarded_if_unknown``, guarded."""
     guard, audit = report.guard, report.audit or {}
     if guard is None:
         guard, audit = managed_guard(found.canonical, managed, by)
+        guard = guard or guarded_if_unknown
     return answer(problem, kind, found, guard, audit, exit_code, by)
 
 

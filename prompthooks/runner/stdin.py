@@ -3,33 +3,39 @@
 A host writes one JSON object and closes the pipe; one that keeps it open must not keep the
 run from answering. Reading stops at end of file, at a complete JSON object (the pipe may
 stay open behind it), at the size cap, or at the deadline.
+
+Standard library only, and ``json`` only when the pipe is still open after what could be a
+whole object: the thin client (``prompthooks.dispatcher.client``) reads the event with it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import time
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
+NOT_IN_TIME = "no complete event on stdin in time (stdin was not closed)"
 _CHUNK = 1 << 16
 _BOM = b"\xef\xbb\xbf"
 
 
 def _complete(data: bytes) -> bool:
     """Whether ``data`` is a whole JSON object already."""
+    import json
+
     try:
         return isinstance(json.loads(data.removeprefix(_BOM)), dict)
     except (ValueError, RecursionError):
         return False
 
 
-def read_event(deadline: float, fd: int = 0,
-               cap: int = MAX_EVENT_BYTES) -> tuple[bytes, str | None]:
-    """The bytes of the event, and the reason it cannot be had (None when it can)."""
-    chunks: list[bytes] = []
-    size = 0
+def read_event(deadline: float, fd: int = 0, cap: int = MAX_EVENT_BYTES,
+               prefix: bytes = b"") -> tuple[bytes, str | None]:
+    """The bytes of the event, and the reason it cannot be had (None when it can); ``prefix``:
+    what was read of it already."""
+    chunks: list[bytes] = [prefix] if prefix else []
+    size = len(prefix)
     while True:
         left = deadline - time.monotonic()
         try:
@@ -38,8 +44,7 @@ def read_event(deadline: float, fd: int = 0,
             ready, _, _ = select.select([fd], [], [], max(left, 0.0))
             if not ready:
                 if left <= 0:
-                    return (b"".join(chunks),
-                            "no complete event on stdin in time (stdin was not closed)")
+                    return b"".join(chunks), NOT_IN_TIME
                 continue
             chunk = os.read(fd, _CHUNK)
         except OSError as exc:
@@ -50,6 +55,15 @@ def read_event(deadline: float, fd: int = 0,
         size += len(chunk)
         if size > cap:
             return b"", f"the event on stdin is larger than {cap // (1024 * 1024)} MB"
-        # Only worth a parse when this read could have finished an object.
-        if chunk.rstrip().endswith(b"}") and _complete(b"".join(chunks)):
+        # Only worth a parse when this read could have finished an object and the pipe has
+        # nothing more right now (a host that wrote the event and closed it: end of file next).
+        if chunk.rstrip().endswith(b"}") and not _more_now(fd) and _complete(b"".join(chunks)):
             return b"".join(chunks), None
+
+
+def _more_now(fd: int) -> bool:
+    """Whether a read of ``fd`` would return at once (more data, or end of file)."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except OSError:
+        return False

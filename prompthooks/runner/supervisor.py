@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..hosts import HOSTS
@@ -30,6 +31,9 @@ from .channel import Channel, Report, open_channel
 from .fallback import answer_unjudged, guess
 from .judge import Job, judge
 from .stdin import read_event
+
+if TYPE_CHECKING:
+    from .handed import Handed
 
 # Seconds between the child's deadline and the run's: what the supervisor needs to answer on
 # its own (kill the child and its hooks; at worst, load the managed policy). A quarter of the
@@ -83,6 +87,11 @@ def _write(text: str) -> None:
         sys.stdout.flush()
     except (OSError, ValueError):
         pass  # a reader that went away: the exit code still says it
+
+
+def _reply_bytes(text: str) -> bytes:
+    """What :func:`_write` writes."""
+    return (text + "\n").encode("utf-8", "surrogateescape") if text else b""
 
 
 def _child(job: Job, write_fd: int) -> None:
@@ -185,21 +194,29 @@ def _why_no_answer(waiter: _Waiter) -> tuple[str, str, int]:
             EXIT_INTERNAL)
 
 
-def supervise(job: Job, managed: Sequence[Path]) -> int:
+def supervise(job: Job, managed: Sequence[Path], handed: Handed | None = None) -> int:
     """Read the event, have a child judge it, and answer by the deadline; the exit code.
-    ``job`` has everything but the event and the budget's end, which are found here."""
+    ``job`` has everything but the event and the budget's end, which are found here.
+    ``handed``: the event read already (by the thin client), and the latest instant to answer
+    by when the client keeps time for itself."""
     from .. import hosts
 
     named = hosts.HOSTS.get(job.host) if job.host else None
     first = job.started + (job.budget if job.budget is not None else
                            named.BUDGET if named else _SMALLEST_BUDGET)
-    # Half the budget for the event to arrive: the other half is the work's, which still
-    # loads the config (for the guard) when no complete event came.
-    data, unreadable = read_event(job.started + (first - job.started) / 2)
+    if handed is not None and not handed.partial:
+        data, unreadable = handed.data, handed.unreadable
+    else:
+        # Half the budget for the event to arrive: the other half is the work's, which still
+        # loads the config (for the guard) when no complete event came.
+        data, unreadable = read_event(job.started + (first - job.started) / 2,
+                                      prefix=handed.data if handed is not None else b"")
     found = guess(data, job.host, job.event)
     total = job.budget if job.budget is not None else (
         found.host.BUDGET if found.host else _SMALLEST_BUDGET)
     deadline = job.started + total
+    if handed is not None and handed.limit is not None:
+        deadline = min(deadline, handed.limit)
     child_deadline = deadline - fallback_reserve(deadline, time.monotonic())
     job = replace(job, data=data, unreadable=unreadable, managed=managed,
                   budget=child_deadline - job.started)
@@ -217,7 +234,10 @@ def supervise(job: Job, managed: Sequence[Path]) -> int:
     report = waiter.report
     if report.reply is not None:
         stdout, code = report.reply
-        _write(stdout)
+        if handed is not None and handed.on_reply is not None:
+            handed.on_reply(_reply_bytes(stdout), code)
+        else:
+            _write(stdout)
         waiter.give_up_at = deadline  # the audit rows: until the deadline, not past it
         waiter.wait(lambda _: False)
         if not waiter.closed:
@@ -227,4 +247,5 @@ def supervise(job: Job, managed: Sequence[Path]) -> int:
     if unreadable is not None:  # whatever became of the work, that is what went wrong
         problem, kind, code = unreadable, "input", EXIT_ERROR
     _kill(pid, report.groups)
-    return answer_unjudged(problem, kind, found, report, managed, code, deadline - 0.1)
+    return answer_unjudged(problem, kind, found, report, managed, code, deadline - 0.1,
+                           handed is not None and handed.guarded_if_unknown)

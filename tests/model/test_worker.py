@@ -44,7 +44,7 @@ def _workers() -> list[int]:
     """The pids of the live `prompthooks serve` processes of this test (their runtime folder is
     this test's), found in /proc."""
     mark = f"XDG_RUNTIME_DIR={os.environ['XDG_RUNTIME_DIR']}".encode()
-    found = []
+    found: list[tuple[int, int]] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -53,10 +53,13 @@ def _workers() -> list[int]:
             if b"serve" not in argv or not any(b"prompthooks" in a for a in argv):
                 continue
             if mark in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                found.append((int(entry.name), parent))
         except OSError:
             continue  # gone meanwhile, or not ours
-    return sorted(found)
+    # A worker's zygote and the runs it forks carry the worker's command line: not workers.
+    pids = {pid for pid, _ in found}
+    return sorted(pid for pid, parent in found if parent not in pids)
 
 
 def _lock_held(path: Path) -> bool:
@@ -298,7 +301,7 @@ def test_clients_started_at_once_start_exactly_one_worker(
     assert _lock_held(path) and len(model.requests) == count
     (old,) = first.seen
     os.kill(old, signal.SIGKILL)  # its socket stays behind, with nobody listening
-    assert _wait(lambda: old not in _workers())
+    assert _wait(lambda: _workers() == [])  # its zygote, orphaned, leaves too
     assert path.exists()
     with _Watcher() as second:
         _all_denied_through_the_worker(_burst(tmp_path, count), "one worker")

@@ -1,0 +1,66 @@
+"""Where the resident process listens: one Unix socket per user, version and model environment.
+
+Standard library only (``os``, ``zlib``): the thin client computes the same name as the server
+without importing ``json``, ``pathlib`` or anything of prompthooks beyond this module.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zlib
+
+from .._version import __version__
+
+TYPE_CHECKING = False  # not typing's: the thin client imports this module
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+APP = "prompthooks"
+# A Unix socket's path has room for 107 bytes (108 with the NUL); a longer one cannot be bound.
+MAX_SOCKET_PATH = 108
+ENV_PREFIXES = ("PROMPTHOOKS_", "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", "GEMINI_",
+                "GOOGLE_", "MISTRAL_", "GROQ_", "OLLAMA_", "AWS_", "VERTEX", "COHERE_",
+                "DEEPSEEK_", "XAI_", "OPENROUTER_", "TOGETHER", "FIREWORKS_", "HTTP_PROXY",
+                "HTTPS_PROXY", "NO_PROXY", "SSL_CERT")
+# The variable with which a client hands the worker it starts the lock it took.
+LOCK_FD_VAR = "PROMPTHOOKS_WORKER_LOCK_FD"
+# Not part of a worker's identity: ours that do not change a model call, and the two that
+# prompthooks itself sets before importing litellm.
+SKIP = frozenset({"PROMPTHOOKS_CASSETTE", "PROMPTHOOKS_CASSETTE_MODE", "PROMPTHOOKS_DEBUG",
+                  "PROMPTHOOKS_WORKER", "PROMPTHOOKS_WORKER_IDLE", "PROMPTHOOKS_NO_CACHE",
+                  "PROMPTHOOKS_DISPATCH", LOCK_FD_VAR,
+                  "LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_MODE"})
+
+
+def model_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables that can change how a model is called."""
+    return {k: v for k, v in sorted(environ.items())
+            if k.upper().startswith(ENV_PREFIXES) and k not in SKIP}
+
+
+def runtime_dir(environ: Mapping[str, str]) -> str:
+    """Sockets and locks: ``$XDG_RUNTIME_DIR/prompthooks`` when that folder exists, else
+    ``run`` in the cache folder (``$XDG_CACHE_HOME/prompthooks``, ``~/.cache/...``)."""
+    base = environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isdir(base):
+        return os.path.join(base, APP)
+    cache = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, APP, "run")
+
+
+def socket_name(environ: Mapping[str, str]) -> str:
+    """The path of the socket for this version and model environment."""
+    env = "\0".join(f"{k}={v}" for k, v in model_environment(environ).items())
+    digest = zlib.crc32(env.encode("utf-8", "surrogateescape"))
+    return os.path.join(runtime_dir(environ), f"worker-{__version__}-{digest:08x}.sock")
+
+
+def private_dir(folder: str) -> bool:
+    """The folder exists, is ours and is closed to everyone else."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+            and stat.S_IMODE(st.st_mode) & 0o077 == 0)

@@ -1,0 +1,260 @@
+"""The ``prompthooks`` console script: for ``run``, the thinnest client that can answer.
+
+It reads the event, then hands it with the caller's environment, working directory, umask,
+arguments and stderr to the resident process (``prompthooks serve``) over the user's private
+Unix socket, and writes back the reply and exit code it gets. Every other command, and ``run``
+whenever the resident process cannot be used, goes to :func:`prompthooks.cli.main` in this
+process, as it always did. It imports the standard library only (no ``json``, ``socket``'s
+Python layer, ``signal`` or ``dataclasses`` either): its cost is an interpreter start.
+
+``run`` stays in this process when:
+
+- a managed policy exists (``/etc/prompthooks``, or ``--managed-dir``): the socket and the
+  process behind it belong to the user, so anything running as the user (the agent) could
+  stand in for it; a managed hook is judged only by the process the host started;
+- ``PROMPTHOOKS_DISPATCH=0`` or ``PROMPTHOOKS_WORKER=0``, an option this module does not know,
+  an unreadable event;
+- nothing listens (the first event: a failed connect on a missing socket costs microseconds),
+  the socket's folder is not private or the peer is another user, the resident process is of
+  another version or model environment (it answers ``U``).
+
+Once handed over, the client waits no later than a reserve before the run's budget (the
+resident process is told to answer before it); if no whole answer has come by then (the
+process died, hung, or something else is on the socket and answers garbage), the run is done
+here in the time that is left, by the same code and failure policy: a fail-closed gate blocks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+TYPE_CHECKING = False  # not typing's: importing typing would cost more than this whole module
+if TYPE_CHECKING:
+    import _socket
+    from collections.abc import Callable, Sequence
+
+    from ..runner.handed import Handed
+
+# The hosts' budgets (prompthooks.hosts.*.BUDGET; a test checks they agree) and the smallest,
+# used when the host cannot be told without parsing the event.
+BUDGETS = {"claude": 590.0, "cursor": 55.0, "cline": 28.0}
+SMALLEST = min(BUDGETS.values())
+MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
+# Seconds kept from the budget for answering here if the resident process does not (a fifth
+# of the budget for short ones): time to import the run's modules and load the config.
+RESERVE = 2.0
+_MAX_REPLY = 1 << 26
+_FIRST_READ = 1.0  # seconds the client waits for the event before loading the full run
+_KNOWN = frozenset({"--host", "--config", "--budget", "--managed-dir", "--record", "--replay"})
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    if argv[:1] == ["run"]:
+        return _run(argv)
+    return _here(None)
+
+
+def _here(handed: Handed | None) -> int:
+    """The whole command in this process (``handed``: the event already read, if it was)."""
+    from ..cli import main as cli_main
+
+    return cli_main(None, handed=handed)
+
+
+def _options(args: Sequence[str]) -> dict[str, str] | None:
+    """The options of ``run`` this client needs (``--host``, ``--budget``, ``--managed-dir``),
+    or None for a command line it leaves to the full parser (help, abbreviations, errors)."""
+    found: dict[str, str] = {}
+    it = iter(args)
+    for word in it:
+        if not word.startswith("-"):
+            continue
+        name, eq, value = word.partition("=")
+        if name not in _KNOWN:
+            return None
+        if not eq:
+            value = next(it, "")
+            if not value or value.startswith("-"):
+                return None
+        found[name] = value
+    return found
+
+
+def _budget(options: dict[str, str]) -> float | None:
+    """The run's budget as the command line gives it (None: up to the event)."""
+    if "--budget" in options:
+        try:
+            value = float(options["--budget"])
+        except ValueError:
+            return None
+        return value if 0 < value < 1e6 else None
+    return BUDGETS.get(options.get("--host", ""))
+
+
+def _sniff(data: bytes) -> float:
+    """The budget of the host the event could come from, the shortest when in doubt: a key
+    found anywhere in the bytes counts, so a nested one only ever shortens it."""
+    if b'"hookName"' in data or b'"clineVersion"' in data:
+        return BUDGETS["cline"]
+    if b'"cursor_version"' in data or b'"conversation_id"' in data:
+        return BUDGETS["cursor"]
+    if b'"session_id"' in data and b'"hook_event_name"' in data:
+        return BUDGETS["claude"]
+    return SMALLEST
+
+
+def _may_hand_over(options: dict[str, str]) -> bool:
+    env = os.environ
+    if env.get("PROMPTHOOKS_DISPATCH") == "0" or env.get("PROMPTHOOKS_WORKER") == "0":
+        return False
+    return "--managed-dir" not in options and not os.path.lexists(MANAGED_DIR)
+
+
+def _streams_open() -> bool:
+    try:
+        for fd in (0, 1, 2):
+            os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _run(argv: list[str]) -> int:
+    options = _options(argv[1:])
+    if options is None or not _streams_open():
+        return _here(None)
+    from ..runner.handed import Handed
+    from ..runner.started import process_start
+    from ..runner.stdin import NOT_IN_TIME, read_event
+
+    started = process_start()
+    budget = _budget(options)
+    # A host closes stdin after the event; one that keeps it open is waited for in the full
+    # run, whose modules are loaded meanwhile, as they always were before the wait.
+    read_by = started + (budget or SMALLEST) / 2
+    data, unreadable = read_event(min(read_by, time.monotonic() + _FIRST_READ))
+    if unreadable == NOT_IN_TIME and time.monotonic() < read_by:
+        return _here(Handed(data, None, partial=True))
+    if unreadable is None and _may_hand_over(options):
+        total = budget if budget is not None else _sniff(data)
+        reserve = min(RESERVE, total / 5)
+        limit = started + total - reserve
+        asked = [False]
+        answer = _ask(argv, data, started, limit, limit + min(0.25, reserve / 4), asked)
+        if answer is not None:
+            stdout, code = answer
+            _write(stdout)
+            os._exit(code)  # nothing else to do: no interpreter teardown
+        if asked[0]:  # handed over, and no answer came back: the time left is all there is
+            return _here(Handed(data, unreadable, guarded_if_unknown=True))
+    return _here(Handed(data, unreadable))
+
+
+def _write(data: bytes) -> None:
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(1, view):]
+    except OSError:
+        pass  # a reader that went away: the exit code still says it
+
+
+class _NoAnswer(Exception):
+    pass
+
+
+def _ask(argv: list[str], data: bytes, started: float, limit: float, give_up: float,
+         asked: list[bool]) -> tuple[bytes, int] | None:
+    """The reply and exit code from the resident process, or None to run here (``asked``
+    says whether the run was handed over: then no answer is a failure)."""
+    import _socket
+
+    from .address import MAX_SOCKET_PATH, private_dir, socket_name
+    from .protocol import EXIT, TERMINATE, UNAVAILABLE, Request
+
+    path = socket_name(os.environ)
+    if len(os.fsencode(path)) >= MAX_SOCKET_PATH or not private_dir(os.path.dirname(path)):
+        return None
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(max(0.001, give_up - time.monotonic()))
+        try:
+            conn.connect(path)
+        except OSError:  # no socket, nobody listening, or its queue is full: run it here
+            return None
+        creds = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+        if int.from_bytes(creds[4:8], sys.byteorder) != os.getuid():
+            return None
+        umask = os.umask(0o022)
+        os.umask(umask)
+        head = Request(_version(), os.getcwdb(), umask, started, limit,
+                       [os.fsencode(a) for a in argv], dict(os.environb), data).head()
+        stderr = (2).to_bytes(4, sys.byteorder)
+        sent = conn.sendmsg([head], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, stderr)])
+        asked[0] = True
+        conn.sendall(memoryview(head)[sent:])
+        conn.sendall(data)
+        restore = _forward_signals(conn, TERMINATE)
+        try:
+            kind = _read(conn, 1, give_up)
+            if kind == UNAVAILABLE:  # of another version, or told to leave it to us
+                asked[0] = False
+                return None
+            if kind != EXIT:
+                return None  # not our protocol at all
+            head = _read(conn, 12, give_up)
+            code = int.from_bytes(head[:4], "big", signed=True)
+            size = int.from_bytes(head[4:], "big")
+            if not 0 <= code <= 255 or size > _MAX_REPLY:
+                return None
+            return _read(conn, size, give_up), code
+        finally:
+            restore()
+    except (OSError, ValueError, _NoAnswer):
+        return None
+    finally:
+        conn.close()
+
+
+def _version() -> str:
+    from .._version import __version__
+
+    return __version__
+
+
+def _read(conn: _socket.socket, size: int, give_up: float) -> bytes:
+    chunks: list[bytes] = []
+    while size:
+        left = give_up - time.monotonic()
+        if left <= 0:
+            raise _NoAnswer
+        conn.settimeout(left)
+        chunk = conn.recv(min(size, 1 << 20))
+        if not chunk:
+            raise _NoAnswer
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _forward_signals(conn: _socket.socket, message: bytes) -> Callable[[], None]:
+    """SIGTERM and SIGINT (the host gave up, or the user cancelled) are passed on: the
+    resident process answers at once with what it has. Returns what restores the handlers."""
+    import _signal  # type: ignore[import-not-found]  # signal's Python layer builds enums
+
+    def forward(signum: int, frame: object) -> None:
+        try:
+            conn.send(message)
+        except OSError:  # the resident process has gone: the client answers on its own
+            return
+
+    old = {sig: _signal.signal(sig, forward) for sig in (_signal.SIGTERM, _signal.SIGINT)}
+
+    def restore() -> None:
+        for sig, handler in old.items():
+            _signal.signal(sig, handler)
+
+    return restore

@@ -1,0 +1,279 @@
+"""The run side of the resident process: a run handed over by the thin client.
+
+The resident process (``prompthooks serve``) has litellm loaded and its connections open; a
+zygote it forked before importing litellm has the run's modules imported. For each run the
+zygote forks: the child takes the caller's environment,
+working directory, umask and stderr, and does what ``prompthooks run`` does in the process a
+host starts (the supervisor, the work in a grandchild, command hooks spawned with the caller's
+environment, prompt hooks through this same process, the merge, the audit after the reply), by
+the same code. The reply and exit code go back to the client the moment they are known; the
+audit rows follow in the child. A fork per run keeps runs apart from each other and from the
+resident process: one that hangs or is killed takes nothing else with it. Its prompt hooks
+call the model through the resident process, like any client's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from typing import NoReturn
+
+from .._version import __version__
+from .address import model_environment
+from .protocol import MAGIC, TERMINATE, UNAVAILABLE, Request, exit_frame, length
+
+_FIRST_READ = 10.0  # seconds a connection may take to say what it is
+_KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
+_MAX_HEADER = 1 << 24
+_MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
+
+
+def warm() -> argparse.ArgumentParser:
+    """Import what a run uses, once, before the first fork (children share the pages), and
+    build the command line's parser; returns the parser."""
+    import sqlite3  # noqa: F401
+
+    from .. import api, audit, cli, redaction  # noqa: F401
+    from ..audit import rows, store  # noqa: F401
+    from ..commands import run  # noqa: F401
+    from ..config import unread  # noqa: F401
+    from ..executors import command, prompt  # noqa: F401
+    from ..runner import judge, once, supervisor  # noqa: F401
+
+    return cli.build_parser()
+
+
+def first_bytes(conn: socket.socket) -> tuple[bytes, list[int]]:
+    """What a connection starts with (enough to tell a run from a model request), and the
+    file descriptors that came with it."""
+    conn.settimeout(_FIRST_READ)
+    data = b""
+    fds: list[int] = []
+    while len(data) < len(MAGIC) and not data.startswith(b"{"):
+        chunk, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(4 * 4))
+        fds += _fds(ancillary)
+        if not chunk:
+            break
+        data += chunk
+    conn.settimeout(None)
+    return data, fds
+
+
+def is_run(first: bytes) -> bool:
+    return first.startswith(MAGIC)
+
+
+def _exactly(conn: socket.socket, size: int, have: bytearray) -> bytes:
+    while len(have) < size:
+        chunk = conn.recv(min(1 << 20, size - len(have)))
+        if not chunk:
+            raise ValueError("the request ended early")
+        have += chunk
+    data = bytes(have[:size])
+    del have[:size]
+    return data
+
+
+def read_request(conn: socket.socket, first: bytes) -> Request:
+    """The whole request (ValueError or OSError if it is not one, or does not come in time)."""
+    conn.settimeout(_FIRST_READ)
+    buffer = bytearray(first[len(MAGIC):])
+    size = length(_exactly(conn, 8, buffer))
+    if size > _MAX_HEADER:
+        raise ValueError("header too large")
+    header = _exactly(conn, size, buffer)
+    size = length(_exactly(conn, 8, buffer))
+    if size > _MAX_EVENT:
+        raise ValueError("event too large")
+    request = Request.decode(header, _exactly(conn, size, buffer))
+    conn.settimeout(None)
+    return request
+
+
+def _acceptable(request: Request, own_env: Mapping[str, str]) -> bool:
+    """Whether this process may do the run: same version and model environment (prompt hooks
+    are called with this process's settings), a ``run`` command line, and no managed policy
+    (a managed hook is judged only by the process the host started: see the README's
+    threat model)."""
+    from ..config.discovery import MANAGED_DIR
+
+    env = {os.fsdecode(k): os.fsdecode(v) for k, v in request.env.items()}
+    return (request.version == __version__
+            and model_environment(env) == model_environment(own_env)
+            and request.argv[:1] == [b"run"]
+            and not any(a.startswith(b"--managed-dir") for a in request.argv)
+            and not os.path.lexists(MANAGED_DIR))
+
+
+class Zygote:
+    """A small process forked from the resident one before litellm is imported, with the run's
+    modules loaded and one thread: it forks a child per run. Forking the resident process
+    itself would copy the page tables of a few hundred MB (litellm) twice per run and fork a
+    process with threads; this one forks in a millisecond or two."""
+
+    def __init__(self, own_env: Mapping[str, str], parser: argparse.ArgumentParser,
+                 close: tuple[int, ...]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.pid = os.fork()
+        if self.pid == 0:
+            ours.close()
+            for fd in close:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            try:
+                _zygote(theirs, own_env, parser)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self._sock = ours
+        self._lock = threading.Lock()
+
+    def hand(self, conn: socket.socket, first: bytes, fds: list[int]) -> bool:
+        """Give the zygote a run's connection, what was read of it, and the client's stderr;
+        False if the zygote is gone."""
+        passed = [conn.fileno(), *fds[:1]]
+        payload = b"".join(fd.to_bytes(4, sys.byteorder) for fd in passed)
+        try:
+            with self._lock:
+                self._sock.sendmsg([first], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, payload)])
+        except OSError:
+            return False
+        return True
+
+    def stop(self) -> None:
+        self._sock.close()  # the zygote sees the end and exits; runs under way go on
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(self.pid, 0)
+
+
+def _fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
+    fds: list[int] = []
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(payload) - len(payload) % 4
+            fds += [int.from_bytes(payload[i:i + 4], sys.byteorder)
+                    for i in range(0, usable, 4)]
+    return fds
+
+
+def _zygote(sock: socket.socket, own_env: Mapping[str, str],
+            parser: argparse.ArgumentParser) -> None:
+    """The zygote's loop: a child per run handed to it, until the resident process closes
+    its end."""
+    import gc
+    import select
+
+    gc.freeze()  # the objects so far are never collected: a fork's pages stay shared
+    while True:
+        ready, _, _ = select.select([sock], [], [], 1.0)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        if not ready:
+            continue
+        first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
+        fds = _fds(ancillary)
+        if not first and not fds:
+            return
+        if fds and os.fork() == 0:
+            sock.close()
+            _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser)
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _run(conn_fd: int, stderr: int | None, first: bytes, own_env: Mapping[str, str],
+         parser: argparse.ArgumentParser) -> NoReturn:
+    """One handed-over run, in a child of the zygote. Never returns."""
+    try:
+        conn = socket.socket(fileno=conn_fd)
+        try:
+            request = read_request(conn, first)
+        except (OSError, ValueError):
+            os._exit(0)  # not a client of ours, or one that went away: nothing to answer
+        if not _acceptable(request, own_env):
+            with contextlib.suppress(OSError):
+                conn.sendall(UNAVAILABLE)
+            os._exit(0)
+        _child(conn, request, stderr, parser)
+    finally:
+        os._exit(0)
+
+
+def _child(conn: socket.socket, request: Request, stderr: int | None,
+           parser: argparse.ArgumentParser) -> NoReturn:
+    """The run, in the forked child. Never returns."""
+    replied = threading.Event()
+    try:
+        # The client is told by the limit; a child never outlives it by far (a client that
+        # stopped reading cannot hold it).
+        conn.settimeout(max(0.0, request.limit - time.monotonic()) + _KILL_AFTER)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # until the supervisor's own handler
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        try:
+            os.chdir(request.cwd)
+        except OSError:
+            conn.sendall(UNAVAILABLE)  # the client runs it where it is
+            os._exit(0)
+        os.environb.clear()
+        os.environb.update(request.env)
+        os.umask(request.umask)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(stderr if stderr is not None else null, 2)
+        # A reply the supervisor writes itself (an event it answered for) lands here.
+        out = os.memfd_create("prompthooks-reply")
+        os.dup2(out, 1)
+        argv = [os.fsdecode(a) for a in request.argv]
+        sys.argv = ["prompthooks", *argv]
+
+        def on_reply(data: bytes, code: int) -> None:
+            with contextlib.suppress(OSError):
+                conn.sendall(exit_frame(data, code))
+            replied.set()
+
+        threading.Thread(target=_watch, args=(conn, replied), daemon=True).start()
+        from ..cli import main
+        from ..runner.handed import Handed
+
+        code = main(argv, Handed(request.data, None, request.started, request.limit, on_reply),
+                    parser)
+        if not replied.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.flush()
+            on_reply(os.pread(out, _MAX_EVENT, 0), code)
+    except BaseException:  # whatever it was, the client answers on its own
+        if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(0)
+
+
+def _watch(conn: socket.socket, replied: threading.Event) -> None:
+    """The client's SIGTERM or SIGINT, or its end before the reply: answer now with what the
+    run has (the supervisor's SIGTERM handling), and write the audit rows."""
+    while True:
+        try:
+            chunk = conn.recv(1)
+        except OSError:  # its end, or the child's own limit
+            chunk = b""
+        if chunk == TERMINATE or (not chunk and not replied.is_set()):
+            os.kill(os.getpid(), signal.SIGTERM)
+        if not chunk:
+            return
+

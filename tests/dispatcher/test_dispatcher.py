@@ -1,0 +1,329 @@
+"""The resident dispatcher and the thin client: real `prompthooks serve`, real console script,
+real hooks; and the attacks a process on the socket path can make."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from prompthooks.dispatcher import client
+from prompthooks.dispatcher.address import socket_name
+from prompthooks.dispatcher.protocol import exit_frame
+
+from ..helpers import claude_bash, claude_config, claude_event, reply, write_json
+
+SCRIPT = str(Path(sys.executable).parent / "prompthooks")  # the console script users run
+# The hook's parent is the run's work process: forked from the resident process ("serve") when
+# the run was handed over, from `prompthooks run` when it ran in process.
+WHO = "{{ tr '\\0' ' ' < /proc/$PPID/cmdline; echo; echo \"$FOO\"; }} > {out}; cat > /dev/null"
+
+
+def _run(stdin: object, *args: str, env: dict[str, str] | None = None,
+         cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SCRIPT, "run", *args], input=json.dumps(stdin), text=True,
+                          capture_output=True, env={**os.environ, **(env or {})}, cwd=cwd,
+                          timeout=timeout)
+
+
+def _wait(condition: Callable[[], bool], seconds: float = 60) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def dispatcher(monkeypatch: pytest.MonkeyPatch) -> Iterator[subprocess.Popen[bytes]]:
+    """A real resident process for this test's runtime folder."""
+    monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
+    proc = subprocess.Popen([SCRIPT, "serve", "--idle", "60"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    path = socket_name(os.environ)
+    try:
+        assert _wait(lambda: os.path.exists(path)), "the dispatcher did not listen"
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+class FakeDispatcher:
+    """Something else listening on the socket path (an agent running as the user can bind it),
+    answering each connection with ``answer``."""
+
+    def __init__(self, answer: Callable[[socket.socket], None]) -> None:
+        path = socket_name(os.environ)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(8)
+        self.connections = 0
+        self._answer = answer
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with contextlib.suppress(OSError):
+                conn.recv(1 << 16)
+                self._answer(conn)
+            hang = threading.Timer(60, conn.close)  # a hang: the connection stays open
+            hang.daemon = True
+            hang.start()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., FakeDispatcher]]:
+    monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
+    made: list[FakeDispatcher] = []
+
+    def make(answer: Callable[[socket.socket], None]) -> FakeDispatcher:
+        made.append(FakeDispatcher(answer))
+        return made[-1]
+
+    yield make
+    for one in made:
+        one.close()
+
+
+def _allow(conn: socket.socket) -> None:
+    conn.sendall(exit_frame(b"", 0))
+
+
+def test_run_is_handed_to_the_dispatcher_with_the_callers_environment_and_folder(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    out = tmp_path / "who"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        {"command": WHO.format(out=out)},
+                        {"command": "echo 'no rm here' >&2; exit 2"})
+    # A relative --config is found from the caller's folder.
+    proc = _run(claude_bash("rm -rf /"), "--config", cfg.name, env={"FOO": "caller's"},
+                cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"
+    assert output["permissionDecisionReason"] == "no rm here"
+    ancestry, seen = out.read_text().splitlines()
+    assert "serve" in ancestry.split(), ancestry  # the resident process did the run
+    assert seen == "caller's"
+
+    # The same run with the hand-over turned off is done in process, with the same answer.
+    proc = _run(claude_bash("rm -rf /"), "--config", cfg.name, env={"FOO": "caller's",
+                "PROMPTHOOKS_DISPATCH": "0"}, cwd=tmp_path)
+    assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "no rm here"
+    ancestry, seen = out.read_text().splitlines()
+    assert "run" in ancestry.split() and "serve" not in ancestry.split()
+
+
+def test_the_dispatcher_answers_an_event_it_cannot_judge_by_the_failure_policy(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        {"command": "exit 1", "failClosed": True})
+    proc = _run(claude_bash("ls"), "--config", str(cfg))
+    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    proc = subprocess.run([SCRIPT, "run", "--config", str(cfg)], input="not json",
+                          text=True, capture_output=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr  # unreadable, and a fail-closed hook could apply
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_managed_policy_is_judged_in_the_process_the_host_started(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    out = tmp_path / "who"
+    managed = tmp_path / "etc"
+    claude_config(managed / "hooks.json", "PreToolUse", {"command": WHO.format(out=out)})
+    proc = _run(claude_bash("ls"), "--managed-dir", str(managed))
+    assert proc.returncode == 0, proc.stderr
+    ancestry = out.read_text().splitlines()[0].split()
+    assert "run" in ancestry and "serve" not in ancestry
+
+
+def test_a_fake_dispatcher_that_allows_everything_cannot_open_a_managed_gate(
+        tmp_path: Path, fake: Callable[..., FakeDispatcher]) -> None:
+    impostor = fake(_allow)
+    managed = tmp_path / "etc"
+    claude_config(managed / "hooks.json", "PreToolUse",
+                  {"command": "exit 1", "failClosed": True})
+    proc = _run(claude_bash("rm -rf /"), "--managed-dir", str(managed))
+    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+    assert impostor.connections == 0  # never even asked
+
+
+def test_the_fake_dispatcher_is_believed_where_no_managed_policy_is(
+        tmp_path: Path, fake: Callable[..., FakeDispatcher]) -> None:
+    """The other side of the test above, so that it cannot pass for want of a connection: a
+    process on the user's socket answers for the user's own hooks (README: threat model)."""
+    impostor = fake(_allow)
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": "exit 2"})
+    proc = _run(claude_bash("ls"), "--config", str(cfg))
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert impostor.connections == 1
+
+
+def _cut(conn: socket.socket, data: bytes) -> None:
+    conn.sendall(data)
+    conn.close()
+
+
+GARBAGE: dict[str, Callable[[socket.socket], None]] = {
+    "http": lambda c: c.sendall(b"HTTP/1.1 200 OK\r\n\r\n{\"ok\": true}"),
+    "closes": lambda c: c.close(),
+    "cut-frame": lambda c: _cut(c, exit_frame(b"", 0)[:6]),
+    "bad-code": lambda c: c.sendall(b"X" + (999).to_bytes(4, "big") + bytes(8)),
+    "huge-length": lambda c: c.sendall(b"X" + bytes(4) + (1 << 60).to_bytes(8, "big")),
+    "json": lambda c: c.sendall(b'{"text": "{\\"ok\\": true}"}\n'),
+}
+
+
+@pytest.mark.parametrize("answer", GARBAGE.values(), ids=list(GARBAGE))
+def test_garbage_on_the_socket_cannot_open_a_fail_closed_gate(
+        tmp_path: Path, fake: Callable[..., FakeDispatcher],
+        answer: Callable[[socket.socket], None]) -> None:
+    impostor = fake(answer)
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        {"command": "exit 1", "failClosed": True})
+    start = time.monotonic()
+    proc = _run(claude_bash("rm -rf /"), "--config", str(cfg), "--budget", "20")
+    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+    assert time.monotonic() - start < 20
+    assert impostor.connections == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_hanging_socket_cannot_open_a_fail_closed_gate_nor_outlast_the_budget(
+        tmp_path: Path, fake: Callable[..., FakeDispatcher]) -> None:
+    impostor = fake(lambda conn: None)  # reads the request, never answers
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        {"command": "exit 1", "failClosed": True})
+    start = time.monotonic()
+    proc = _run(claude_bash("rm -rf /"), "--config", str(cfg), "--budget", "10")
+    took = time.monotonic() - start
+    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+    assert impostor.connections == 1
+    assert 6 < took < 10 + 3  # waited for the hand-over, answered by the budget
+
+
+def test_a_run_whose_dispatcher_dies_midway_is_answered_in_process(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    marker = tmp_path / "killed"
+    # The first time, the hook kills the process that does the run for the client (its
+    # parent's parent: the supervisor the resident process forked); then it blocks.
+    body = (f"if [ ! -e {marker} ]; then touch {marker}; "
+            "kill -9 $(cut -d' ' -f4 /proc/$PPID/stat); sleep 5; fi; "
+            "echo 'blocked after all' >&2; exit 2")
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": body})
+    start = time.monotonic()
+    proc = _run(claude_bash("rm -rf /"), "--config", str(cfg), "--budget", "30")
+    assert marker.exists()
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecisionReason"] == "blocked after all", proc.stderr
+    assert time.monotonic() - start < 20
+
+
+def test_a_dispatcher_of_another_model_environment_is_not_used(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    out = tmp_path / "who"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": WHO.format(out=out)})
+    proc = _run(claude_bash("ls"), "--config", str(cfg), env={"PROMPTHOOKS_MODEL": "other"})
+    assert proc.returncode == 0, proc.stderr
+    assert "serve" not in out.read_text().splitlines()[0].split()
+
+
+def test_the_thin_clients_tables_agree_with_the_package() -> None:
+    from prompthooks import hosts
+    from prompthooks.config.discovery import MANAGED_DIR
+
+    assert {name: host.BUDGET for name, host in hosts.HOSTS.items()} == client.BUDGETS
+    assert str(MANAGED_DIR) == client.MANAGED_DIR
+
+
+def test_the_budget_is_told_from_the_command_line_or_the_shortest_the_event_could_have() -> None:
+    assert client._budget({"--budget": "7"}) == 7.0
+    assert client._budget({"--host": "cursor"}) == 55.0
+    assert client._budget({}) is None
+    assert client._sniff(json.dumps(claude_bash("ls")).encode()) == 590.0
+    # A Claude Code event that mentions Cline's key gets Cline's (shorter) budget, never more.
+    nested = claude_event("PreToolUse", tool_name="Bash", tool_input={"hookName": "x"})
+    assert client._sniff(json.dumps(nested).encode()) == 28.0
+    assert client._sniff(b"{}") == 28.0
+    assert client._options(["--budget", "5", "--host=cline", "PreToolUse"]) == {
+        "--budget": "5", "--host": "cline"}
+    assert client._options(["--bud", "5"]) is None  # an abbreviation: the full parser's
+    assert client._options(["--help"]) is None
+
+
+ALLOWED = {"prompthooks", "prompthooks._version", "prompthooks.dispatcher",
+           "prompthooks.dispatcher.client", "prompthooks.dispatcher.address",
+           "prompthooks.dispatcher.protocol", "prompthooks.runner", "prompthooks.runner.started",
+           "prompthooks.runner.stdin", "prompthooks.runner.handed", "_socket", "select", "zlib",
+           "time"}
+
+
+def _imported(argv: list[str], data: bytes, env: dict[str, str]) -> set[str]:
+    proc = subprocess.run([sys.executable, "-X", "importtime", *argv], input=data,
+                          capture_output=True, env={**os.environ, **env}, timeout=60)
+    return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.decode().splitlines()
+            if line.startswith("import time:") and "|" in line} - {"package"}
+
+
+def test_a_handed_over_run_imports_nothing_but_the_thin_client(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": "exit 0"})
+    data = json.dumps(claude_bash("ls")).encode()
+    bare = _imported(["-c", "pass"], b"", {})
+    handed = _imported([SCRIPT, "run", "--config", str(cfg)], data, {})
+    assert handed - bare <= ALLOWED | {"re", "enum", "sre_compile", "sre_parse", "sre_constants",
+                                       "_sre", "re._casefix", "re._compiler", "re._constants",
+                                       "re._parser", "copyreg", "functools"}, handed - bare
+    # In process (no hand-over), a command-only event still loads no model or table modules.
+    here = _imported([SCRIPT, "run", "--config", str(cfg)], data, {"PROMPTHOOKS_DISPATCH": "0"})
+    assert "prompthooks.cli" in here
+    assert not {m.split(".")[0] for m in here} & {"litellm", "pydantic", "rich", "asyncio",
+                                                   "openai", "httpx"}
+
+
+def test_a_run_that_cannot_be_handed_over_is_unchanged(tmp_path: Path) -> None:
+    """No dispatcher: the console script does the run in process, as `python -m` does."""
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "echo 'said no' >&2; exit 2"}]}]}})
+    proc = _run(claude_bash("ls"), "--config", str(cfg), env={"PROMPTHOOKS_WORKER": "1"})
+    assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "said no"
+    assert not os.path.exists(socket_name(os.environ))
+
+
+def test_sigterm_to_the_client_stops_the_handed_over_run_at_once(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    started = tmp_path / "started"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        {"command": f"touch {started}; sleep 30", "failClosed": True})
+    event = write_json(tmp_path / "event.json", claude_bash("rm -rf /"))
+    with event.open("rb") as stdin:
+        proc = subprocess.Popen([SCRIPT, "run", "--config", str(cfg)], stdin=stdin,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert _wait(started.exists, 30)
+    start = time.monotonic()
+    proc.send_signal(15)
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - start < 10  # not the hook's 30 s
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny", err
+    assert "stopped before it finished" in err
