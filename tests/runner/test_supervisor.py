@@ -79,8 +79,12 @@ def test_a_hook_that_stops_its_runner_is_answered_and_cleaned_up(tmp_path: Path,
                                                                  isolated_home: Path) -> None:
     # `kill -STOP $PPID`: the work can do nothing more. The supervisor answers by the
     # budget, blocks (fail-closed), and kills the stopped work and the hooks it started.
+    # The stopper waits (a bounded while) for the sleeper to have started: on a busy machine
+    # it could otherwise stop the work before the work spawned the sleeper.
+    stopper = ("for i in $(seq 200); do [ -s sleeper.pid ] && break; sleep 0.05; done; "
+               "echo $PPID > work.pid; kill -STOP $PPID")
     cfg = claude_config(tmp_path / "h.json", "PreToolUse",
-                        {"command": "echo $PPID > work.pid; kill -STOP $PPID", "failClosed": True},
+                        {"command": stopper, "failClosed": True},
                         {"command": "echo $$ > sleeper.pid; exec sleep 60"})
     proc, took = _timed(claude_bash("ls", cwd=str(tmp_path)), "--config", str(cfg),
                         *_no_managed(tmp_path))
