@@ -1,11 +1,11 @@
-"""``prompthooks serve``: the warm worker (see :mod:`prompthooks.model.worker`)."""
+"""``prompthooks serve``: the warm worker (see :mod:`prompthooks.dispatcher.resident`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from ..model.worker import IDLE_SECONDS, serve
+from ..dispatcher.resident import IDLE_SECONDS, serve
 
 
 def main(args: argparse.Namespace) -> int:

@@ -20,8 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import dead, failures, loop
-from .failures import MIN_ATTEMPT, Failure
-from .settings import Endpoint
+from .failures import MIN_ATTEMPT, Failure, dead_message, redact_error
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 __all__ = ["MIN_ATTEMPT", "ModelError", "ModelReply", "ModelRequest", "ModelTimeout",
@@ -75,13 +74,6 @@ def prepare(request: ModelRequest | None = None, within: float = 60.0) -> Any:
         loop.run(_warm(litellm, kwargs), within)
         _warmed.add(provider)
     return litellm
-
-
-def redact_error(text: str, endpoint: Endpoint) -> str:
-    """A model error's text, fit to show: the redaction pass, the key in use hidden too."""
-    from ..redaction import redact
-
-    return redact(text, extra=[endpoint.api_key])
 
 
 def _status_body(exc: BaseException) -> tuple[int | None, str, Any]:
@@ -211,7 +203,6 @@ def complete(request: ModelRequest, deadline: float,
              environ: Mapping[str, str] | None = None) -> ModelReply:
     """Ask the model, retrying within ``deadline`` (a ``time.monotonic()`` instant).
     ``environ`` is where the dead-endpoint memory lives (None: not used)."""
-    from .direct import dead_message
 
     endpoint = request.endpoint
     name = dead.address(endpoint.api_base, endpoint.model)

@@ -126,7 +126,7 @@ class Models:
         endpoint = request.endpoint
         name = dead.address(endpoint.api_base, endpoint.model)
         if worker.enabled(env):
-            from .direct import dead_message
+            from .failures import dead_message
 
             seen = dead.recall(name, env)
             if seen is not None:

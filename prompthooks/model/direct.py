@@ -21,6 +21,7 @@ from typing import Any
 
 from . import dead, failures, loop
 from .cost import from_headers
+from .failures import dead_message, redact_error
 from .route import Direct, pinned_route
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
@@ -147,7 +148,6 @@ def complete(request: ModelRequest, deadline: float, route: Direct | None = None
     """Ask ``route``'s endpoint (a managed hook's pinned one when None), retrying within
     ``deadline`` (a ``time.monotonic()`` instant). ``environ`` is where the dead-endpoint
     memory lives (None: not used, as for a managed hook)."""
-    from .call import redact_error
 
     model = request.endpoint.model
     target = route or pinned_route(request.endpoint)
@@ -194,10 +194,4 @@ async def _counted(request: ModelRequest, deadline: float, route: Direct,
         raise _Failed(describe(exc), attempts[0]) from None
 
 
-def dead_message(seen: tuple[str, float], model: str) -> str:
-    why, age = seen
-    return (f"{why} ({model}; seen {age:.0f} s ago, not tried again for "
-            f"{dead.DEAD_SECONDS:g} s)")
-
-
-__all__ = ["body", "complete", "dead_message", "describe", "prepare", "url"]
+__all__ = ["body", "complete", "describe", "prepare", "url"]

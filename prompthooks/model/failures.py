@@ -16,9 +16,13 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import excerpt
+from . import dead
+
+if TYPE_CHECKING:
+    from .settings import Endpoint
 
 # No retry starts with less time left than this: it could only time out, and the error would
 # then say "did not answer in time" instead of what every earlier attempt ran into.
@@ -183,6 +187,20 @@ def message(failure: Failure, model: str, attempts: int, redact: Callable[[str],
     return f"{line}: {detail}" if detail else line
 
 
+def redact_error(text: str, endpoint: Endpoint) -> str:
+    """A model error's text, fit to show: the redaction pass, the key in use hidden too."""
+    from ..redaction import redact
+
+    return redact(text, extra=[endpoint.api_key])
+
+
+def dead_message(seen: tuple[str, float], model: str) -> str:
+    """The line for an endpoint dead.py remembers as unreachable: the call is not tried."""
+    why, age = seen
+    return (f"{why} ({model}; seen {age:.0f} s ago, not tried again for "
+            f"{dead.DEAD_SECONDS:g} s)")
+
+
 def retrying(describe: Callable[[BaseException], Failure], deadline: float) -> Any:
     """tenacity's retry loop for one call: jittered backoff, never shorter than what the
     endpoint asked for, and no attempt started that could not finish before ``deadline``."""
@@ -204,5 +222,5 @@ def retrying(describe: Callable[[BaseException], Failure], deadline: float) -> A
 
 
 __all__ = ["DEAD", "MIN_ATTEMPT", "REFUSED", "TIMEOUT", "UNRESOLVED", "Failure",
-           "connection_failure", "from_status", "message", "parse_retry_after", "retrying",
-           "server_message"]
+           "connection_failure", "dead_message", "from_status", "message", "parse_retry_after",
+           "redact_error", "retrying", "server_message"]

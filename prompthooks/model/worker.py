@@ -1,27 +1,21 @@
-"""The warm path: a resident worker that keeps litellm imported and its connections open.
+"""The warm path's client side: a prompt hook's model call through the resident process,
+which keeps litellm imported and its connections open, and the model side it answers with.
 
-It is also the resident dispatcher: a connection that starts with a run request (the thin
-``prompthooks run`` client, :mod:`prompthooks.dispatcher.client`) is handed to a zygote forked
-before litellm was imported, which forks the whole run (:mod:`prompthooks.dispatcher.server`);
-one that starts with ``{`` is a model request, answered here.
-
-``prompthooks serve`` listens on a Unix socket in a user-only folder (0700; the socket 0600)
-under ``$XDG_RUNTIME_DIR/prompthooks`` or ``~/.cache/prompthooks/run``. The socket's name
-carries prompthooks' version and a hash of the environment that decides model calls
+The resident process (``prompthooks serve``, :mod:`prompthooks.dispatcher.resident`) listens
+on a Unix socket in a user-only folder (0700; the socket 0600) under
+``$XDG_RUNTIME_DIR/prompthooks`` or ``~/.cache/prompthooks/run``. The socket's name carries
+prompthooks' version and a hash of the environment that decides model calls
 (``PROMPTHOOKS_*`` and provider variables such as ``OPENAI_API_KEY``), so an upgraded client
 never talks to a stale worker and a worker always calls with the caller's settings. Each
 request carries the model request, the caller's deadline, working directory and that
-environment; the worker answers one JSON line and exits after an idle period.
+environment; the worker answers one JSON line (:func:`answer_request`).
 
 One worker per socket, however many clients start at once: a worker holds an exclusive lock
 (``flock`` on ``<socket>.lock`` in the same private folder) for as long as it serves. A client
 that finds no worker takes that lock and hands it to the worker it starts, so only one starts;
 every other client, seeing the lock held, waits for that worker to listen instead of
 importing litellm itself. A worker listens only once litellm is imported, so all of its
-start-up is that wait, which is not charged to a hook's timeout, only to the run's budget. A
-worker stops serving, and lets the lock go, as soon as its socket path no longer names its own
-socket (checked every second), so a removed or replaced socket never leaves a worker listening
-where no client can reach it.
+start-up is that wait, which is not charged to a hook's timeout, only to the run's budget.
 
 The worker is never required: when none can be had (the folder is not private, a worker cannot
 be started, or the one started died), the call is made in process. ``PROMPTHOOKS_WORKER=0``
@@ -37,7 +31,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict
@@ -53,11 +46,8 @@ from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 from .verdicts import Verdict, VerdictError, parse_verdict
 
-IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
 _RETRY_CONNECT = 0.05  # seconds between connects to a worker whose listen queue is full
 _POLL = 0.1  # seconds between looks at a worker that is starting
-_CHECK_SOCKET = 1.0  # seconds between a worker's checks that its socket path is still its own
-_LOCK_WAIT = 3.0  # seconds `serve` waits for the lock of a worker on its way out
 _MAX_SOCKET_PATH = MAX_SOCKET_PATH
 
 
@@ -268,167 +258,3 @@ def answer_request(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[
     with contextlib.suppress(VerdictError):
         answer["verdict"] = asdict(parse_verdict(reply.text))
     return answer
-
-
-def _take_lock(path: Path, env: Mapping[str, str]) -> int | None:
-    """The lock for serving on ``path``: the one the starting client handed over, else taken
-    here (waiting a little for a worker on its way out). None when another worker holds it."""
-    lock = lock_path(path)
-    handed = env.get(LOCK_FD_VAR)
-    if handed:
-        with contextlib.suppress(ValueError, OSError):
-            fd = int(handed)
-            got, want = os.fstat(fd), os.stat(lock)
-            if (got.st_dev, got.st_ino) == (want.st_dev, want.st_ino):
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held already: a no-op
-                os.set_inheritable(fd, False)
-                return fd
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    end = time.monotonic() + _LOCK_WAIT
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:
-            if time.monotonic() >= end:
-                os.close(fd)
-                return None
-            time.sleep(_POLL)
-
-
-def _listen(path: Path) -> tuple[socket.socket, tuple[int, int]]:
-    """A socket listening at ``path`` (0600), and its identity (device, inode)."""
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old_umask = os.umask(0o177)
-    try:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.unlink(missing_ok=True)
-        listener.bind(str(tmp))
-        listener.listen(socket.SOMAXCONN)  # a burst of events queues, not refused
-        os.replace(tmp, path)  # atomically take over from a dead worker's socket
-        st = path.stat()
-    except OSError:
-        listener.close()
-        raise
-    finally:
-        os.umask(old_umask)
-    return listener, (st.st_dev, st.st_ino)
-
-
-def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
-    try:
-        st = path.stat()
-    except OSError:
-        return False
-    return (st.st_dev, st.st_ino) == mine
-
-
-def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
-    """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
-    longer names its socket (removed, or replaced). Returns an exit code."""
-    from ..dispatcher.protocol import UNAVAILABLE
-    from ..dispatcher.server import Zygote, first_bytes, is_run, warm
-    from .call import prepare
-
-    env = dict(os.environ if environ is None else environ)
-    os.environ.pop(LOCK_FD_VAR, None)
-    path = socket_path(env)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path.parent, 0o700)
-    if not private_dir(path.parent):
-        print(f"prompthooks: {path.parent} is not a private folder; not serving",
-              file=sys.stderr)
-        return 1
-    try:
-        lock_fd = _take_lock(path, env)
-    except OSError as exc:
-        print(f"prompthooks: cannot lock {lock_path(path)}: {exc}", file=sys.stderr)
-        return 1
-    if lock_fd is None:
-        print(f"prompthooks: a worker already serves on {path}", file=sys.stderr)
-        return 0
-    # Runs are forked from a zygote with the run's modules, started before litellm is loaded
-    # (forking the process that holds litellm would copy its page tables on every run).
-    zygote = Zygote(env, warm(), (lock_fd,))
-    try:
-        # Ready before listening: a client that finds no socket yet waits for it (time charged
-        # to the run's budget, not to its hook's timeout), so nothing listens that cannot
-        # answer; runs meanwhile are done in process by their clients.
-        prepare()
-        listener, mine = _listen(path)
-    except BaseException as exc:
-        zygote.stop()
-        os.close(lock_fd)
-        if not isinstance(exc, OSError):
-            raise
-        print(f"prompthooks: cannot listen on {path}: {exc}", file=sys.stderr)
-        return 1
-    print(f"prompthooks serve: listening on {path} (exits after {idle:g} s without a request)",
-          file=sys.stderr, flush=True)
-    last = [time.monotonic()]
-    busy = [0]
-    lock = threading.Lock()
-    drained = threading.Condition(lock)
-
-    def handle(conn: socket.socket) -> None:
-        with conn:
-            try:
-                first, fds = first_bytes(conn)
-                if is_run(first):  # a whole run: the zygote forks a child for it
-                    try:
-                        if not zygote.hand(conn, first, fds):
-                            conn.sendall(UNAVAILABLE)
-                    finally:
-                        for fd in fds:
-                            with contextlib.suppress(OSError):
-                                os.close(fd)
-                    return
-                for fd in fds:
-                    os.close(fd)
-                if b"\n" not in first:
-                    first += conn.makefile("rb").readline()
-                answer = answer_request(json.loads(first), env)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                answer = {"error": f"bad request: {exc}"}
-            with contextlib.suppress(OSError):
-                conn.sendall(json.dumps(answer).encode() + b"\n")
-
-    def handled(conn: socket.socket) -> None:
-        try:
-            handle(conn)
-        finally:
-            with lock:
-                busy[0] -= 1
-                last[0] = time.monotonic()
-                drained.notify_all()
-
-    try:
-        listener.settimeout(_CHECK_SOCKET)
-        next_check = time.monotonic() + _CHECK_SOCKET
-        while True:
-            if time.monotonic() >= next_check:  # also under a steady stream of requests
-                if not _is_mine(path, mine):
-                    break
-                next_check = time.monotonic() + _CHECK_SOCKET
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                if not _is_mine(path, mine):
-                    break
-                with lock:
-                    if busy[0] == 0 and time.monotonic() - last[0] > idle:
-                        break
-                continue
-            with lock:
-                busy[0] += 1
-            threading.Thread(target=handled, args=(conn,), daemon=True).start()
-    finally:
-        zygote.stop()
-        listener.close()
-        if _is_mine(path, mine):  # not a newer worker's socket
-            with contextlib.suppress(OSError):
-                path.unlink()
-        os.close(lock_fd)  # another worker may start now
-    with lock:  # the requests in hand end by their own deadlines
-        drained.wait_for(lambda: busy[0] == 0)
-    return 0

@@ -1,0 +1,202 @@
+"""The resident process's serving loop: ``prompthooks serve``, also called the warm worker.
+
+It listens on the socket the client side names (:mod:`prompthooks.model.worker`). A connection
+that starts with a run request (the thin ``prompthooks run`` client,
+:mod:`prompthooks.dispatcher.client`) is handed to a zygote forked before litellm was imported,
+which forks the whole run (:mod:`prompthooks.dispatcher.server`); one that starts with ``{`` is
+a model request, answered by :func:`prompthooks.model.worker.answer_request`.
+
+A worker serves while it holds the socket's lock (handed over by the client that started it,
+or taken here), listens only once litellm is imported, and exits after an idle period. It
+stops serving, and lets the lock go, as soon as its socket path no longer names its own socket
+(checked every second), so a removed or replaced socket never leaves a worker listening where
+no client can reach it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..model.worker import answer_request, lock_path, private_dir, socket_path
+from .address import LOCK_FD_VAR
+from .protocol import UNAVAILABLE
+from .server import Zygote, first_bytes, is_run, warm
+
+IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
+_POLL = 0.1  # seconds between tries for the lock of a worker on its way out
+_CHECK_SOCKET = 1.0  # seconds between a worker's checks that its socket path is still its own
+_LOCK_WAIT = 3.0  # seconds `serve` waits for the lock of a worker on its way out
+
+
+def _take_lock(path: Path, env: Mapping[str, str]) -> int | None:
+    """The lock for serving on ``path``: the one the starting client handed over, else taken
+    here (waiting a little for a worker on its way out). None when another worker holds it."""
+    lock = lock_path(path)
+    handed = env.get(LOCK_FD_VAR)
+    if handed:
+        with contextlib.suppress(ValueError, OSError):
+            fd = int(handed)
+            got, want = os.fstat(fd), os.stat(lock)
+            if (got.st_dev, got.st_ino) == (want.st_dev, want.st_ino):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held already: a no-op
+                os.set_inheritable(fd, False)
+                return fd
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    end = time.monotonic() + _LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= end:
+                os.close(fd)
+                return None
+            time.sleep(_POLL)
+
+
+def _listen(path: Path) -> tuple[socket.socket, tuple[int, int]]:
+    """A socket listening at ``path`` (0600), and its identity (device, inode)."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        listener.bind(str(tmp))
+        listener.listen(socket.SOMAXCONN)  # a burst of events queues, not refused
+        os.replace(tmp, path)  # atomically take over from a dead worker's socket
+        st = path.stat()
+    except OSError:
+        listener.close()
+        raise
+    finally:
+        os.umask(old_umask)
+    return listener, (st.st_dev, st.st_ino)
+
+
+def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == mine
+
+
+def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
+    """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
+    longer names its socket (removed, or replaced). Returns an exit code."""
+    from ..model.call import prepare
+
+    env = dict(os.environ if environ is None else environ)
+    os.environ.pop(LOCK_FD_VAR, None)
+    path = socket_path(env)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path.parent, 0o700)
+    if not private_dir(path.parent):
+        print(f"prompthooks: {path.parent} is not a private folder; not serving",
+              file=sys.stderr)
+        return 1
+    try:
+        lock_fd = _take_lock(path, env)
+    except OSError as exc:
+        print(f"prompthooks: cannot lock {lock_path(path)}: {exc}", file=sys.stderr)
+        return 1
+    if lock_fd is None:
+        print(f"prompthooks: a worker already serves on {path}", file=sys.stderr)
+        return 0
+    # Runs are forked from a zygote with the run's modules, started before litellm is loaded
+    # (forking the process that holds litellm would copy its page tables on every run).
+    zygote = Zygote(env, warm(), (lock_fd,))
+    try:
+        # Ready before listening: a client that finds no socket yet waits for it (time charged
+        # to the run's budget, not to its hook's timeout), so nothing listens that cannot
+        # answer; runs meanwhile are done in process by their clients.
+        prepare()
+        listener, mine = _listen(path)
+    except BaseException as exc:
+        zygote.stop()
+        os.close(lock_fd)
+        if not isinstance(exc, OSError):
+            raise
+        print(f"prompthooks: cannot listen on {path}: {exc}", file=sys.stderr)
+        return 1
+    print(f"prompthooks serve: listening on {path} (exits after {idle:g} s without a request)",
+          file=sys.stderr, flush=True)
+    last = [time.monotonic()]
+    busy = [0]
+    lock = threading.Lock()
+    drained = threading.Condition(lock)
+
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            try:
+                first, fds = first_bytes(conn)
+                if is_run(first):  # a whole run: the zygote forks a child for it
+                    try:
+                        if not zygote.hand(conn, first, fds):
+                            conn.sendall(UNAVAILABLE)
+                    finally:
+                        for fd in fds:
+                            with contextlib.suppress(OSError):
+                                os.close(fd)
+                    return
+                for fd in fds:
+                    os.close(fd)
+                if b"\n" not in first:
+                    first += conn.makefile("rb").readline()
+                answer = answer_request(json.loads(first), env)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                answer = {"error": f"bad request: {exc}"}
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    def handled(conn: socket.socket) -> None:
+        try:
+            handle(conn)
+        finally:
+            with lock:
+                busy[0] -= 1
+                last[0] = time.monotonic()
+                drained.notify_all()
+
+    try:
+        listener.settimeout(_CHECK_SOCKET)
+        next_check = time.monotonic() + _CHECK_SOCKET
+        while True:
+            if time.monotonic() >= next_check:  # also under a steady stream of requests
+                if not _is_mine(path, mine):
+                    break
+                next_check = time.monotonic() + _CHECK_SOCKET
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                if not _is_mine(path, mine):
+                    break
+                with lock:
+                    if busy[0] == 0 and time.monotonic() - last[0] > idle:
+                        break
+                continue
+            with lock:
+                busy[0] += 1
+            threading.Thread(target=handled, args=(conn,), daemon=True).start()
+    finally:
+        zygote.stop()
+        listener.close()
+        if _is_mine(path, mine):  # not a newer worker's socket
+            with contextlib.suppress(OSError):
+                path.unlink()
+        os.close(lock_fd)  # another worker may start now
+    with lock:  # the requests in hand end by their own deadlines
+        drained.wait_for(lambda: busy[0] == 0)
+    return 0
+
+
+__all__ = ["IDLE_SECONDS", "serve"]
