@@ -171,10 +171,9 @@ class Cassette:
             self._entries = entries
 
     def complete(self, request: ModelRequest, deadline: float, hook: Hook,
-                 call_model: Callable[[ModelRequest, float], ModelReply] | None = None
-                 ) -> ModelReply:
-        """The recorded reply, or ``call_model``'s (by the mode; default: the model itself,
-        as ``Models().ask`` reaches it)."""
+                 call_model: Callable[[ModelRequest, float], ModelReply]) -> ModelReply:
+        """The recorded reply, or ``call_model``'s (by the mode; the chain passes the model
+        itself, as ``Models.ask`` reaches it)."""
         key = request_key(request)
         recorded = None if self.mode == "record" else self.entries().get(key)
         if recorded is not None and self.mode in ("replay", "auto"):
@@ -185,10 +184,6 @@ class Cassette:
         if self.mode == "replay":
             raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
                                 f"cassette {self.path} (key {key}); {self.hint}")
-        if call_model is None:
-            from .chain import Models
-
-            call_model = lambda r, d: Models().ask(r, d, d)  # noqa: E731
         try:
             reply = call_model(request, deadline)
         except ModelError as exc:
