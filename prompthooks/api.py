@@ -181,13 +181,13 @@ def _decide(config: Config, event: Event, deadline: float, cancel: threading.Eve
 
     cap = stop_cap.for_event(event, config.loaded.hooks, environ) if count_stops else None
     hooks = config.loaded.hooks
-    failed = [f.stand_in(event) for f in config.loaded.failures]
+    failed = [f.stand_in(event, hosts.CANONICAL.NAME) for f in config.loaded.failures]
     capped = cap is not None and cap.reached
     if capped:
         hooks = [h for h in hooks if h.managed]
         failed = [r for r in failed if r.hook.managed]
     decision = decide(hooks, event, deadline, executors.for_run(models, deadline), reread=_reread,
-                      cancel=cancel, failed=failed)
+                      host_tool=hosts.host_tool, cancel=cancel, failed=failed)
     if cap is not None:
         if capped:
             note = cap.message()

@@ -53,7 +53,10 @@ def _entry(path: Path, content: bool) -> list[Any]:
 
 
 def _folder(path: Path) -> list[Any]:
-    return [_entry(path / name, name.endswith(".md")) for name in files.hook_file_names()]
+    from ..hosts import FOLDER_DIALECT
+
+    return [_entry(path / name, name.endswith(".md"))
+            for name in files.hook_file_names(FOLDER_DIALECT.CONFIG_EVENTS)]
 
 
 def _stat(path: Path) -> list[Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 # Far above any real hooks.json or prompt (a few KB); small enough to read and parse at once.
@@ -23,11 +24,11 @@ class UnsafeFile(Exception):
     """A file prompthooks will not read; the message says why, without the path."""
 
 
-def hook_file_names() -> list[str]:
-    """The names a Cline-style folder may hold, in the order its hooks load."""
-    from ..hosts import FOLDER_DIALECT as cline
-
-    return sorted([*cline.CONFIG_EVENTS, *(f"{name}.md" for name in cline.CONFIG_EVENTS)])
+def hook_file_names(events: Iterable[str]) -> list[str]:
+    """The names a folder of hooks named after ``events`` (the folder dialect's) may hold, in
+    the order its hooks load."""
+    events = list(events)
+    return sorted([*events, *(f"{name}.md" for name in events)])
 
 
 def kind(mode: int) -> str:

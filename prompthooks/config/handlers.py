@@ -9,13 +9,16 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.hook import Hook, PromptSettings, Source
 from ..core.matchers import MATCH_ALL, Matcher
 from ..errors import ConfigError
 from . import files
 from .loaded import Loaded
+
+if TYPE_CHECKING:
+    from ..hosts.protocol import Host
 
 PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
 
@@ -192,12 +195,14 @@ def unknown_event(path: Path, key: str, title: str, loaded: Loaded) -> None:
 
 
 def packs(model: Any, path: Path, source: Source, prompt_settings: PromptSettings | None,
-          first_index: int, loaded: Loaded, problems: list[ConfigError]) -> list[Hook]:
-    """The hooks of the file's ``prompthooks.packs`` (config.pack_hooks)."""
+          first_index: int, loaded: Loaded, problems: list[ConfigError],
+          canonical: Host) -> list[Hook]:
+    """The hooks of the file's ``prompthooks.packs`` (config.pack_hooks), in ``canonical``'s
+    vocabulary (the dialect packs are written in)."""
     if not (model.prompthooks and model.prompthooks.packs):
         return []
     from .pack_hooks import pack_hooks
 
     loaded.uses_packs = True
     return pack_hooks(model.prompthooks, path, source, prompt_settings, first_index, os.environ,
-                      problems, loaded.pack_checks)
+                      problems, loaded.pack_checks, canonical)

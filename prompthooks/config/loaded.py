@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
 from ..core.hook import Hook, Source, Trigger
 from ..core.result import HookResult
-from . import trust
+
+if TYPE_CHECKING:
+    from .trust_state import TrustState
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,15 +26,14 @@ class LoadFailure:
     # managed policy allows managed hooks only. The last two never block.
     kind: str = "config"
 
-    def stand_in(self, event: Event) -> HookResult:
-        """This source as one failed hook for ``event`` (fail-closed where it reaches)."""
-        from ..hosts import CANONICAL
-
+    def stand_in(self, event: Event, dialect: str) -> HookResult:
+        """This source as one failed hook for ``event`` (fail-closed where it reaches), in
+        ``dialect`` (the canonical one's name: the registry's, handed in by the caller)."""
         fail_closed = self.fail_closed and (self.events is None or event.name in self.events)
         # config_event "*" marks a broken source's stand-in, "*untrusted" an unapproved one
         # (see audit.rows and merge.failure_line).
         marker = "*" if self.kind == "config" else f"*{self.kind}"
-        hook = Hook(source=self.source, dialect=CANONICAL.NAME, config_event=marker, index=-1,
+        hook = Hook(source=self.source, dialect=dialect, config_event=marker, index=-1,
                     trigger=Trigger(event.name), kind="command", timeout=0.0,
                     label=self.source.path, command=f"<{self.kind} {self.source.name}>",
                     fail_closed=fail_closed)
@@ -50,7 +51,7 @@ class Loaded:
     # Run-wide settings (the audit log's): the highest-priority source that sets a key wins.
     audit: dict[str, Any] = field(default_factory=dict)
     # The approval state of each project and user source, checked on every load.
-    trust: list[trust.TrustState] = field(default_factory=list)
+    trust: list[TrustState] = field(default_factory=list)
     managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
     # What the load depended on (config.cache); changes whenever a loaded file does.
     fingerprint: str = ""

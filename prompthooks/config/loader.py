@@ -71,9 +71,10 @@ def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
             data = parse_json(text, path)
         if not isinstance(data, dict):
             raise ConfigError(str(path), "the top level must be a JSON object")
-        from ..hosts import file_dialect
+        from ..hosts import CANONICAL, file_dialect
 
-        hooks = file_dialect(data).load_file(data, path, source, loaded, project_dir)
+        hooks = file_dialect(data).load_file(data, path, source, loaded, project_dir,
+                                             CANONICAL)
     except Exception as exc:  # whatever it is, it is this file's failure alone
         error = (exc if isinstance(exc, ConfigError)
                  else ConfigError(str(path), files.describe(exc)))
@@ -96,9 +97,10 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
         events = _fail_closed_events(data)
         if not (isinstance(data.get("prompthooks"), dict) and "packs" in data["prompthooks"]):
             return events
+        from ..hosts import CANONICAL
         from .pack_hooks import fail_closed_events
 
-        pack_events, every = fail_closed_events(data)
+        pack_events, every = fail_closed_events(data, CANONICAL.CONFIG_EVENTS)
         if every:  # a failClosed pack policy whose events cannot be told: every event
             return frozenset(EVENTS)
         return events | pack_events

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.hook import Hook, PromptSettings, Source
 from ..errors import ConfigError
-from ..hosts import CANONICAL
 from . import packs
 from .packs import PackError
+
+if TYPE_CHECKING:
+    from ..hosts._common import ConfigEvent
+    from ..hosts.protocol import Host
 
 PROMPT_TIMEOUT = 30.0
 
@@ -33,10 +36,12 @@ def _open(use: Any, config_dir: str, source: Source, environ: Mapping[str, str])
 
 def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings | None,
                first_index: int, environ: Mapping[str, str],
-               problems: list[ConfigError], checks: list[dict[str, Any]]) -> list[Hook]:
+               problems: list[ConfigError], checks: list[dict[str, Any]],
+               canonical: Host) -> list[Hook]:
     """The hooks of every pack use in a validated ``prompthooks`` block; what is wrong goes
     to ``problems`` (the file then fails as a whole, as for any other bad value), and what
-    a cached load must check again to ``checks``."""
+    a cached load must check again to ``checks``. ``canonical`` is the dialect packs are
+    written in (the registry's, handed down by the loader)."""
     out: list[Hook] = []
     config_dir = str(path.parent.resolve())
     for pi, use in enumerate(block.packs or []):
@@ -69,20 +74,20 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
                 continue
             matcher_text = chosen.matcher if chosen.matcher is not None else policy.matcher
             try:
-                matcher = CANONICAL.make_matcher(matcher_text, "tool")
+                matcher = canonical.make_matcher(matcher_text, "tool")
             except ValueError as exc:
                 problems.append(ConfigError(str(path), str(exc), f"{at}.matcher"))
                 continue
             origin = f"{pack.name}@{use.rev}" if use.rev else pack.name
             for event_key in chosen.events or policy.events:
-                config_event = CANONICAL.CONFIG_EVENTS.get(event_key)
+                config_event = canonical.CONFIG_EVENTS.get(event_key)
                 if config_event is None:
                     problems.append(ConfigError(
-                        str(path), f"unknown {CANONICAL.TITLE} event {event_key!r} (a pack's "
+                        str(path), f"unknown {canonical.TITLE} event {event_key!r} (a pack's "
                         "events are Claude Code event names)", f"{at}.events"))
                     continue
                 out.append(Hook(
-                    source=source, dialect=CANONICAL.NAME, config_event=event_key,
+                    source=source, dialect=canonical.NAME, config_event=event_key,
                     index=first_index + len(out), trigger=config_event.trigger,
                     kind="prompt", label=f"{path}: {at} ({chosen.id} from {origin})",
                     matcher=matcher, match_on=config_event.match_on, prompt=body,
@@ -96,10 +101,12 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
     return out
 
 
-def fail_closed_events(data: Any) -> tuple[set[str], bool]:
+def fail_closed_events(data: Any, table: Mapping[str, ConfigEvent]
+                       ) -> tuple[set[str], bool]:
     """For a broken file: the canonical events of its pack uses marked ``failClosed`` (in the
     use or, unknowable once the pack cannot be read, not at all), and whether one is marked
-    without naming its events (then every event)."""
+    without naming its events (then every event). ``table`` is the canonical dialect's
+    events (packs are written in it)."""
     events: set[str] = set()
     every = False
     block = data.get("prompthooks") if isinstance(data, Mapping) else None
@@ -114,7 +121,7 @@ def fail_closed_events(data: Any) -> tuple[set[str], bool]:
                 every = True
                 continue
             for key in keys:
-                config_event = CANONICAL.CONFIG_EVENTS.get(key) if isinstance(key, str) else None
+                config_event = table.get(key) if isinstance(key, str) else None
                 if config_event is None:
                     every = True
                 else:

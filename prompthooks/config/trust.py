@@ -26,10 +26,13 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .. import paths
 from ..core.hook import Source
+from .trust_state import State as State
+from .trust_state import TrustState as TrustState
+from .trust_state import approve_command as approve_command
 
 CHECKED = ("project", "user")  # the discovered sources that need an approval
 STORE_NAME = "trust.json"
@@ -40,8 +43,6 @@ _FORMAT = 1
 # anything the loader does not read.
 _CONFIG_FILE = "hooks.json"
 _HOOKS_DIR = "hooks"
-
-State = Literal["approved", "changed", "new", "unapprovable", "empty"]
 
 
 class Unapprovable(Exception):
@@ -55,67 +56,6 @@ class Digest:
 
     sha256: str
     files: tuple[str, ...]  # relative to the folder
-
-
-@dataclass(frozen=True, slots=True)
-class TrustState:
-    """Whether one discovered source may run, and why not."""
-
-    source: Source
-    key: str  # the folder's resolved path: the store's key
-    state: State
-    sha256: str | None = None
-    files: tuple[str, ...] = ()
-    approved_at: str | None = None
-    reason: str | None = None  # why it cannot be approved, or why the store was not read
-    # "<repo> <rev>" -> commit of the pinned packs its hooks.json uses that are fetched.
-    packs: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def trusted(self) -> bool:
-        """Its hooks may run (approved, or nothing in it that prompthooks would load)."""
-        return self.state in ("approved", "empty")
-
-    @property
-    def command(self) -> str:
-        return approve_command(self.source)
-
-    def describe(self) -> str:
-        """The state in a few words, for tables."""
-        if self.state == "approved":
-            return f"approved {self.approved_at}"
-        if self.state == "changed":
-            return "not trusted: changed since approved"
-        if self.state == "new":
-            return "not trusted: never approved"
-        if self.state == "empty":
-            return "nothing to approve (no hooks)"
-        return f"cannot be approved: {self.reason}"
-
-    def advice(self) -> str:
-        """What to do about an untrusted source ("" for a trusted one)."""
-        if self.trusted:
-            return ""
-        if self.state == "unapprovable":
-            return "fix it, then run: " + self.command
-        return "review it, then run: " + self.command
-
-    def message(self) -> str:
-        """The one line ``run`` says for a source it did not load."""
-        where = f"{self.source.name} config {self.source.path}"
-        if self.state == "unapprovable":
-            return f"{where} is not trusted: it cannot be approved ({self.reason})"
-        note = f"; {self.reason}" if self.reason else ""
-        return (f"{where} is not trusted (new or changed since approved{note}); review it and "
-                f"run: {self.command}")
-
-
-def approve_command(source: Source) -> str:
-    import shlex
-
-    if source.name == "user":
-        return "prompthooks trust --user"
-    return f"prompthooks trust --project {shlex.quote(str(Path(source.path).parent))}"
 
 
 # --- hashing --------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any
 
 from .events import STOP_EVENTS, Event
 from .executor import Executor, ExecutorFor
-from .hook import Hook
+from .hook import Hook, HostTool
 from .merge import Decision, failure_line, merge
 from .result import HookResult
 
@@ -40,11 +40,12 @@ STOP_MARGIN = 0.2
 _CANCEL_POLL = 0.05  # seconds between looks at a run's cancel flag while hooks run
 
 
-def select(hooks: Iterable[Hook], event: Event) -> list[Hook]:
-    """The hooks that apply to ``event``, deduplicated, highest priority first."""
+def select(hooks: Iterable[Hook], event: Event, host_tool: HostTool) -> list[Hook]:
+    """The hooks that apply to ``event``, deduplicated, highest priority first.
+    ``host_tool`` names a tool in a hook's dialect (for matchers on the host's tool name)."""
     chosen: dict[tuple[object, ...], Hook] = {}
     for hook in sorted(hooks, key=lambda h: (h.source.priority, h.index)):
-        if not hook.applies_to(event):
+        if not hook.applies_to(event, host_tool):
             continue
         if (event.name in STOP_EVENTS and hook.loop_limit is not None
                 and event.loop_count is not None and event.loop_count >= hook.loop_limit):
@@ -127,7 +128,7 @@ def _refuse(decision: Decision, reason: str, results: Sequence[HookResult] = (),
 
 
 def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event, deadline: float,
-            executor_for: ExecutorFor, reread: Reread) -> Decision:
+            executor_for: ExecutorFor, reread: Reread, host_tool: HostTool) -> Decision:
     """Judge a non-managed hook's rewritten input by the managed hooks that apply to it."""
     author = decision.rewritten_by
     if decision.updated_input is None or author is None or author.managed:
@@ -137,7 +138,7 @@ def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event, deadline: f
     changed = _rewritten(reread, event, decision.updated_input)
     if changed is None:
         return _refuse(decision, unjudged)
-    guards = [h for h in select(hooks, changed) if h.managed]
+    guards = [h for h in select(hooks, changed, host_tool) if h.managed]
     if not guards:
         return decision
     results = run_hooks(guards, changed, deadline, executor_for)
@@ -156,12 +157,13 @@ def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event, deadline: f
 
 
 def decide(hooks: Sequence[Hook], event: Event, deadline: float, executor_for: ExecutorFor,
-           *, reread: Reread, failed: Iterable[HookResult] = (),
+           *, reread: Reread, host_tool: HostTool, failed: Iterable[HookResult] = (),
            cancel: threading.Event | None = None) -> Decision:
     """Select, run and merge, then judge a rewritten input again (see the module
     docstring): the whole engine for one event, answered by ``deadline`` (or as soon as
     ``cancel`` is set). ``failed`` holds the results that stand in for config sources that
-    did not load; ``reread`` is the host's reading of a rewritten input."""
-    selected = select(hooks, event)
+    did not load; ``reread`` is the host's reading of a rewritten input, ``host_tool`` the
+    registry's naming of a tool in a hook's dialect."""
+    selected = select(hooks, event, host_tool)
     decision = merge([*failed, *run_hooks(selected, event, deadline, executor_for, cancel)])
-    return rejudge(decision, hooks, event, deadline, executor_for, reread)
+    return rejudge(decision, hooks, event, deadline, executor_for, reread, host_tool)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from .events import MCP_PREFIX, Event
 from .matchers import MATCH_ALL, Matcher
+
+# A canonical tool's name in a dialect's own words, ``(dialect, tool) -> name``: the host
+# registry's (``hosts.host_tool``), handed in by the caller, since core knows no host.
+HostTool = Callable[[str, str], str]
 
 Kind = Literal["command", "prompt"]
 Dialect = str  # the name of the host whose config dialect a hook is written in (hosts)
@@ -154,20 +159,19 @@ class Hook:
         """The variable a prompt hook's config names for its key, if any."""
         return self.prompt_settings.api_key_env if self.prompt_settings else None
 
-    def applies_to(self, event: Event) -> bool:
+    def applies_to(self, event: Event, host_tool: HostTool) -> bool:
         """True when the hook's event key and matcher both select this event."""
         if not self.trigger.fires_on(event):
             return False
-        return self.match_on == "none" or self.matcher.matches(self.match_subject(event))
+        return (self.match_on == "none"
+                or self.matcher.matches(self.match_subject(event, host_tool)))
 
-    def match_subject(self, event: Event) -> str | None:
+    def match_subject(self, event: Event, host_tool: HostTool) -> str | None:
         """What the matcher is compared with for this event."""
         if self.match_on == "tool":
             return event.tool_name
         if self.match_on == "host_tool":
-            from ..hosts import get  # lazily: core knows no host, the registry does
-
-            return get(self.dialect).host_tool(event.tool_name) if event.tool_name else None
+            return host_tool(self.dialect, event.tool_name) if event.tool_name else None
         if self.match_on == "command":
             return event.command
         if self.match_on == "subject":

@@ -12,6 +12,7 @@ from ..api import Config
 from ..core.engine import select
 from ..core.events import Event
 from ..core.hook import Hook
+from ..hosts import host_tool
 from ..redaction import config_keys, redact
 
 _WHAT = {"tool": "tool", "host_tool": "tool type", "command": "command",
@@ -32,7 +33,7 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
     matcher = hook.matcher
     if matcher.mode == "all":
         return True, "the matcher matches everything"
-    subject = hook.match_subject(event)
+    subject = hook.match_subject(event, host_tool)
     what = f"the {_WHAT[hook.match_on]} {subject!r}"
     ok = matcher.matches(subject)
     if matcher.mode == "names":
@@ -87,7 +88,8 @@ def explain(config: Config, event: Event, budget: float,
     """The dry-run report for one event, as plain data (``--json`` prints it as is)."""
     untrusted = {t.source: t for t in config.loaded.trust if not t.trusted}
     kept = {hook.identity(): hook
-            for hook in select([h for h in config.hooks if h.source not in untrusted], event)}
+            for hook in select([h for h in config.hooks if h.source not in untrusted], event,
+                               host_tool)}
     keys = config_keys((h.api_key_env for h in config.hooks), environ)
     hooks: list[dict[str, Any]] = []
     others = 0

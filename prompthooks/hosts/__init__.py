@@ -16,7 +16,7 @@ from ._common import Reply
 from .protocol import Host
 
 __all__ = ["CANONICAL", "FOLDER_DIALECT", "HOSTS", "NAMES", "Host", "Reply", "detect",
-           "file_dialect", "get"]
+           "file_dialect", "get", "host_tool"]
 
 HOSTS: dict[str, Host] = {host.NAME: host for host in (claude, cursor, cline)}
 NAMES: tuple[str, ...] = tuple(HOSTS)
@@ -47,6 +47,11 @@ def get(name: str) -> Host:
     except KeyError:
         raise InputError(f"unknown host {name!r}; use {', '.join(NAMES[:-1])} or "
                          f"{NAMES[-1]}") from None
+
+
+def host_tool(dialect: str, tool: str) -> str:
+    """A canonical tool's name in ``dialect``'s own words (what its tool matchers see)."""
+    return get(dialect).host_tool(tool)
 
 
 def file_dialect(data: Mapping[str, Any]) -> Host:

@@ -81,8 +81,9 @@ class Host(Protocol):
         ...
 
     def load_file(self, data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
-                  project_dir: str) -> list[Hook]:
-        """The hooks of a JSON config file in this dialect (raises ConfigError)."""
+                  project_dir: str, canonical: Host) -> list[Hook]:
+        """The hooks of a JSON config file in this dialect (raises ConfigError);
+        ``canonical`` is the dialect its policy packs are written in."""
         ...
 
     def sends_as_is(self, event: Event, hook: Hook) -> bool:

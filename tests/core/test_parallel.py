@@ -86,6 +86,7 @@ def test_same_prompt_file_name_in_two_folders_runs_both(tmp_path: Path) -> None:
             {"hooks": [{"type": "prompt", "prompt_file": "pol.md"}]}]}})))
     from prompthooks.api import parse_event
     from prompthooks.core.engine import select
+    from prompthooks.hosts import host_tool
 
     _, event = parse_event(claude_bash("ls"), environ={})
-    assert len(select(load_config(paths).hooks, event)) == 2
+    assert len(select(load_config(paths).hooks, event, host_tool)) == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config import handlers
 from ...config.loaded import Loaded
@@ -13,9 +13,12 @@ from ...errors import ConfigError
 from .matchers import claude_matcher
 from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
 
+if TYPE_CHECKING:
+    from ..protocol import Host
+
 
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
-              project_dir: str) -> list[Hook]:
+              project_dir: str, canonical: Host) -> list[Hook]:
     from .schema import ClaudeFile
 
     model = handlers.validate(ClaudeFile, data, path)
@@ -43,7 +46,7 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
                                      config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)
-    out += handlers.packs(model, path, source, settings, len(out), loaded, problems)
+    out += handlers.packs(model, path, source, settings, len(out), loaded, problems, canonical)
     if problems:
         raise ConfigError.of_all(problems)
     return out

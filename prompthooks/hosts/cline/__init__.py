@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ...core.matchers import Matcher
     from ...install.host import HostGlue
     from ...transcripts.reading import TranscriptReader
+    from ..protocol import Host
 
 TOOL_NAMES = FROM_CLINE
 EVENT_ALIASES = SDK_EVENTS
@@ -64,7 +65,7 @@ def claims_file(data: Mapping[str, Any]) -> bool:
 
 
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
-              project_dir: str) -> list[Hook]:
+              project_dir: str, canonical: Host) -> list[Hook]:
     raise ConfigError(str(path), "Cline hooks are a folder of executables, not a JSON file")
 
 

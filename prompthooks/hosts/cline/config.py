@@ -63,7 +63,7 @@ def load_folder(path: Path, source: Source, loaded: Loaded) -> None:
     Only the hook names are looked at, so a folder of a million other files costs nothing. A
     FIFO, device or socket under such a name is not run: it is a failure of that event."""
     managed = source.name == "managed"
-    for name in files.hook_file_names():
+    for name in files.hook_file_names(CONFIG_EVENTS):
         entry = path / name
         mode = files.file_type(entry)
         if mode is None or stat.S_ISDIR(mode):

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ...core.matchers import Matcher
     from ...install.host import HostGlue
     from ...transcripts.reading import TranscriptReader
+    from ..protocol import Host
 
 TOOL_NAMES = FROM_CURSOR
 EVENT_ALIASES: dict[str, str] = {}
@@ -62,10 +63,10 @@ def claims_file(data: Mapping[str, Any]) -> bool:
 
 
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
-              project_dir: str) -> list[Hook]:
+              project_dir: str, canonical: Host) -> list[Hook]:
     from .config import load_file as load
 
-    return load(data, path, source, loaded, project_dir)
+    return load(data, path, source, loaded, project_dir, canonical)
 
 
 def sends_as_is(event: Event, hook: Hook) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config import handlers
 from ...config.loaded import Loaded
@@ -13,6 +13,9 @@ from ...core.hook import Hook, Source
 from ...errors import ConfigError
 from .matchers import cursor_matcher
 from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
+
+if TYPE_CHECKING:
+    from ..protocol import Host
 
 
 def claims_file(data: Mapping[str, Any]) -> bool:
@@ -41,7 +44,7 @@ def working_dir(path: Path, project_dir: str) -> str:
 
 
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
-              project_dir: str) -> list[Hook]:
+              project_dir: str, canonical: Host) -> list[Hook]:
     from .schema import CursorFile
 
     model = handlers.validate(CursorFile, data, path)
@@ -69,7 +72,7 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
                                  cwd=cwd, config_dir=str(path.parent.resolve()))
             if hook:
                 out.append(hook)
-    out += handlers.packs(model, path, source, settings, len(out), loaded, problems)
+    out += handlers.packs(model, path, source, settings, len(out), loaded, problems, canonical)
     if problems:
         raise ConfigError.of_all(problems)
     return out
