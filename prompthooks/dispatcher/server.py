@@ -45,8 +45,10 @@ def warm() -> argparse.ArgumentParser:
     from ..commands import run  # noqa: F401
     from ..config import unread  # noqa: F401
     from ..executors import command, prompt  # noqa: F401
+    from ..model import direct
     from ..runner import judge, once, supervisor  # noqa: F401
 
+    direct.preload()  # a prompt hook's direct path: httpx and the TLS context, shared
     return cli.build_parser()
 
 

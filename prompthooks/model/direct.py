@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -104,6 +105,32 @@ def _reply(data: Any, attempts: int, cost: float | None = None) -> ModelReply:
                       output_tokens=usage.get("completion_tokens"), cost=cost)
 
 
+# The default TLS context, built once (loading the CA bundle costs a tenth of a second): a
+# resident process builds it before it forks its runs, which then share it.
+_tls: list[Any] = []
+_CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+def preload() -> None:
+    """What a first call would load (httpx, the retry and loop modules, the default TLS
+    context), done ahead: the resident process calls it before forking runs."""
+    import httpx
+    import tenacity  # noqa: F401
+
+    if not _tls:
+        _tls.append(httpx.create_ssl_context(trust_env=False))
+
+
+def _verify(route: Direct) -> Any:
+    """The TLS context: the shared default one, unless the caller's environment names its own
+    CA bundle (which httpx reads when it trusts the environment)."""
+    if route.trust_env and any(os.environ.get(name) for name in _CA_VARIABLES):
+        return True
+    if not _tls:
+        preload()
+    return _tls[0]
+
+
 def _client(route: Direct) -> Any:
     """The kept-open client for ``route``'s settings, on the running (shared) loop."""
     import httpx
@@ -112,7 +139,8 @@ def _client(route: Direct) -> Any:
     client = _clients.get(key)
     if client is None:
         client = _clients[key] = httpx.AsyncClient(
-            trust_env=route.trust_env, proxy=route.proxy, follow_redirects=False,
+            verify=_verify(route), trust_env=route.trust_env, proxy=route.proxy,
+            follow_redirects=False,
             limits=httpx.Limits(max_keepalive_connections=20, keepalive_expiry=30.0))
     return client
 
