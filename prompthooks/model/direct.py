@@ -44,12 +44,25 @@ class BadReply(Exception):
     """A 200 answer that is not a chat completion."""
 
 
+def _httpx() -> Any:
+    """httpx, without its command-line client: ``import httpx`` also imports ``httpx._main``,
+    which loads rich and pygments when they are installed (a tenth of a second on every cold
+    prompt hook); marking it absent makes httpx fall back to its stub ``main``."""
+    import sys
+
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    import httpx
+
+    return httpx
+
+
 def prepare(route: Direct | None = None) -> None:
     """Import what a direct call needs and make ``route``'s kept-open client (its TLS
     context takes a while): start-up time, see model/chain.py."""
-    import httpx  # noqa: F401
     import tenacity  # noqa: F401
 
+    _httpx()
     if route is not None:
         async def make() -> None:
             _client(route)
@@ -114,9 +127,9 @@ _CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 def preload() -> None:
     """What a first call would load (httpx, the retry and loop modules, the default TLS
     context), done ahead: the resident process calls it before forking runs."""
-    import httpx
     import tenacity  # noqa: F401
 
+    httpx = _httpx()
     if not _tls:
         _tls.append(httpx.create_ssl_context(trust_env=False))
 
@@ -133,7 +146,7 @@ def _verify(route: Direct) -> Any:
 
 def _client(route: Direct) -> Any:
     """The kept-open client for ``route``'s settings, on the running (shared) loop."""
-    import httpx
+    httpx = _httpx()
 
     key = (id(asyncio.get_running_loop()), route.trust_env, route.proxy)
     client = _clients.get(key)

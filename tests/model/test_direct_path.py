@@ -26,7 +26,8 @@ PROBE = """
 import sys
 from prompthooks.cli import main
 code = main(["run", "--config", sys.argv[1]])
-heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("litellm", "openai"))
+heavy = sorted(m for m in sys.modules
+               if m.split(".")[0] in ("litellm", "openai", "rich", "pygments"))
 print("HEAVY=" + ",".join(heavy), file=sys.stderr)
 print("HTTPX=" + str("httpx" in sys.modules), file=sys.stderr)
 sys.exit(code)
