@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import dead, failures, loop
-from .failures import MIN_ATTEMPT, Failure, dead_message, redact_error
+from .failures import MIN_ATTEMPT, Failure
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 
 __all__ = ["MIN_ATTEMPT", "ModelError", "ModelReply", "ModelRequest", "ModelTimeout",
@@ -173,17 +173,11 @@ async def _complete(request: ModelRequest, deadline: float, attempts: list[int])
                       cost=_cost(response, litellm))
 
 
-class _Failed(Exception):
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.what)
-        self.failure = failure
-
-
 async def _described(request: ModelRequest, deadline: float, attempts: list[int]) -> Any:
     try:
         return await _complete(request, deadline, attempts)
     except Exception as exc:
-        raise _Failed(describe(exc, import_litellm())) from None
+        raise failures.Failed(describe(exc, import_litellm())) from None
 
 
 def _cost(response: Any, litellm: Any) -> float | None:
@@ -206,27 +200,5 @@ def complete(request: ModelRequest, deadline: float,
 
     endpoint = request.endpoint
     name = dead.address(endpoint.api_base, endpoint.model)
-    if environ is not None:
-        seen = dead.recall(name, environ)
-        if seen is not None:
-            raise ModelError(dead_message(seen, endpoint.model))
-    if time.monotonic() >= deadline:  # not even litellm's import: it could only be wasted
-        raise ModelTimeout(f"{failures.TIMEOUT} ({endpoint.model})")
-    attempts = [0]
-    try:
-        reply: ModelReply = loop.run(_described(request, deadline, attempts),
-                                     deadline - time.monotonic() + loop.SETTLE)
-    except concurrent.futures.TimeoutError:
-        raise ModelTimeout(f"{failures.TIMEOUT} ({endpoint.model})") from None
-    except _Failed as failed:
-        failure = failed.failure
-        line = failures.message(failure, endpoint.model, max(attempts[0], 1),
-                                lambda t: redact_error(t, endpoint), deadline)
-        if failure.dead and environ is not None:
-            dead.remember(name, failure.what, environ)
-        if failure.timeout:
-            raise ModelTimeout(line) from None
-        raise ModelError(line) from None
-    if environ is not None:
-        dead.forget(name, environ)
-    return reply
+    return failures.settled(name, endpoint, deadline, environ,
+                            lambda attempts: _described(request, deadline, attempts))

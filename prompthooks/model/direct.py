@@ -14,7 +14,6 @@ hooks' clients follow the proxy variables, as litellm's would.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import os
 import time
 from collections.abc import Mapping
@@ -22,9 +21,8 @@ from typing import Any
 
 from . import dead, failures, loop
 from .cost import from_headers
-from .failures import dead_message, redact_error
 from .route import Direct, pinned_route
-from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
+from .types import ModelReply, ModelRequest
 
 # (event loop, trust_env, proxy) -> the client kept open for them.
 _clients: dict[tuple[int, bool, str | None], Any] = {}
@@ -190,40 +188,10 @@ def complete(request: ModelRequest, deadline: float, route: Direct | None = None
     ``deadline`` (a ``time.monotonic()`` instant). ``environ`` is where the dead-endpoint
     memory lives (None: not used, as for a managed hook)."""
 
-    model = request.endpoint.model
     target = route or pinned_route(request.endpoint)
-    name = dead.address(target.base, model)
-    if environ is not None:
-        seen = dead.recall(name, environ)
-        if seen is not None:
-            raise ModelError(dead_message(seen, model))
-    if time.monotonic() >= deadline:
-        raise ModelTimeout(f"{failures.TIMEOUT} ({model})")
-    attempts = [0]
-    try:
-        reply = loop.run(_counted(request, deadline, target, attempts),
-                         deadline - time.monotonic() + loop.SETTLE)
-    except concurrent.futures.TimeoutError:
-        raise ModelTimeout(f"{failures.TIMEOUT} ({model})") from None
-    except _Failed as failed:
-        failure = failed.failure
-        line = failures.message(failure, model, failed.attempts,
-                                lambda t: redact_error(t, request.endpoint), deadline)
-        if failure.dead and environ is not None:
-            dead.remember(name, failure.what, environ)
-        if failure.timeout:
-            raise ModelTimeout(line) from None
-        raise ModelError(line) from None
-    if environ is not None:
-        dead.forget(name, environ)
-    return reply
-
-
-class _Failed(Exception):
-    def __init__(self, failure: failures.Failure, attempts: int) -> None:
-        super().__init__(failure.what)
-        self.failure = failure
-        self.attempts = attempts
+    name = dead.address(target.base, request.endpoint.model)
+    return failures.settled(name, request.endpoint, deadline, environ,
+                            lambda attempts: _counted(request, deadline, target, attempts))
 
 
 async def _counted(request: ModelRequest, deadline: float, route: Direct,
@@ -232,7 +200,7 @@ async def _counted(request: ModelRequest, deadline: float, route: Direct,
     try:
         return await _complete(request, deadline, route, attempts)
     except Exception as exc:
-        raise _Failed(describe(exc), attempts[0]) from None
+        raise failures.Failed(describe(exc)) from None
 
 
 __all__ = ["body", "complete", "describe", "prepare", "url"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from . import dead
 
 if TYPE_CHECKING:
     from .settings import Endpoint
+    from .types import ModelReply
 
 # No retry starts with less time left than this: it could only time out, and the error would
 # then say "did not answer in time" instead of what every earlier attempt ran into.
@@ -224,3 +225,49 @@ def retrying(describe: Callable[[BaseException], Failure], deadline: float) -> A
 __all__ = ["DEAD", "MIN_ATTEMPT", "REFUSED", "TIMEOUT", "UNRESOLVED", "Failure",
            "connection_failure", "dead_message", "from_status", "message", "parse_retry_after",
            "redact_error", "retrying", "server_message"]
+
+
+class Failed(Exception):
+    """A call's failure, described on the event loop (where its exception is)."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.what)
+        self.failure = failure
+
+
+def settled(name: str, endpoint: Endpoint, deadline: float, environ: Mapping[str, str] | None,
+            call: Callable[[list[int]], Coroutine[Any, Any, ModelReply]]) -> ModelReply:
+    """One model call on either path (litellm or direct), in the frame both share: a
+    remembered dead endpoint (``name``, in ``environ``; None: no memory, as for managed
+    hooks) answers at once, no call starts past ``deadline``, and a failure (``Failed``)
+    becomes one accurate line, remembering a dead endpoint; a success forgets it. ``call``
+    counts its attempts in the list it is given."""
+    import concurrent.futures
+
+    from . import loop
+    from .types import ModelError, ModelTimeout
+
+    if environ is not None:
+        seen = dead.recall(name, environ)
+        if seen is not None:
+            raise ModelError(dead_message(seen, endpoint.model))
+    if time.monotonic() >= deadline:  # not even an import: it could only be wasted
+        raise ModelTimeout(f"{TIMEOUT} ({endpoint.model})")
+    attempts = [0]
+    try:
+        reply = loop.run(call(attempts), deadline - time.monotonic() + loop.SETTLE)
+    except concurrent.futures.TimeoutError:
+        raise ModelTimeout(f"{TIMEOUT} ({endpoint.model})") from None
+    except Failed as failed:
+        failure = failed.failure
+        line = message(failure, endpoint.model, max(attempts[0], 1),
+                       lambda t: redact_error(t, endpoint), deadline)
+        if failure.dead and environ is not None:
+            dead.remember(name, failure.what, environ)
+        if failure.timeout:
+            raise ModelTimeout(line) from None
+        raise ModelError(line) from None
+    if environ is not None:
+        dead.forget(name, environ)
+    return reply
+
