@@ -7,6 +7,7 @@ scripted answer (the last one repeats); every request is recorded with its JSON 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -180,3 +181,36 @@ def serve_kept_alive() -> Iterator[KeptAlive]:
             super().do_POST()
 
     yield from run_server(Handler, state, "/v1")
+
+
+def serve_tls(certfile: str, keyfile: str) -> Iterator[FakeModel]:
+    """:func:`serve` over HTTPS with the given certificate; ``url`` starts with https://."""
+    import ssl
+
+    state = FakeModel()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certfile, keyfile)
+
+    class Handler(_handler(state)):  # type: ignore[misc]
+        refused = False
+        request: socket.socket
+
+        def setup(self) -> None:
+            try:
+                self.request = context.wrap_socket(self.request, server_side=True)
+            except (ssl.SSLError, OSError):  # a client that does not trust us hangs up
+                self.refused = True
+                return
+            super().setup()
+
+        def handle(self) -> None:
+            if not self.refused:
+                super().handle()
+
+        def finish(self) -> None:
+            if not self.refused:
+                super().finish()
+
+    for served in run_server(Handler, state, "/v1"):
+        served.url = served.url.replace("http://", "https://", 1)
+        yield served

@@ -47,6 +47,14 @@ def test_wheel_runs_the_library_suites_from_anywhere(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     reply = json.loads(run.stdout)["hookSpecificOutput"]
     assert reply["permissionDecision"] == "deny" and "no pushing" in reply["permissionDecisionReason"]
+    # The command as the install made it: a plain script pointed at the interpreter.
+    script = target / "bin" / "prompthooks"
+    assert script.read_text().startswith(f"#!{sys.executable}\n")
+    by_script = subprocess.run([str(script), "run", "--config", str(hooks)],
+                               input=json.dumps(event), capture_output=True, text=True,
+                               cwd=elsewhere, env={**env, "PROMPTHOOKS_DISPATCH": "0"},
+                               timeout=120)
+    assert json.loads(by_script.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     proc = subprocess.run([sys.executable, "-m", "prompthooks", "test", "--library"],
                           capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,15 +1,16 @@
 """The run side of the resident process: a run handed over by the thin client.
 
 The resident process (``prompthooks serve``) has litellm loaded and its connections open; a
-zygote it forked before importing litellm has the run's modules imported. For each run the
-zygote forks: the child takes the caller's environment,
-working directory, umask and stderr, and does what ``prompthooks run`` does in the process a
-host starts (the supervisor, the work in a grandchild, command hooks spawned with the caller's
-environment, prompt hooks through this same process, the merge, the audit after the reply), by
-the same code. The reply and exit code go back to the client the moment they are known; the
-audit rows follow in the child. A fork per run keeps runs apart from each other and from the
-resident process: one that hangs or is killed takes nothing else with it. Its prompt hooks
-call the model through the resident process, like any client's.
+zygote it forked before importing litellm has the run's modules imported. Each run goes to a
+child of the zygote, forked before the run arrived (a spare: the next one is forked as soon as
+it is taken). The child takes the caller's environment, working directory, umask and stderr,
+and does what ``prompthooks run`` does in the process a host starts (the supervisor, the work
+in a grandchild, command hooks spawned with the caller's environment, prompt hooks, the merge,
+the audit after the reply), by the same code. The reply and exit code go back to the client
+the moment they are known; the audit rows follow in the child. A process per run keeps runs
+apart from each other and from the resident process: one that hangs or is killed takes
+nothing else with it. Its prompt hooks call OpenAI-compatible endpoints directly and the
+others through the resident process, like any client's.
 """
 
 from __future__ import annotations
@@ -38,18 +39,30 @@ _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
 def warm() -> argparse.ArgumentParser:
     """Import what a run uses, once, before the first fork (children share the pages), and
     build the command line's parser; returns the parser."""
+    import encodings.utf_8_sig  # noqa: F401  (config files are read with it: a BOM is fine)
+    import importlib
     import sqlite3  # noqa: F401
 
-    from .. import api, audit, cli, redaction  # noqa: F401
+    from .. import api, audit, cli, hosts, redaction  # noqa: F401
     from ..audit import rows, store  # noqa: F401
     from ..commands import run  # noqa: F401
-    from ..config import unread  # noqa: F401
+    from ..config import schema, unread  # noqa: F401
+    from ..core import stop_cap  # noqa: F401
     from ..executors import command, prompt  # noqa: F401
-    from ..model import direct
-    from ..runner import judge, once, supervisor  # noqa: F401
+    from ..model import direct, prices, verdict_models  # noqa: F401
+    from ..runner import handed, judge, once, supervisor  # noqa: F401
 
-    direct.preload()  # a prompt hook's direct path: httpx and the TLS context, shared
-    return cli.build_parser()
+    direct.preload()  # a prompt hook's direct path: httpx and the TLS contexts, shared
+    prices.preload()  # the audit's price table (read after every prompt hook's reply)
+    for name in hosts.NAMES:  # what reading a changed config takes (a cache miss)
+        for part in ("config", "matchers", "schema"):
+            with contextlib.suppress(ImportError):
+                importlib.import_module(f"{hosts.__name__}.{name}.{part}")
+    redaction.redact("-")  # its patterns, compiled once (for what a prompt hook sends, audit)
+    parser = cli.build_parser()
+    for argv in (["run"], ["run", "--config", "x"], ["run", "--host", hosts.NAMES[0], "x"]):
+        parser.parse_args(argv)  # the patterns argparse compiles to read a command line
+    return parser
 
 
 def first_bytes(conn: socket.socket) -> tuple[bytes, list[int]]:
@@ -167,12 +180,14 @@ def _fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
 
 def _zygote(sock: socket.socket, own_env: Mapping[str, str],
             parser: argparse.ArgumentParser) -> None:
-    """The zygote's loop: a child per run handed to it, until the resident process closes
-    its end."""
+    """The zygote's loop: each run handed to it goes to a child forked ahead of time (the
+    spare), and a new spare is forked at once, off the next run's path; until the resident
+    process closes its end."""
     import gc
     import select
 
     gc.freeze()  # the objects so far are never collected: a fork's pages stay shared
+    spare = _Spare.fork(sock, own_env, parser)
     while True:
         ready, _, _ = select.select([sock], [], [], 1.0)
         with contextlib.suppress(ChildProcessError):
@@ -184,12 +199,71 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
         fds = _fds(ancillary)
         if not first and not fds:
             return
-        if fds and os.fork() == 0:
-            sock.close()
-            _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser)
-        for fd in fds:
+        if fds:
+            handed = spare is not None and spare.give(first, fds)
+            if not handed and os.fork() == 0:  # no spare to take it: a child for it now
+                sock.close()
+                _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser)
+        for fd in fds:  # before the next spare is forked: it must not hold the client's
             with contextlib.suppress(OSError):
                 os.close(fd)
+        if fds:
+            spare = _Spare.fork(sock, own_env, parser)
+
+
+class _Spare:
+    """A child of the zygote forked before its run arrives: forking costs a few
+    milliseconds (the zygote has every module of a run loaded), paid between runs rather
+    than during one. It waits for one run on a socket pair and exits when the zygote's end
+    closes."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self._sock = sock
+
+    @classmethod
+    def fork(cls, zygote: socket.socket, own_env: Mapping[str, str],
+             parser: argparse.ArgumentParser) -> _Spare | None:
+        try:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            ours.close()
+            theirs.close()
+            return None
+        if pid == 0:
+            zygote.close()
+            ours.close()
+            _wait_for_run(theirs, own_env, parser)
+        theirs.close()
+        return cls(pid, ours)
+
+    def give(self, first: bytes, fds: list[int]) -> bool:
+        """Hand the spare its run (False: it is gone); it is used once."""
+        payload = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds[:2])
+        try:
+            self._sock.sendmsg([first], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, payload)])
+        except OSError:
+            return False
+        finally:
+            self._sock.close()
+        return True
+
+
+def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str],
+                  parser: argparse.ArgumentParser) -> NoReturn:
+    """A spare's life: its run, or nothing if the zygote went first. Never returns."""
+    try:
+        first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
+        fds = _fds(ancillary)
+        sock.close()
+        if fds:
+            _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser)
+    finally:
+        os._exit(0)
 
 
 def _run(conn_fd: int, stderr: int | None, first: bytes, own_env: Mapping[str, str],

@@ -14,6 +14,7 @@ hooks' clients follow the proxy variables, as litellm's would.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 from collections.abc import Mapping
@@ -24,8 +25,8 @@ from .cost import from_headers
 from .route import Direct, pinned_route
 from .types import ModelReply, ModelRequest
 
-# (event loop, trust_env, proxy) -> the client kept open for them.
-_clients: dict[tuple[int, bool, str | None], Any] = {}
+# (event loop, trust_env, proxy, TLS context) -> the client kept open for them.
+_clients: dict[tuple[int, bool, str | None, int], Any] = {}
 
 
 class HTTPStatusError(Exception):
@@ -116,41 +117,81 @@ def _reply(data: Any, attempts: int, cost: float | None = None) -> ModelReply:
                       output_tokens=usage.get("completion_tokens"), cost=cost)
 
 
-# The default TLS context, built once (loading the CA bundle costs a tenth of a second): a
-# resident process builds it before it forks its runs, which then share it.
-_tls: list[Any] = []
-_CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+# TLS contexts, built once per CA source (loading a CA bundle costs a tenth of a second): a
+# resident process builds the ones for its own environment before it forks its runs, which
+# then share them. Keyed by where the certificates come from and, for a bundle file, by the
+# file's identity and change time, so an edited or replaced bundle is read again.
+_tls: dict[tuple[object, ...], Any] = {}
+
+
+def _ca_source(trust_env: bool) -> tuple[object, ...] | None:
+    """Where a client's CA certificates come from, as httpx decides it (SSL_CERT_FILE, then
+    SSL_CERT_DIR, when it trusts the environment; else certifi's bundle); None when the named
+    file cannot be looked at (httpx then reads it, and says what is wrong)."""
+    cafile = os.environ.get("SSL_CERT_FILE") if trust_env else None
+    if cafile:
+        try:
+            st = os.stat(cafile)
+        except OSError:
+            return None
+        return ("file", cafile, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    capath = os.environ.get("SSL_CERT_DIR") if trust_env else None
+    if capath:  # OpenSSL looks certificates up in the folder when it verifies, not before
+        return ("dir", capath)
+    return ("default",)
+
+
+def _context(trust_env: bool) -> Any:
+    source = _ca_source(trust_env)
+    context = _tls.get(source) if source is not None else None
+    if context is None:
+        context = _httpx().create_ssl_context(trust_env=trust_env)
+        if source is not None:
+            _tls[source] = context
+    return context
 
 
 def preload() -> None:
-    """What a first call would load (httpx, the retry and loop modules, the default TLS
-    context), done ahead: the resident process calls it before forking runs."""
+    """What a first call would load, done ahead: the resident process calls it before forking
+    runs. That is httpx and the retry and loop modules, the TLS contexts for this process's
+    environment, and what httpx imports only when its first client is made or connects
+    (httpcore with h11 and h2, and anyio's asyncio backend): some 300 ms a forked run would
+    otherwise pay."""
+    import importlib
+
     import tenacity  # noqa: F401
 
-    httpx = _httpx()
-    if not _tls:
-        _tls.append(httpx.create_ssl_context(trust_env=False))
+    _httpx()
+    for name in _FIRST_CALL_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    for trust_env in (False, True):
+        with contextlib.suppress(OSError):  # an unreadable bundle: said when a call uses it
+            _context(trust_env)
+
+
+# What httpx imports on its first client and first connection (httpcore's pools and its
+# anyio backend).
+_FIRST_CALL_MODULES = ("httpcore", "httpcore._backends.auto", "httpcore._backends.anyio",
+                       "anyio._backends._asyncio", "sniffio")
 
 
 def _verify(route: Direct) -> Any:
-    """The TLS context: the shared default one, unless the caller's environment names its own
-    CA bundle (which httpx reads when it trusts the environment)."""
-    if route.trust_env and any(os.environ.get(name) for name in _CA_VARIABLES):
-        return True
-    if not _tls:
-        preload()
-    return _tls[0]
+    """The TLS context for ``route``: a managed hook's reads nothing from the environment;
+    another's follows SSL_CERT_FILE and SSL_CERT_DIR as httpx would."""
+    return _context(route.trust_env)
 
 
 def _client(route: Direct) -> Any:
     """The kept-open client for ``route``'s settings, on the running (shared) loop."""
     httpx = _httpx()
 
-    key = (id(asyncio.get_running_loop()), route.trust_env, route.proxy)
+    verify = _verify(route)
+    key = (id(asyncio.get_running_loop()), route.trust_env, route.proxy, id(verify))
     client = _clients.get(key)
     if client is None:
         client = _clients[key] = httpx.AsyncClient(
-            verify=_verify(route), trust_env=route.trust_env, proxy=route.proxy,
+            verify=verify, trust_env=route.trust_env, proxy=route.proxy,
             follow_redirects=False,
             limits=httpx.Limits(max_keepalive_connections=20, keepalive_expiry=30.0))
     return client

@@ -32,6 +32,7 @@ _MESSAGE_CHARS = 200
 TIMEOUT = "the model did not answer in time"
 REFUSED = "cannot connect to the model endpoint (connection refused)"
 UNRESOLVED = "cannot connect to the model endpoint (its host name does not resolve)"
+UNTRUSTED = "cannot connect to the model endpoint (its TLS certificate is not trusted)"
 DEAD = (REFUSED, UNRESOLVED)  # not retried, and remembered (dead.py)
 
 
@@ -97,6 +98,8 @@ def connection_failure(exc: BaseException) -> Failure:
     if any(s in text for s in ("connection refused", "errno 111", "connect call failed",
                                "network is unreachable", "no route to host")):
         return Failure(REFUSED, dead=True)
+    if "certificate verify failed" in text:  # the same certificate on every attempt
+        return Failure(UNTRUSTED)
     return Failure("cannot connect to the model endpoint", True)
 
 

@@ -14,13 +14,15 @@ import functools
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 _TABLE = "model_prices_and_context_window_backup.json"
 
 
 @functools.cache
-def _table() -> dict[str, Any]:
+def _table() -> dict[str, tuple[float, float]]:
+    """Model name -> (input, output) dollars per token, for the entries that give both; only
+    those two numbers are kept (the table itself is megabytes: a resident process keeps this
+    in the zygote its runs are forked from)."""
     import importlib.util
 
     try:
@@ -29,7 +31,16 @@ def _table() -> dict[str, Any]:
         data = json.loads((Path(folders[0]) / _TABLE).read_bytes()) if folders else {}
     except (ImportError, OSError, ValueError, IndexError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    table = {}
+    for name, entry in data.items():
+        try:
+            table[name] = (float(entry["input_cost_per_token"]),
+                           float(entry["output_cost_per_token"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return table
 
 
 def price(model: str | None, input_tokens: int | None,
@@ -39,15 +50,16 @@ def price(model: str | None, input_tokens: int | None,
     if not model or input_tokens is None or output_tokens is None:
         return None
     table = _table()
-    entry = table.get(model) or table.get(model.split("/", 1)[-1])
-    if not isinstance(entry, dict):
+    rates = table.get(model) or table.get(model.split("/", 1)[-1])
+    if rates is None:
         return None
-    try:
-        cost = (float(entry["input_cost_per_token"]) * input_tokens
-                + float(entry["output_cost_per_token"]) * output_tokens)
-    except (KeyError, TypeError, ValueError):
-        return None
+    cost = rates[0] * input_tokens + rates[1] * output_tokens
     return cost if math.isfinite(cost) and cost > 0 else None
 
 
-__all__ = ["price"]
+def preload() -> None:
+    """Read the table now (a resident process, before it forks its runs)."""
+    _table()
+
+
+__all__ = ["preload", "price"]

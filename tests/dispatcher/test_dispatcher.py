@@ -292,9 +292,9 @@ def test_a_handed_over_run_imports_nothing_but_the_thin_client(
     data = json.dumps(claude_bash("ls")).encode()
     bare = _imported(["-c", "pass"], b"", {})
     handed = _imported([SCRIPT, "run", "--config", str(cfg)], data, {})
-    assert handed - bare <= ALLOWED | {"re", "enum", "sre_compile", "sre_parse", "sre_constants",
-                                       "_sre", "re._casefix", "re._compiler", "re._constants",
-                                       "re._parser", "copyreg", "functools"}, handed - bare
+    # Not `re` either: the installed command is a plain script, not pip's entry-point
+    # launcher (which imports it first).
+    assert handed - bare <= ALLOWED, handed - bare
     # In process (no hand-over), a command-only event still loads no model or table modules.
     here = _imported([SCRIPT, "run", "--config", str(cfg)], data, {"PROMPTHOOKS_DISPATCH": "0"})
     assert "prompthooks.cli" in here
