@@ -6,7 +6,8 @@ It builds this checkout's wheel and installs it (not editable, bytecode compiled
 temporary virtual environment whose dependencies are this environment's (a `.pth` line: no
 download), then measures that install's console script. Every ratio is against that install's
 own bare start (`python -c pass` of the same interpreter, in the same run), so a noisy machine
-moves numerator and denominator together. Each figure is a median of repeated runs; a run is
+moves numerator and denominator together; the R1 and R3 ratios are taken pair by pair (a bare
+start, then the run), their median reported. Each figure is a median of repeated runs; a run is
 timed from its spawn to its exit with stdout read through a pipe, as a host reads it (stderr
 goes to /dev/null, except in the row that says otherwise). Not part of the test suite: nothing
 here passes or fails.
@@ -21,7 +22,8 @@ here passes or fails.
   300 ms model: seconds beyond the model's time. Target <= 1 s.
 - Dead endpoint: a prompt hook whose endpoint refuses connections, two events in a row.
   Target <= 1 s per event.
-- The resident process's memory (RSS of `prompthooks serve` and of its zygote).
+- The resident process's memory (PSS of `prompthooks serve`, its zygote and the processes
+  forked for the next run).
 - Event size: 1 KB, 1 MB and 10 MB events through one command hook and through one prompt hook:
   time and the client's peak memory.
 """
@@ -92,6 +94,23 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
+def paired(fn: Callable[[], object], bare: Callable[[], object], repeat: int
+           ) -> tuple[float, float]:
+    """(the median of ``fn``'s time over a bare start's, taken pair by pair, bare start and
+    run in turn; the median of ``fn``'s own time): the pairs keep the ratio steady while the
+    machine's speed drifts."""
+    ratios, times = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        bare()
+        middle = time.perf_counter()
+        fn()
+        end = time.perf_counter()
+        ratios.append((end - middle) / (middle - start))
+        times.append(end - middle)
+    return statistics.median(ratios), statistics.median(times)
+
+
 def run(argv: Sequence[str], data: bytes, env: dict[str, str],
         stderr: int = subprocess.DEVNULL) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(argv, input=data, stdout=subprocess.PIPE, stderr=stderr, env=env,
@@ -148,7 +167,13 @@ def resident(runtime: Path) -> list[int]:
     return found
 
 
-def rss_kb(pid: int) -> int:
+def pss_kb(pid: int) -> int:
+    """The process's proportional set size (a page shared by n processes counts 1/n), else
+    its resident set size."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
@@ -198,7 +223,11 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
     here = {**env, "PROMPTHOOKS_DISPATCH": "0"}
     rows: list[tuple[str, str, str]] = []
 
-    bare = median_time(lambda: run([py, "-c", "pass"], b"", env), n * 2)
+    def bare_start() -> object:
+        return run([py, "-c", "pass"], data, env)
+
+    data = event()
+    bare = median_time(bare_start, n * 2)
     rows.append(("bare start", f"{bare * 1000:.1f} ms",
                  "`python -c pass` of the installed environment: the unit of every ratio"))
 
@@ -209,7 +238,6 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
     one = config(tmp, "one.json", [{"type": "prompt", "prompt": "Judge: $ARGUMENTS"}], slow)
     fifty = config(tmp, "fifty.json", [{"type": "prompt", "prompt": f"Judge {i}: $ARGUMENTS"}
                                        for i in range(50)], slow)
-    data = event()
 
     # Cold first: no resident process in this runtime folder.
     colds = []
@@ -238,27 +266,33 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
     try:
         for argv in ([cli, "run", "--config", trivial], [cli, "run", "--config", prompt]):
             run(argv, data, env)  # caches and the resident process's first request
-        disp = median_time(lambda: run([cli, "run", "--config", trivial], data, env), n * 2)
-        with_err = median_time(lambda: run([cli, "run", "--config", trivial], data, env,
-                                           subprocess.PIPE), n)
-        inproc = median_time(lambda: run([cli, "run", "--config", trivial], data, here), n * 2)
+        pairs = n * 6
+        disp, disp_s = paired(lambda: run([cli, "run", "--config", trivial], data, env),
+                              bare_start, pairs)
+        with_err, with_err_s = paired(lambda: run([cli, "run", "--config", trivial], data, env,
+                                                  subprocess.PIPE), bare_start, pairs)
+        inproc, inproc_s = paired(lambda: run([cli, "run", "--config", trivial], data, here),
+                                  bare_start, n * 2)
         hook = median_time(lambda: run(["/bin/sh", "-c", "cat > /dev/null"], data, env), n * 2)
-        rows.append(("R1 command-only, resident", f"{disp / bare:.2f}",
-                     f"{disp * 1000:.1f} ms, the hook alone {hook * 1000:.1f} ms (target <= 2)"))
-        rows.append(("R1 command-only, resident, stderr read too", f"{with_err / bare:.2f}",
-                     f"{with_err * 1000:.1f} ms: to the end of stderr, which the run holds "
+        rows.append(("R1 command-only, resident", f"{disp:.2f}",
+                     f"{disp_s * 1000:.1f} ms, the hook alone {hook * 1000:.1f} ms "
+                     "(target <= 2)"))
+        rows.append(("R1 command-only, resident, stderr read too", f"{with_err:.2f}",
+                     f"{with_err_s * 1000:.1f} ms: to the end of stderr, which the run holds "
                      "until its audit rows are written"))
-        rows.append(("R1 command-only, in process", f"{inproc / bare:.2f}",
-                     f"{inproc * 1000:.1f} ms: `PROMPTHOOKS_DISPATCH=0`, as with no resident "
+        rows.append(("R1 command-only, in process", f"{inproc:.2f}",
+                     f"{inproc_s * 1000:.1f} ms: `PROMPTHOOKS_DISPATCH=0`, as with no resident "
                      "process"))
 
-        warm = median_time(lambda: run([cli, "run", "--config", prompt], data, env), n * 2)
-        warm_here = median_time(lambda: run([cli, "run", "--config", prompt], data, here), n)
-        rows.append(("R3 warm prompt hook, resident", f"{warm / bare:.2f}",
-                     f"{warm * 1000:.1f} ms, model answering at once (target <= 2.5)"))
-        rows.append(("R3 warm prompt hook, in process", f"{warm_here / bare:.2f}",
-                     f"{warm_here * 1000:.1f} ms: the run in process, the model call through "
-                     "the resident process"))
+        warm, warm_s = paired(lambda: run([cli, "run", "--config", prompt], data, env),
+                              bare_start, pairs)
+        warm_here, warm_here_s = paired(lambda: run([cli, "run", "--config", prompt], data,
+                                                    here), bare_start, n)
+        rows.append(("R3 warm prompt hook, resident", f"{warm:.2f}",
+                     f"{warm_s * 1000:.1f} ms, model answering at once (target <= 2.5)"))
+        rows.append(("R3 warm prompt hook, in process", f"{warm_here:.2f}",
+                     f"{warm_here_s * 1000:.1f} ms: the run in process "
+                     "(`PROMPTHOOKS_DISPATCH=0`)"))
 
         t1 = median_time(lambda: run([cli, "run", "--config", one], data, env), max(3, n // 3))
         t50 = median_time(lambda: run([cli, "run", "--config", fifty], data, env),
@@ -297,10 +331,11 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
                          "characters for the model)"))
 
         pids = resident(runtime)
-        total = sum(rss_kb(pid) for pid in pids)
+        total = sum(pss_kb(pid) for pid in pids)
         rows.append(("resident memory", f"{total / 1024:.0f} MB",
-                     f"RSS of `prompthooks serve` and its zygote ({len(pids)} processes; "
-                     "shared pages counted in each)"))
+                     f"PSS of `prompthooks serve`, its zygote and the two processes forked "
+                     f"for the next run ({len(pids)} processes; a page they share counted "
+                     "once)"))
     finally:
         serving.terminate()
         serving.wait(30)

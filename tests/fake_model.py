@@ -116,6 +116,14 @@ def _handler(state: FakeModel) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Listening(ThreadingHTTPServer):
+    """A backlog like a real model server's (uvicorn's is 2048): socketserver's default of 5
+    drops most of a burst of connections (fifty prompt hooks on one event), and each dropped
+    one is retried by the kernel a second later."""
+
+    request_queue_size = 1024
+
+
 class _Served(Protocol):
     url: str
     stopping: threading.Event
@@ -127,7 +135,7 @@ S = TypeVar("S", bound=_Served)
 def run_server(handler: type[BaseHTTPRequestHandler], state: S, path: str = "") -> Iterator[S]:
     """Serve ``handler`` on a free 127.0.0.1 port for the duration of a fixture; ``state.url``
     is its address (plus ``path``). Shared by every local stand-in server of the suite."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Listening(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}{path}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)

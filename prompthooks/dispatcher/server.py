@@ -29,6 +29,7 @@ from typing import NoReturn
 from .._version import __version__
 from .address import model_environment
 from .protocol import MAGIC, TERMINATE, UNAVAILABLE, Request, exit_frame, length
+from .work import Work, take_caller
 
 _FIRST_READ = 10.0  # seconds a connection may take to say what it is
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
@@ -237,7 +238,7 @@ class _Spare:
         if pid == 0:
             zygote.close()
             ours.close()
-            _wait_for_run(theirs, own_env, parser)
+            _wait_for_run(theirs, own_env, parser, Work.fork(parser, (theirs,)))
         theirs.close()
         return cls(pid, ours)
 
@@ -254,21 +255,23 @@ class _Spare:
 
 
 def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str],
-                  parser: argparse.ArgumentParser) -> NoReturn:
-    """A spare's life: its run, or nothing if the zygote went first. Never returns."""
+                  parser: argparse.ArgumentParser, work: Work | None) -> NoReturn:
+    """A spare's life: its run, or nothing if the zygote went first (its work process,
+    forked ahead too, then exits with it). Never returns."""
     try:
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
         fds = _fds(ancillary)
         sock.close()
         if fds:
-            _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser)
+            _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser, work)
     finally:
         os._exit(0)
 
 
 def _run(conn_fd: int, stderr: int | None, first: bytes, own_env: Mapping[str, str],
-         parser: argparse.ArgumentParser) -> NoReturn:
-    """One handed-over run, in a child of the zygote. Never returns."""
+         parser: argparse.ArgumentParser, work: Work | None = None) -> NoReturn:
+    """One handed-over run, in a child of the zygote; ``work``: its work process, forked
+    ahead (None: the supervisor forks one). Never returns."""
     try:
         conn = socket.socket(fileno=conn_fd)
         try:
@@ -279,13 +282,15 @@ def _run(conn_fd: int, stderr: int | None, first: bytes, own_env: Mapping[str, s
             with contextlib.suppress(OSError):
                 conn.sendall(UNAVAILABLE)
             os._exit(0)
-        _child(conn, request, stderr, parser)
+        # The work process sets itself up meanwhile (it leaves if the folder is gone).
+        given = work.give(request, stderr) if work is not None else None
+        _child(conn, request, stderr, parser, given)
     finally:
         os._exit(0)
 
 
 def _child(conn: socket.socket, request: Request, stderr: int | None,
-           parser: argparse.ArgumentParser) -> NoReturn:
+           parser: argparse.ArgumentParser, work: tuple[int, int] | None) -> NoReturn:
     """The run, in the forked child. Never returns."""
     replied = threading.Event()
     try:
@@ -296,22 +301,13 @@ def _child(conn: socket.socket, request: Request, stderr: int | None,
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-        try:
-            os.chdir(request.cwd)
-        except OSError:
+        if not take_caller(request, stderr):
             conn.sendall(UNAVAILABLE)  # the client runs it where it is
             os._exit(0)
-        os.environb.clear()
-        os.environb.update(request.env)
-        os.umask(request.umask)
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(stderr if stderr is not None else null, 2)
         # A reply the supervisor writes itself (an event it answered for) lands here.
         out = os.memfd_create("prompthooks-reply")
         os.dup2(out, 1)
-        argv = [os.fsdecode(a) for a in request.argv]
-        sys.argv = ["prompthooks", *argv]
+        argv = sys.argv[1:]
 
         def on_reply(data: bytes, code: int) -> None:
             with contextlib.suppress(OSError):
@@ -322,8 +318,8 @@ def _child(conn: socket.socket, request: Request, stderr: int | None,
         from ..cli import main
         from ..runner.handed import Handed
 
-        code = main(argv, Handed(request.data, None, request.started, request.limit, on_reply),
-                    parser)
+        code = main(argv, Handed(request.data, None, request.started, request.limit, on_reply,
+                                 work=work), parser)
         if not replied.is_set():
             with contextlib.suppress(OSError, ValueError):
                 sys.stdout.flush()

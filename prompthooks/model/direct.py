@@ -25,8 +25,9 @@ from .cost import from_headers
 from .route import Direct, pinned_route
 from .types import ModelReply, ModelRequest
 
-# (event loop, trust_env, proxy, TLS context) -> the client kept open for them.
-_clients: dict[tuple[int, bool, str | None, int], Any] = {}
+# (event loop, trust_env, proxy, TLS context, the proxy variables it read) -> the client kept
+# open for them.
+_clients: dict[tuple[int, bool, str | None, int, tuple[str | None, ...]], Any] = {}
 
 
 class HTTPStatusError(Exception):
@@ -62,7 +63,7 @@ def prepare(route: Direct | None = None) -> None:
     import tenacity  # noqa: F401
 
     _httpx()
-    if route is not None:
+    if route is not None and _key(route, loop.shared()) not in _clients:
         async def make() -> None:
             _client(route)
 
@@ -176,20 +177,50 @@ _FIRST_CALL_MODULES = ("httpcore", "httpcore._backends.auto", "httpcore._backend
                        "anyio._backends._asyncio", "sniffio")
 
 
+# The variables a client that trusts the environment reads its proxies from when it is made
+# (httpx takes http, https and all from urllib's reading, which prefers the lower-case name).
+_PROXY_VARIABLES = tuple(f"{scheme}_proxy" for scheme in ("http", "https", "all", "no"))
+_PROXY_VARIABLES += tuple(name.upper() for name in _PROXY_VARIABLES)
+
+
+def _proxy_variables() -> tuple[str | None, ...]:
+    """The environment's proxy settings, as a client made now would read them."""
+    return tuple(os.environ.get(name) for name in _PROXY_VARIABLES)
+
+
+def warm_client() -> None:
+    """Start the model loop and make the client an endpoint without a managed pin gets, for
+    this process's environment: a run's work process forked ahead of its run does this while
+    it waits (a run whose environment differs makes its own)."""
+    async def make() -> None:
+        _client(Direct("http://127.0.0.1/v1", "-", None))
+
+    with contextlib.suppress(Exception):
+        loop.run(make(), 5.0)
+
+
 def _verify(route: Direct) -> Any:
     """The TLS context for ``route``: a managed hook's reads nothing from the environment;
     another's follows SSL_CERT_FILE and SSL_CERT_DIR as httpx would."""
     return _context(route.trust_env)
 
 
+def _key(route: Direct, running: asyncio.AbstractEventLoop
+         ) -> tuple[int, bool, str | None, int, tuple[str | None, ...]]:
+    """What a kept-open client is made for: the loop it runs on, and every setting it reads
+    when it is made."""
+    return (id(running), route.trust_env, route.proxy, id(_verify(route)),
+            _proxy_variables() if route.trust_env else ())
+
+
 def _client(route: Direct) -> Any:
     """The kept-open client for ``route``'s settings, on the running (shared) loop."""
     httpx = _httpx()
 
-    verify = _verify(route)
-    key = (id(asyncio.get_running_loop()), route.trust_env, route.proxy, id(verify))
+    key = _key(route, asyncio.get_running_loop())
     client = _clients.get(key)
     if client is None:
+        verify = _verify(route)
         client = _clients[key] = httpx.AsyncClient(
             verify=verify, trust_env=route.trust_env, proxy=route.proxy,
             follow_redirects=False,

@@ -28,6 +28,11 @@ def _get_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
+def shared() -> asyncio.AbstractEventLoop:
+    """The shared loop (started if it is not running)."""
+    return _get_loop()
+
+
 def run(coro: Coroutine[Any, Any, T], timeout: float) -> T:
     """Run ``coro`` on the shared loop and wait at most ``timeout`` seconds for it."""
     future = asyncio.run_coroutine_threadsafe(coro, _get_loop())

@@ -13,11 +13,17 @@ Messages, in the order they are sent:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
+
+# The niceness increment of a work process once its reply is sent, when nobody waits for its
+# end: a run handed to the resident process (whose client exits with the reply); a host waits
+# for the process it started, and so for its audit rows.
+AFTER_REPLY_NICE = 10
 
 
 @dataclass
@@ -47,8 +53,10 @@ class Report:
 class Channel:
     """Sends messages to the supervisor: over a pipe, or into ``report`` in this process."""
 
-    def __init__(self, fd: int | None = None, report: Report | None = None) -> None:
+    def __init__(self, fd: int | None = None, report: Report | None = None,
+                 nice_after_reply: int = 0) -> None:
         self._fd = fd
+        self._nice = nice_after_reply
         self.report = report if report is not None else Report()
         self._lock = threading.Lock()  # hook threads announce groups while the main thread talks
 
@@ -63,6 +71,11 @@ class Channel:
                     data = data[os.write(self._fd, data):]
                 except BrokenPipeError:  # the supervisor has answered and gone
                     return
+        if "reply" in message and self._nice:
+            # The answer is out: what this thread does next (the audit rows) gives way to
+            # the supervisor passing it on, and to the host's next event.
+            with contextlib.suppress(OSError):
+                os.nice(self._nice)
 
 
 def open_channel(channel: Channel) -> None:

@@ -20,15 +20,22 @@ class Handed:
     soon as the reply is known (None: written to stdout); ``guarded_if_unknown``: the run comes
     back from a resident process that did not answer (dead, hung, or not ours), in the time
     left: if the config cannot be loaded in that time either, the event counts as one a
-    fail-closed hook could apply to (blocked), rather than one none could."""
+    fail-closed hook could apply to (blocked), rather than one none could. In the resident
+    process, the supervisor's work process is forked before the run arrives
+    (:mod:`prompthooks.dispatcher.work`): ``work`` is, for the supervisor, that process's pid
+    and the pipe to read its reports from; ``channel_fd`` is, for the work process, the pipe to
+    report on."""
 
-    __slots__ = ("data", "guarded_if_unknown", "limit", "on_reply", "partial", "started",
-                 "unreadable")
+    __slots__ = ("channel_fd", "data", "guarded_if_unknown", "limit", "on_reply", "partial",
+                 "started", "unreadable", "work")
 
     def __init__(self, data: bytes, unreadable: str | None, started: float | None = None,
                  limit: float | None = None,
                  on_reply: Callable[[bytes, int], None] | None = None,
-                 guarded_if_unknown: bool = False, partial: bool = False) -> None:
+                 guarded_if_unknown: bool = False, partial: bool = False,
+                 work: tuple[int, int] | None = None, channel_fd: int | None = None) -> None:
+        self.work = work
+        self.channel_fd = channel_fd
         self.partial = partial  # stdin is still open: the rest is read as usual
         self.guarded_if_unknown = guarded_if_unknown
         self.data = data

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..hosts import HOSTS
-from .channel import Channel, Report, open_channel
+from .channel import AFTER_REPLY_NICE, Channel, Report, open_channel
 from .fallback import answer_unjudged, guess
 from .judge import Job, judge
 from .stdin import read_event
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 FALLBACK_RESERVE = 1.0
 # Seconds the child is given to answer after SIGTERM before the supervisor answers for it.
 TERM_GRACE = 1.0
+SWITCH_INTERVAL = 0.0005  # seconds: the work process's thread switch interval
 # The deadline for reading an event whose host is not known: the smallest host's.
 _SMALLEST_BUDGET = min(host.BUDGET for host in HOSTS.values())
 
@@ -94,8 +95,10 @@ def _reply_bytes(text: str) -> bytes:
     return (text + "\n").encode("utf-8", "surrogateescape") if text else b""
 
 
-def _child(job: Job, write_fd: int) -> None:
-    """The work, in the forked child. Never returns."""
+def _child(job: Job, write_fd: int, detached: bool = False) -> None:
+    """The work, in the forked child. Never returns. ``detached``: nobody waits for the end of
+    this process once it has replied (a run handed over by the thin client): its audit rows
+    then give way to others' work."""
     cancel = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -103,12 +106,15 @@ def _child(job: Job, write_fd: int) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # Hook threads and the model loop's thread hand the interpreter to each other: a thread
+    # with the answer waits at most this long for one that is busy (the default is 5 ms).
+    sys.setswitchinterval(SWITCH_INTERVAL)
     # The host reads the reply from the supervisor only: anything written to our stdout goes
     # to stderr, and nothing here reads the host's stdin.
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)
-    channel = Channel(write_fd)
+    channel = Channel(write_fd, nice_after_reply=AFTER_REPLY_NICE if detached else 0)
     open_channel(channel)
     try:
         judge(job, channel, cancel)
@@ -220,12 +226,19 @@ def supervise(job: Job, managed: Sequence[Path], handed: Handed | None = None) -
     child_deadline = deadline - fallback_reserve(deadline, time.monotonic())
     job = replace(job, data=data, unreadable=unreadable, managed=managed,
                   budget=child_deadline - job.started)
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        _child(job, write_fd)
-    os.close(write_fd)
+    detached = handed is not None and (handed.on_reply is not None
+                                       or handed.channel_fd is not None)
+    if handed is not None and handed.channel_fd is not None:
+        _child(job, handed.channel_fd, detached)  # the work process, forked before the run
+    if handed is not None and handed.work is not None:
+        pid, read_fd = handed.work
+    else:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _child(job, write_fd, detached)
+        os.close(write_fd)
     waiter = _Waiter(read_fd, pid)
     waiter.give_up_at = child_deadline + (deadline - child_deadline) / 4
     for signum in (signal.SIGTERM, signal.SIGINT):

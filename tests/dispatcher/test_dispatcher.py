@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -327,3 +328,57 @@ def test_sigterm_to_the_client_stops_the_handed_over_run_at_once(
     assert time.monotonic() - start < 10  # not the hook's 30 s
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny", err
     assert "stopped before it finished" in err
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _forked_ahead(serve: int) -> tuple[int, int]:
+    """(the spare, its work process), once both are waiting."""
+    found: list[tuple[int, int]] = []
+
+    def waiting() -> bool:
+        for zygote in _children(serve):
+            for spare in _children(zygote):
+                for work in _children(spare):
+                    found.append((spare, work))
+                    return True
+        return False
+
+    assert _wait(waiting, 30), "no spare with a work process"
+    return found[0]
+
+
+@pytest.mark.parametrize("killed", ["work", "spare"])
+def test_a_run_is_answered_when_its_processes_forked_ahead_are_gone(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes], killed: str) -> None:
+    """The resident process forks each run's two processes before the run arrives (a spare
+    child of its zygote, and that child's work process). Killed, as anything running as the
+    user could kill them, the zygote or the spare forks on the spot: the run is answered the
+    same, by the resident process."""
+    out = tmp_path / "who"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        {"command": WHO.format(out=out)},
+                        {"command": "echo 'no rm here' >&2; exit 2"})
+    first = _run(claude_bash("rm -rf /"), "--config", str(cfg), env={"FOO": "one"})
+    assert reply(first)["hookSpecificOutput"]["permissionDecisionReason"] == "no rm here"
+    spare, work = _forked_ahead(dispatcher.pid)
+    os.kill(work if killed == "work" else spare, signal.SIGKILL)
+    if killed == "spare":
+        os.kill(work, signal.SIGKILL)
+    time.sleep(0.2)
+    proc = _run(claude_bash("rm -rf /"), "--config", str(cfg), env={"FOO": "two"})
+    assert proc.returncode == 0, proc.stderr
+    assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "no rm here"
+    ancestry, seen = out.read_text().splitlines()
+    assert "serve" in ancestry.split() and seen == "two"  # done by the resident process

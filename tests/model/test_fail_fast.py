@@ -173,3 +173,38 @@ def test_an_html_gateway_page_is_not_quoted(
                         content_type="text/html"))
     assert _error_of(tmp_path, timeout=10) == (
         "not found (404); check the model name and api_base (test-model, 1 attempt)")
+
+
+def test_a_planted_dead_endpoint_memory_cannot_open_a_gate(
+        tmp_path: Path, model: FakeModel) -> None:
+    """The memory lives in the user's runtime folder, which an agent can write: a record it
+    plants for a live endpoint makes a fail-closed hook block at once (its own policy), never
+    allow; the model is not asked."""
+    import os
+
+    model.script(verdict(True))  # the model would have allowed it: the record must not
+    dead.remember(dead.address(model.url, "test-model"), "cannot connect (planted)",
+                  dict(os.environ))
+    cfg = _config(tmp_path, failClosed=True, timeout=20)
+    proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), cwd=tmp_path)
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny", proc.stderr
+    assert "planted" in output["permissionDecisionReason"]
+    assert model.requests == []
+
+
+def test_a_managed_hook_never_reads_the_dead_endpoint_memory(
+        tmp_path: Path, model: FakeModel) -> None:
+    import os
+
+    model.script(verdict(False, "managed model says no"))
+    dead.remember(dead.address(model.url, "policy-model"), "cannot connect (planted)",
+                  dict(os.environ))
+    etc = write_json(tmp_path / "etc" / "hooks.json", {
+        "prompthooks": {"model": "policy-model", "api_base": model.url},
+        "hooks": {"PreToolUse": [{"hooks": [
+            {"type": "prompt", "prompt": "Judge it. $ARGUMENTS", "failClosed": True}]}]}})
+    proc = run_cli(claude_bash("rm -rf /"), "--managed-dir", str(etc.parent), cwd=tmp_path)
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecisionReason"] == "managed model says no", proc.stderr
+    assert len(model.requests) == 1
