@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO))
 from tests.fake_model import Answer, FakeModel, serve  # noqa: E402
 
 SLOW = 0.3  # seconds the "slow" model takes to answer
+SETTLE = 0.25  # seconds between a run and the next measured start
 
 
 def build_install(tmp: Path) -> Path:
@@ -98,9 +99,12 @@ def paired(fn: Callable[[], object], bare: Callable[[], object], repeat: int
            ) -> tuple[float, float]:
     """(the median of ``fn``'s time over a bare start's, taken pair by pair, bare start and
     run in turn; the median of ``fn``'s own time): the pairs keep the ratio steady while the
-    machine's speed drifts."""
+    machine's speed drifts. Each pair starts after a pause in which the previous run's work
+    after its reply (its audit rows, the resident process forking the next run's processes)
+    is done, as it is by a host's next tool call: neither start shares the machine with it."""
     ratios, times = [], []
     for _ in range(repeat):
+        time.sleep(SETTLE)
         start = time.perf_counter()
         bare()
         middle = time.perf_counter()
