@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import socket
 import sys
 from typing import NoReturn
@@ -99,6 +100,7 @@ class Work:
 def _wait(sock: socket.socket, write_fd: int, parser: argparse.ArgumentParser) -> NoReturn:
     """The work process until its run comes, then the run. Never returns."""
     try:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # as its supervisor, until the work's own
         from ..model import direct
 
         direct.warm_client()  # a prompt hook's first call: its loop and client, made now
