@@ -188,7 +188,7 @@ def _proxy_variables() -> tuple[str | None, ...]:
     return tuple(os.environ.get(name) for name in _PROXY_VARIABLES)
 
 
-def warm_client() -> bool:
+def warm_client(within: float = 5.0) -> bool:
     """Start the model loop, make the client an endpoint without a managed pin gets for this
     process's environment, and send one request through httpx to a stand-in on the loopback
     that this process serves for the purpose: a run's work process, forked ahead of its run,
@@ -196,8 +196,8 @@ def warm_client() -> bool:
     httpx's code in a new process (a forked process copies each page it first writes to). The
     stand-in's request goes through a client of its own that reads no proxy setting, so it
     never leaves the machine; a run whose environment differs makes its own client. Whether
-    the stand-in's answer came back through httpx (nothing is said if not: the first call then
-    pays as it did)."""
+    the stand-in's answer came back through httpx within ``within`` seconds (nothing is said
+    if not: the first call then pays as it did)."""
     async def make() -> bool:
         _client(Direct("http://127.0.0.1/v1", "-", None))
         server = await asyncio.start_server(_stand_in, "127.0.0.1", 0)
@@ -205,14 +205,15 @@ def warm_client() -> bool:
             port = server.sockets[0].getsockname()[1]
             async with _httpx().AsyncClient(trust_env=False, verify=_context(False)) as client:
                 response = await client.post(f"http://127.0.0.1:{port}/v1/chat/completions",
-                                             json={"model": "-", "messages": []}, timeout=2.0)
+                                             json={"model": "-", "messages": []},
+                                             timeout=within)
                 reply = _reply(response.json(), 1, from_headers(response.headers))
         finally:
             server.close()
         return reply.text == '{"ok": true}'
 
     try:
-        return loop.run(make(), 5.0)
+        return loop.run(make(), within)
     except Exception:
         return False
 
@@ -221,12 +222,13 @@ _STAND_IN_REPLY = (b'{"model": "-", "choices": [{"message": {"content": "{\\"ok\
 
 
 async def _stand_in(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """The loopback stand-in's one answer: a chat completion."""
+    """The loopback stand-in's one answer: a chat completion. Its one peer is this process's
+    own client, which closes the connection when it is done or gives up."""
     with contextlib.suppress(Exception):
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 2.0)
+        head = await reader.readuntil(b"\r\n\r\n")
         size = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
                      if line.lower().startswith(b"content-length:")), 0)
-        await asyncio.wait_for(reader.readexactly(size), 2.0)
+        await reader.readexactly(size)
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close"
                      b"\r\nContent-Length: %d\r\n\r\n%s" % (len(_STAND_IN_REPLY),
                                                              _STAND_IN_REPLY))
