@@ -2,15 +2,15 @@
 
 The resident process (``prompthooks serve``) has litellm loaded and its connections open; a
 zygote it forked before importing litellm has the run's modules imported. Each run goes to a
-child of the zygote, forked before the run arrived (a spare: the next one is forked as soon as
-it is taken). The child takes the caller's environment, working directory, umask and stderr,
-and does what ``prompthooks run`` does in the process a host starts (the supervisor, the work
-in a grandchild, command hooks spawned with the caller's environment, prompt hooks, the merge,
-the audit after the reply), by the same code. The reply and exit code go back to the client
-the moment they are known; the audit rows follow in the child. A process per run keeps runs
-apart from each other and from the resident process: one that hangs or is killed takes
-nothing else with it. Its prompt hooks call OpenAI-compatible endpoints directly and the
-others through the resident process, like any client's.
+child of the zygote, forked before the run arrived (a spare: the next one is forked once the
+run is over, off its path). The child takes the caller's environment, working directory, umask
+and stderr, and does what ``prompthooks run`` does in the process a host starts (the
+supervisor, the work in a grandchild, command hooks spawned with the caller's environment,
+prompt hooks, the merge, the audit after the reply), by the same code. The reply and exit code
+go back to the client the moment they are known; the audit rows follow in the child. A process
+per run keeps runs apart from each other and from the resident process: one that hangs or is
+killed takes nothing else with it. Its prompt hooks call OpenAI-compatible endpoints directly
+and the others through the resident process, like any client's.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from .._version import __version__
@@ -35,6 +35,8 @@ _FIRST_READ = 10.0  # seconds a connection may take to say what it is
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
 _MAX_HEADER = 1 << 24
 _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
+# Seconds after a run came that the next spare is forked, if that run has not ended by then.
+SPARE_AFTER = 0.1
 
 
 def warm() -> argparse.ArgumentParser:
@@ -182,19 +184,32 @@ def _fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
 def _zygote(sock: socket.socket, own_env: Mapping[str, str],
             parser: argparse.ArgumentParser) -> None:
     """The zygote's loop: each run handed to it goes to a child forked ahead of time (the
-    spare), and a new spare is forked at once, off the next run's path; until the resident
-    process closes its end."""
+    spare); until the resident process closes its end. The next spare is forked off the runs'
+    path: once the run that took the last one has ended, or :data:`SPARE_AFTER` after the
+    last run came. Forking copies the zygote's page tables, and on a machine with a core or
+    two that would slow the run under way; a run that finds no spare gets a child forked on
+    the spot."""
     import gc
     import select
 
     gc.freeze()  # the objects so far are never collected: a fork's pages stay shared
     spare = _Spare.fork(sock, own_env, parser)
+    busy: list[_Spare] = []  # spares given a run: each one's end of the socket closes with it
+    due: float | None = None  # when to fork the next spare
     while True:
-        ready, _, _ = select.select([sock], [], [], 1.0)
+        if spare is None and due is not None and time.monotonic() >= due:
+            spare, due = _Spare.fork(sock, own_env, parser, busy), None
+        wait = 1.0 if due is None else min(1.0, max(0.0, due - time.monotonic()))
+        watched: list[socket.socket | _Spare] = [sock, *busy]
+        ready, _, _ = select.select(watched, [], [], wait)
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
-        if not ready:
+        for ended in [s for s in busy if s in ready]:
+            ended.close()
+            busy.remove(ended)
+            due = time.monotonic()  # its run is over: the next spare now
+        if sock not in ready:
             continue
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
         fds = _fds(ancillary)
@@ -202,14 +217,17 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
             return
         if fds:
             handed = spare is not None and spare.give(first, fds)
-            if not handed and os.fork() == 0:  # no spare to take it: a child for it now
+            if handed and spare is not None:
+                busy.append(spare)
+            elif os.fork() == 0:  # no spare to take it: a child for it now
                 sock.close()
+                for other in busy:
+                    other.close()
                 _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser)
+            spare, due = None, time.monotonic() + SPARE_AFTER
         for fd in fds:  # before the next spare is forked: it must not hold the client's
             with contextlib.suppress(OSError):
                 os.close(fd)
-        if fds:
-            spare = _Spare.fork(sock, own_env, parser)
 
 
 class _Spare:
@@ -224,7 +242,9 @@ class _Spare:
 
     @classmethod
     def fork(cls, zygote: socket.socket, own_env: Mapping[str, str],
-             parser: argparse.ArgumentParser) -> _Spare | None:
+             parser: argparse.ArgumentParser, busy: Sequence[_Spare] = ()) -> _Spare | None:
+        """A spare waiting for its run; ``busy``: the spares given a run so far, whose
+        sockets it must not hold (the zygote sees each run's end by its socket's)."""
         try:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         except OSError:
@@ -238,30 +258,38 @@ class _Spare:
         if pid == 0:
             zygote.close()
             ours.close()
+            for other in busy:
+                other.close()
             _wait_for_run(theirs, own_env, parser, Work.fork(parser, (theirs,)))
         theirs.close()
         return cls(pid, ours)
 
     def give(self, first: bytes, fds: list[int]) -> bool:
-        """Hand the spare its run (False: it is gone); it is used once."""
+        """Hand the spare its run (False: it is gone, and its socket closed); it is used
+        once. The socket stays open until the spare's run ends (its end closes with it)."""
         payload = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds[:2])
         try:
             self._sock.sendmsg([first], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, payload)])
         except OSError:
+            self.close()
             return False
-        finally:
-            self._sock.close()
         return True
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def close(self) -> None:
+        self._sock.close()
 
 
 def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str],
                   parser: argparse.ArgumentParser, work: Work | None) -> NoReturn:
     """A spare's life: its run, or nothing if the zygote went first (its work process,
-    forked ahead too, then exits with it). Never returns."""
+    forked ahead too, then exits with it). ``sock`` stays open until this process ends: the
+    zygote forks the next spare when it closes. Never returns."""
     try:
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
         fds = _fds(ancillary)
-        sock.close()
         if fds:
             _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser, work)
     finally:

@@ -382,3 +382,60 @@ def test_a_run_is_answered_when_its_processes_forked_ahead_are_gone(
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "no rm here"
     ancestry, seen = out.read_text().splitlines()
     assert "serve" in ancestry.split() and seen == "two"  # done by the resident process
+
+
+def _live_children(pid: int) -> set[int]:
+    """``pid``'s children that have not exited (zombies left out)."""
+    found = set()
+    with contextlib.suppress(OSError):
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{child}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z":
+                    found.add(int(child))
+    return found
+
+
+def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    """Forking a spare copies the zygote's page tables: done while a run is starting, it
+    takes a core from that run. The zygote forks the next spare once the run has ended, or
+    SPARE_AFTER after the run came. Seen from outside: while a run holds its hook, within
+    SPARE_AFTER of the run's start, the zygote has no child but the run's; once the run is
+    over, a spare waits again (and takes the next run)."""
+    from prompthooks.dispatcher.server import SPARE_AFTER
+
+    held, go = tmp_path / "held", tmp_path / "go"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
+        "command": f"touch {held}; while [ ! -e {go} ]; do sleep 0.01; done; cat > /dev/null"})
+    spare, _work = _forked_ahead(dispatcher.pid)
+    zygote = int(Path(f"/proc/{spare}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+
+    def one_spare_waiting() -> bool:  # and the runs before it are over
+        children = _live_children(zygote)
+        return len(children) == 1 and bool(_live_children(*children))
+
+    observed = 0
+    for _ in range(10):
+        assert _wait(one_spare_waiting, 30), "no spare waiting"
+        (spare,) = _live_children(zygote)
+        held.unlink(missing_ok=True)
+        go.unlink(missing_ok=True)
+        start = time.monotonic()
+        event = write_json(tmp_path / "event.json", claude_bash("ls"))
+        with event.open("rb") as stdin:
+            proc = subprocess.Popen([SCRIPT, "run", "--config", str(cfg)], stdin=stdin,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert _wait(held.exists, 30), "the hook did not start"
+            children = _live_children(zygote)
+            if time.monotonic() - start < SPARE_AFTER:  # else the machine was too slow to tell
+                observed += 1
+                assert children == {spare}, "a spare was forked while the run was starting"
+        finally:
+            go.touch()
+            out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0 and out == "", err
+        if observed >= 3:
+            break
+    if not observed:
+        pytest.skip("the machine was too busy to see a run start within SPARE_AFTER")
