@@ -13,9 +13,9 @@ import sys
 
 from prompthooks.commands import demo
 from prompthooks.core.hook import Hook
-from prompthooks.model.types import ModelRequest
 from prompthooks.model.cassette import using
 from prompthooks.model.references import Reference, ReferenceCassette, verdict_text
+from prompthooks.model.types import ModelRequest
 
 # A distinctive part of the event -> the verdict (events not listed: {"ok": true}).
 VERDICTS = {
