@@ -1,9 +1,11 @@
-"""The direct path: an OpenAI chat-completions call on httpx, without litellm.
+"""The direct path: an OpenAI chat-completions call without litellm.
 
 Used for every endpoint that speaks the OpenAI chat API (route.py decides which), and for
-managed hooks that pin ``api_base``. One ``httpx.AsyncClient`` per process (per proxy setting)
-keeps its connections open between calls, on the shared model loop (loop.py). The retry rules
-and the error lines are the litellm path's (failures.py).
+managed hooks that pin ``api_base``. The call goes out on the small HTTP/1.1 client of
+http_client.py when no proxy applies, else on httpx, which follows the proxy settings; either
+keeps its connections open between calls, on the shared model loop (loop.py), one client per
+process (httpx's: per proxy setting). The retry rules and the error lines are the litellm
+path's (failures.py).
 
 A managed hook's request must go where its own file says, so its client reads nothing from
 the environment (``trust_env=False``: no proxy variables, no ``.netrc``, no ``SSL_CERT_FILE``)
@@ -15,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from . import dead, failures, loop
+from . import dead, failures, http_client, loop
 from .cost import from_headers
 from .route import Direct, pinned_route
 from .types import ModelReply, ModelRequest
@@ -28,6 +32,8 @@ from .types import ModelReply, ModelRequest
 # (event loop, trust_env, proxy, TLS context, the proxy variables it read) -> the client kept
 # open for them.
 _clients: dict[tuple[int, bool, str | None, int, tuple[str | None, ...]], Any] = {}
+# event loop -> the small client's connections kept open on it.
+_pools: dict[int, http_client.Pool] = {}
 
 
 class HTTPStatusError(Exception):
@@ -58,10 +64,14 @@ def _httpx() -> Any:
 
 
 def prepare(route: Direct | None = None) -> None:
-    """Import what a direct call needs and make ``route``'s kept-open client (its TLS
-    context takes a while): start-up time, see model/chain.py."""
+    """Import what a direct call needs and make ``route``'s kept-open client or TLS context
+    (which takes a while): start-up time, see model/chain.py."""
     import tenacity  # noqa: F401
 
+    if route is not None and _small(route) is not None:
+        if route.base.startswith("https:"):
+            _verify(route)
+        return
     _httpx()
     if route is not None and _key(route, loop.shared()) not in _clients:
         async def make() -> None:
@@ -91,17 +101,18 @@ def body(request: ModelRequest, route: Direct | None = None) -> dict[str, Any]:
 
 def describe(exc: BaseException) -> failures.Failure:
     """(what went wrong, whether another attempt may help), in failures.py's words."""
-    import httpx
-
-    if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+    httpx = sys.modules.get("httpx")  # not imported by a call on the small client
+    if isinstance(exc, TimeoutError) or (httpx and isinstance(exc, httpx.TimeoutException)):
         return failures.Failure(failures.TIMEOUT, True)
     if isinstance(exc, HTTPStatusError):
         return failures.from_status(exc.status_code, exc.body, exc.headers)
     if isinstance(exc, BadReply):
         return failures.Failure("the endpoint's answer is not a chat completion", True)
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, http_client.ConnectFailed) or (httpx and isinstance(exc,
+                                                                           httpx.ConnectError)):
         return failures.connection_failure(exc)
-    if isinstance(exc, (httpx.TransportError, ConnectionError)):
+    if isinstance(exc, (http_client.Broken, ConnectionError)) or (
+            httpx and isinstance(exc, httpx.TransportError)):
         return failures.Failure("the connection to the model endpoint broke", True)
     return failures.Failure("the model call failed")
 
@@ -162,7 +173,7 @@ def preload() -> None:
 
     import tenacity  # noqa: F401
 
-    _httpx()
+    _httpx()  # for a proxy: a process's first call may need either client
     for name in _FIRST_CALL_MODULES:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
@@ -188,26 +199,54 @@ def _proxy_variables() -> tuple[str | None, ...]:
     return tuple(os.environ.get(name) for name in _PROXY_VARIABLES)
 
 
+def _small(route: Direct) -> http_client.Target | None:
+    """Where the small client sends ``route``'s calls; None when they go through httpx: a
+    proxy named for it, any proxy variable set (``*_proxy`` but ``no_proxy``) for a route
+    that reads the environment, or a base URL the small client leaves to httpx."""
+    if route.proxy is not None:
+        return None
+    if route.trust_env and any(os.environ.get(name) for name in _PROXY_VARIABLES
+                               if name.lower() != "no_proxy"):
+        return None
+    return http_client.target(url(route.base))
+
+
+def _pool() -> http_client.Pool:
+    running = id(asyncio.get_running_loop())
+    pool = _pools.get(running)
+    if pool is None:
+        pool = _pools[running] = http_client.Pool()
+    return pool
+
+
 def warm_client(within: float = 5.0) -> bool:
-    """Start the model loop, make the client an endpoint without a managed pin gets for this
-    process's environment, and send one request through httpx to a stand-in on the loopback
-    that this process serves for the purpose: a run's work process, forked ahead of its run,
-    does this while it waits, so that the first real call does not pay for the first use of
-    httpx's code in a new process (a forked process copies each page it first writes to). The
-    stand-in's request goes through a client of its own that reads no proxy setting, so it
-    never leaves the machine; a run whose environment differs makes its own client. Whether
-    the stand-in's answer came back through httpx within ``within`` seconds (nothing is said
-    if not: the first call then pays as it did)."""
+    """Start the model loop and send one chat completion, by the code a real call runs, to a
+    stand-in on the loopback that this process serves for the purpose: a run's work process,
+    forked ahead of its run, does this while it waits, so that the first real call does not
+    pay for the first use of that code in a new process (a forked process copies each page it
+    first writes to). The client is the one an endpoint without a managed pin gets in this
+    process's environment: the small one, or with a proxy variable set, httpx (whose kept
+    client is made; the stand-in's request then goes through a client of its own that reads
+    no proxy setting, so it never leaves the machine). The stand-in's connection is not kept.
+    Whether its answer came back within ``within`` seconds (nothing is said if not: the first
+    call then pays as it did)."""
+    from .settings import Endpoint
+
     async def make() -> bool:
-        _client(Direct("http://127.0.0.1/v1", "-", None))
         server = await asyncio.start_server(_stand_in, "127.0.0.1", 0)
         try:
-            port = server.sockets[0].getsockname()[1]
-            async with _httpx().AsyncClient(trust_env=False, verify=_context(False)) as client:
-                response = await client.post(f"http://127.0.0.1:{port}/v1/chat/completions",
-                                             json={"model": "-", "messages": []},
-                                             timeout=within)
-                reply = _reply(response.json(), 1, from_headers(response.headers))
+            base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+            request = ModelRequest(Endpoint("-", base), ({"role": "user", "content": "-"},))
+            route = Direct(base, "-", None)
+            if _small(route) is not None:
+                reply = await _complete(request, time.monotonic() + within, route, [0])
+            else:  # a proxy applies here: httpx
+                _client(route)
+                async with _httpx().AsyncClient(trust_env=False,
+                                                verify=_context(False)) as client:
+                    response = await client.post(url(base), json=body(request),
+                                                 timeout=within)
+                    reply = _reply(response.json(), 1, from_headers(response.headers))
         finally:
             server.close()
         return reply.text == '{"ok": true}'
@@ -271,7 +310,9 @@ async def _complete(request: ModelRequest, deadline: float, route: Direct,
     headers = {"Content-Type": "application/json"}
     if route.key:
         headers["Authorization"] = f"Bearer {route.key}"
-    client = _client(route)
+    small = _small(route)
+    post = (_small_post(small, route, headers) if small is not None
+            else _httpx_post(target, route, headers))
     payload = body(request, route)
     async for attempt in failures.retrying(describe, deadline):
         with attempt:
@@ -279,16 +320,43 @@ async def _complete(request: ModelRequest, deadline: float, route: Direct,
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            response = await asyncio.wait_for(client.post(
-                target, json=payload, headers=headers, timeout=remaining), remaining)
-            if response.status_code >= 300:
-                raise HTTPStatusError(response.status_code, response.text, response.headers)
+            status, text, answer_headers = await asyncio.wait_for(post(payload, remaining),
+                                                                  remaining)
+            if status >= 300:
+                raise HTTPStatusError(status, text, answer_headers)
             try:
-                data = response.json()
+                data = json.loads(text)
             except ValueError:
                 raise BadReply("the endpoint's answer is not JSON") from None
-            reply = _reply(data, attempts[0], from_headers(response.headers))
+            reply = _reply(data, attempts[0], from_headers(answer_headers))
     return reply
+
+
+# A POST of the payload within so many seconds: (status, body text, headers).
+_Post = Callable[[dict[str, Any], float], Awaitable[tuple[int, str, Mapping[str, str]]]]
+
+
+def _small_post(small: http_client.Target, route: Direct, headers: dict[str, str]) -> _Post:
+    pool, tls = _pool(), _verify(route) if small.tls else None
+
+    async def post(payload: dict[str, Any], remaining: float
+                   ) -> tuple[int, str, Mapping[str, str]]:
+        data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        response = await pool.post(small, data, headers, tls)
+        return response.status, response.body.decode("utf-8", "replace"), response.headers
+
+    return post
+
+
+def _httpx_post(target: str, route: Direct, headers: dict[str, str]) -> _Post:
+    client = _client(route)
+
+    async def post(payload: dict[str, Any], remaining: float
+                   ) -> tuple[int, str, Mapping[str, str]]:
+        response = await client.post(target, json=payload, headers=headers, timeout=remaining)
+        return response.status_code, response.text, response.headers
+
+    return post
 
 
 def complete(request: ModelRequest, deadline: float, route: Direct | None = None,

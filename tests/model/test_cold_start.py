@@ -1,5 +1,5 @@
 """Cold start never opens the gate: the time a prompt hook's client takes to start (importing
-httpx or litellm, a warm worker starting) is charged to the run's budget, not to the hook's own
+the direct path's client or litellm, a warm worker starting) is charged to the run's budget, not to the hook's own
 timeout. Fresh `prompthooks run` processes whose imports are made slow for real: a
 ``sitecustomize`` on PYTHONPATH (this test's own file, nothing in prompthooks) makes the named
 module's code start late when it is first imported."""
@@ -54,6 +54,8 @@ sys.meta_path.insert(0, _SlowImport(os.environ["TEST_SLOW_IMPORT"],
                                     float(os.environ["TEST_SLOW_IMPORT_SECONDS"])))
 """
 
+DIRECT = "prompthooks.model.http_client"  # the direct path's HTTP client
+
 PROBE = """
 import sys
 from prompthooks.cli import main
@@ -80,7 +82,7 @@ def _config(tmp_path: Path, **handler: object) -> Path:
 
 
 @pytest.mark.parametrize("module, env", [
-    ("httpx", {}),  # the direct path
+    (DIRECT, {}),  # the direct path
     ("litellm", {"PROMPTHOOKS_DIRECT": "0", "PROMPTHOOKS_WORKER": "0"}),  # litellm here
 ])
 def test_a_slow_client_import_is_not_charged_to_a_two_second_hook(
@@ -116,14 +118,14 @@ def test_start_up_longer_than_the_budget_still_answers_by_the_budget_and_blocks(
     cfg = _config(tmp_path, failClosed=True)
     start = time.monotonic()
     proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), "--budget", "3",
-                   cwd=tmp_path, env=_slow(tmp_path, "httpx", 30.0), timeout=120)
+                   cwd=tmp_path, env=_slow(tmp_path, DIRECT, 30.0), timeout=120)
     assert time.monotonic() - start < 3 + 15  # the budget, and a generous margin
     output = reply(proc)["hookSpecificOutput"]
     assert output["permissionDecision"] == "deny", proc.stderr
     assert model.requests == []
 
 
-@pytest.mark.parametrize("module, env", [("httpx", {}), ("litellm", {"PROMPTHOOKS_DIRECT": "0"})])
+@pytest.mark.parametrize("module, env", [(DIRECT, {}), ("litellm", {"PROMPTHOOKS_DIRECT": "0"})])
 def test_doctor_times_the_model_not_its_clients_start(
         tmp_path: Path, model: FakeModel, module: str, env: dict[str, str]) -> None:
     """An import slower than the probe's whole 10 s still reports the model as answering."""

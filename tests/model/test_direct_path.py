@@ -1,5 +1,6 @@
-"""The direct path: OpenAI-compatible endpoints called with httpx, never through litellm;
-every other provider through litellm. Both against the local fake server."""
+"""The direct path: OpenAI-compatible endpoints called directly (the small HTTP client, or httpx
+when a proxy applies), never through litellm; every other provider through litellm. Both
+against the local fake server."""
 
 from __future__ import annotations
 
@@ -51,11 +52,14 @@ def _probe(tmp_path: Path, cfg: Path, env: dict[str, str] | None = None
 def test_an_openai_compatible_endpoint_is_called_directly_and_litellm_never_loads(
         tmp_path: Path, model: FakeModel) -> None:
     """A fresh `prompthooks run` process with the warm worker allowed: the call goes straight
-    to the endpoint, nothing imports litellm, no worker is started."""
+    to the endpoint on the small client, nothing imports litellm (nor httpx, with no proxy
+    variable set), no worker is started."""
     model.script(verdict(False, "direct says no"))
-    proc = _probe(tmp_path, _config(tmp_path), {"PROMPTHOOKS_WORKER": "1"})
+    unset = {f"{scheme}_proxy": "" for scheme in ("http", "https", "all")}
+    unset |= {name.upper(): "" for name in unset}
+    proc = _probe(tmp_path, _config(tmp_path), {"PROMPTHOOKS_WORKER": "1", **unset})
     assert '"permissionDecisionReason": "direct says no"' in proc.stdout, proc.stderr
-    assert "HEAVY=\n" in proc.stderr and "HTTPX=True" in proc.stderr
+    assert "HEAVY=\n" in proc.stderr and "HTTPX=False" in proc.stderr
     (call,) = model.requests
     assert call.path == "/v1/chat/completions"
     assert call.headers["authorization"] == "Bearer test-key-not-a-secret"

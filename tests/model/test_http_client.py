@@ -1,0 +1,250 @@
+"""The direct path's small HTTP/1.1 client against a real socket server that answers with
+scripted bytes: the body framings servers use (length, chunks, to the end of the connection),
+compressed answers, interim answers, kept connections the server closed meanwhile, and answers
+that break off or are not HTTP, each told in the words the direct path uses."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from prompthooks.model import direct, http_client, loop
+from prompthooks.model.route import Direct
+from prompthooks.model.settings import Endpoint
+from prompthooks.model.types import ModelError, ModelRequest
+
+COMPLETION = json.dumps({"model": "m", "choices": [{"message": {
+    "content": '{"ok": false, "reason": "raw says no"}'}}]}).encode()
+
+
+def _length(body: bytes, *headers: str) -> bytes:
+    head = "".join(f"{h}\r\n" for h in headers)
+    return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{head}"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+@dataclass
+class RawServer:
+    """Answers the n-th request with ``answers[n]`` (bytes, then the connection stays open;
+    None: the connection is closed without an answer), noting each request and which
+    connection (a number) it came on."""
+
+    answers: list[bytes | None]
+    requests: list[tuple[int, bytes]] = field(default_factory=list)
+    close_after: set[int] = field(default_factory=set)  # close the connection after answer n
+    url: str = ""
+
+    def serve(self) -> Iterator[RawServer]:
+        listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        lock = threading.Lock()
+
+        def connection(conn: socket.socket, number: int) -> None:
+            data = b""
+            with conn:
+                while True:
+                    while b"\r\n\r\n" not in data:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            return
+                        data += chunk
+                    head, _, data = data.partition(b"\r\n\r\n")
+                    size = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                                if line.lower().startswith(b"content-length:"))
+                    while len(data) < size:
+                        data += conn.recv(65536)
+                    with lock:
+                        n = len(self.requests)
+                        self.requests.append((number, head + b"\r\n\r\n" + data[:size]))
+                    data = data[size:]
+                    answer = self.answers[n] if n < len(self.answers) else None
+                    if answer is None:
+                        return
+                    conn.sendall(answer)
+                    if n in self.close_after:
+                        return
+
+        def accept() -> None:
+            number = 0
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                threading.Thread(target=connection, args=(conn, number), daemon=True).start()
+                number += 1
+
+        threading.Thread(target=accept, daemon=True).start()
+        try:
+            yield self
+        finally:
+            listener.close()
+
+
+def _post(server: RawServer, pool: http_client.Pool) -> http_client.Response:
+    target = http_client.target(server.url + "/chat/completions")
+    assert target is not None
+    return loop.run(pool.post(target, b'{"model": "m"}', {"Content-Type": "application/json"}),
+                    30)
+
+
+@pytest.fixture
+def pool() -> Iterator[http_client.Pool]:
+    kept = http_client.Pool()
+    yield kept
+
+    async def close() -> None:
+        kept.close()
+
+    loop.run(close(), 10)
+
+
+@pytest.mark.parametrize("answer", [
+    _length(COMPLETION),
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    + b"".join(b"%x;ext=1\r\n%s\r\n" % (len(part), part)
+               for part in (COMPLETION[:10], COMPLETION[10:]))
+    + b"0\r\nX-Trailer: yes\r\n\r\n",
+    _length(gzip.compress(COMPLETION), "Content-Encoding: gzip"),
+    b"HTTP/1.1 100 Continue\r\n\r\n" + _length(COMPLETION),
+], ids=["length", "chunked", "gzip", "interim"])
+def test_each_framing_is_read_and_the_connection_kept(pool: http_client.Pool,
+                                                      answer: bytes) -> None:
+    for server in RawServer([answer, answer]).serve():
+        assert _post(server, pool).body == COMPLETION
+        assert _post(server, pool).body == COMPLETION
+        assert [number for number, _ in server.requests] == [0, 0]  # one connection, reused
+        request = server.requests[0][1]
+        assert request.startswith(b"POST /v1/chat/completions HTTP/1.1\r\n")
+        assert f"Host: {server.url.split('/')[2]}\r\n".encode() in request
+        assert request.endswith(b'\r\n\r\n{"model": "m"}')
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + COMPLETION,  # to the end
+    b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(COMPLETION), COMPLETION),
+], ids=["to-the-end", "http-1.0"])
+def test_a_connection_the_answer_ends_is_not_kept(pool: http_client.Pool,
+                                                  answer: bytes) -> None:
+    for server in RawServer([answer, answer], close_after={0, 1}).serve():
+        assert _post(server, pool).body == COMPLETION
+        assert _post(server, pool).body == COMPLETION
+        assert [number for number, _ in server.requests] == [0, 1]
+
+
+def test_a_kept_connection_the_server_closed_meanwhile_is_replaced(
+        pool: http_client.Pool) -> None:
+    """The server closes an idle connection (its keep-alive timeout) without saying so in the
+    answer: the next call goes on a new connection, unnoticed by the caller."""
+    for server in RawServer([_length(COMPLETION), _length(COMPLETION)],
+                            close_after={0}).serve():
+        assert _post(server, pool).status == 200
+        time.sleep(0.2)
+        assert _post(server, pool).body == COMPLETION
+        assert [number for number, _ in server.requests] == [0, 1]
+
+
+@pytest.mark.parametrize("answer, words", [
+    (_length(COMPLETION)[:-20], "in the middle of its answer"),
+    (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "not HTTP"),
+    (_length(b"\x1f\x8b not gzip", "Content-Encoding: gzip"), "gzip encoding is broken"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "chunk sizes"),
+    (b"", "closed the connection without answering"),
+], ids=["cut", "not-http", "bad-gzip", "bad-chunk", "nothing"])
+def test_an_answer_that_breaks_off_or_is_not_http_is_said(
+        pool: http_client.Pool, answer: bytes, words: str) -> None:
+    for server in RawServer([answer], close_after={0}).serve():
+        with pytest.raises(http_client.Broken, match=words):
+            _post(server, pool)
+
+
+def _request(base: str) -> ModelRequest:
+    return ModelRequest(Endpoint("m", base), ({"role": "user", "content": "rm -rf /"},))
+
+
+def test_the_direct_path_retries_a_broken_answer_and_gets_the_verdict() -> None:
+    """An answer cut off is "the connection broke": retried within the deadline, and the
+    second attempt's verdict is the reply."""
+    for server in RawServer([_length(COMPLETION)[:-5], _length(COMPLETION)],
+                            close_after={0}).serve():
+        reply = direct.complete(_request(server.url), time.monotonic() + 30,
+                                Direct(server.url, "m", None))
+        assert "raw says no" in reply.text and reply.attempts == 2
+
+
+def test_a_refused_connection_is_said_and_not_retried() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    listener.close()  # nothing listens there now
+    start = time.monotonic()
+    with pytest.raises(ModelError, match="connection refused"):
+        direct.complete(_request(base), time.monotonic() + 20, Direct(base, "m", None))
+    assert time.monotonic() - start < 10  # not retried into the deadline
+
+
+def test_a_key_with_a_line_break_is_never_sent(pool: http_client.Pool) -> None:
+    """A header value cannot smuggle a second header or request into the connection."""
+    for server in RawServer([_length(COMPLETION)]).serve():
+        target = http_client.target(server.url + "/chat/completions")
+        assert target is not None
+        with pytest.raises(ValueError, match="line break"):
+            loop.run(pool.post(target, b"{}", {"Authorization": "Bearer k\r\nX-Evil: 1"}), 30)
+        assert server.requests == []
+
+
+@pytest.mark.parametrize("url", [
+    "ftp://host/v1/chat/completions", "http://user:secret@host/v1/chat/completions",
+    "http://host/v1/chat/completions?api-version=1", "http://host:port/v1/chat/completions",
+])
+def test_what_the_small_client_leaves_to_httpx(url: str) -> None:
+    assert http_client.target(url) is None
+
+
+def test_a_path_is_sent_percent_encoded() -> None:
+    target = http_client.target("http://[::1]:8000/my models/v1/chat/completions")
+    assert target is not None and target.host == "::1" and target.authority == "[::1]:8000"
+    assert target.path == "/my%20models/v1/chat/completions"
+
+
+def test_a_proxy_variable_sends_the_call_through_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
+    route = Direct("http://127.0.0.1:9/v1", "m", None)
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                 "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "example.com")
+    assert direct._small(route) is not None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    assert direct._small(route) is None
+    # a managed hook reads no proxy variable, and goes through the proxy its file names only
+    pinned = Direct("http://127.0.0.1:9/v1", "m", None, trust_env=False)
+    assert direct._small(pinned) is not None
+    assert direct._small(Direct("http://127.0.0.1:9/v1", "m", None, trust_env=False,
+                                proxy="http://proxy.invalid:3128")) is None
+
+
+def test_the_pool_waits_for_a_free_connection_beyond_its_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """More calls at once than MAX_OPEN: the rest wait for a connection, none fails."""
+    monkeypatch.setattr(http_client, "MAX_OPEN", 2)
+    for server in RawServer([_length(COMPLETION)] * 6).serve():
+        target = http_client.target(server.url + "/chat/completions")
+        assert target is not None
+
+        async def six(to: http_client.Target) -> list[http_client.Response]:
+            pool = http_client.Pool()
+            try:
+                return list(await asyncio.gather(*(pool.post(to, b"{}", {})
+                                                   for _ in range(6))))
+            finally:
+                pool.close()
+
+        assert [r.status for r in loop.run(six(target), 30)] == [200] * 6
+        assert len({number for number, _ in server.requests}) <= 2
