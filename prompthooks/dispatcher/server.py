@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from .._version import __version__
-from .address import model_environment
+from .address import ENV_PREFIXES, model_environment
 from .protocol import MAGIC, TERMINATE, UNAVAILABLE, Request, exit_frame, length
 from .work import Work, take_caller
 
@@ -35,6 +35,7 @@ _FIRST_READ = 10.0  # seconds a connection may take to say what it is
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
 _MAX_HEADER = 1 << 24
 _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
+_MODEL_PREFIXES = tuple(p.encode() for p in ENV_PREFIXES)
 # Seconds after a run came that the next spare is forked, if that run has not ended by then.
 SPARE_AFTER = 0.1
 
@@ -122,7 +123,8 @@ def _acceptable(request: Request, own_env: Mapping[str, str]) -> bool:
     threat model)."""
     from ..config.discovery import MANAGED_DIR
 
-    env = {os.fsdecode(k): os.fsdecode(v) for k, v in request.env.items()}
+    env = {os.fsdecode(k): os.fsdecode(v) for k, v in request.env.items()
+           if k.upper().startswith(_MODEL_PREFIXES)}  # decoded: only what may count
     return (request.version == __version__
             and model_environment(env) == model_environment(own_env)
             and request.argv[:1] == [b"run"]
@@ -145,8 +147,8 @@ class Zygote:
             for fd in close:
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            try:
-                _zygote(theirs, own_env, parser)
+            try:  # its runs compare their model environment with this one
+                _zygote(theirs, model_environment(own_env), parser)
             finally:
                 os._exit(0)
         theirs.close()
