@@ -69,14 +69,16 @@ class Target:
 
 def target(url: str) -> Target | None:
     """``url`` as this client sends to it; None for what it leaves to httpx (another scheme,
-    credentials, a query or a fragment, a port that is not a number)."""
+    credentials, a query or a fragment, a port that is not a number, a host name that is not
+    ASCII)."""
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
         return None
     if (parts.scheme not in ("http", "https") or not parts.hostname or parts.username
-            or parts.password or parts.query or parts.fragment):
+            or parts.password or parts.query or parts.fragment
+            or not parts.hostname.isascii()):  # an internationalised name: httpx encodes it
         return None
     tls = parts.scheme == "https"
     path = quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")  # as httpx sends it
@@ -91,6 +93,7 @@ class _Connection:
 
     def usable(self) -> bool:
         return (not self.reader.at_eof() and not self.writer.is_closing()
+                and not _buffered(self.reader)
                 and time.monotonic() - self.idle_since < IDLE_EXPIRY)
 
     def close(self) -> None:
@@ -141,11 +144,15 @@ class Pool:
                 raise _Stale from None
             except asyncio.LimitOverrunError:
                 raise Broken("the answer's headers are too long") from None
+            except OSError as exc:  # a broken TLS record, say
+                raise Broken(f"the connection failed: {exc}") from None
             response, keep = await _read_response(conn.reader, head)
         except BaseException:
             conn.close()
             raise
-        if keep and len(idle) < MAX_IDLE:
+        # Bytes past the answer (a second answer, a body a 204 should not have) would be
+        # read as the next request's answer: such a connection is not used again.
+        if keep and not _buffered(conn.reader) and len(idle) < MAX_IDLE:
             conn.idle_since = time.monotonic()
             idle.append(conn)
         else:
@@ -157,6 +164,11 @@ class Pool:
             for conn in conns:
                 conn.close()
         self._idle.clear()
+
+
+def _buffered(reader: asyncio.StreamReader) -> int:
+    """How many bytes ``reader`` holds unread (asyncio has no public way to ask)."""
+    return len(getattr(reader, "_buffer", b""))
 
 
 class _Stale(Exception):
@@ -191,12 +203,16 @@ async def _read_response(reader: asyncio.StreamReader, head: bytes) -> tuple[Res
     try:
         status, version, headers = _head(head)
         while 100 <= status < 200 and status != 101:  # an interim answer: the real one follows
+            await asyncio.sleep(0)  # (a flood of them does not hold the loop)
             status, version, headers = _head(await reader.readuntil(b"\r\n\r\n"))
         tokens = {t.strip() for t in headers.get("connection", "").lower().split(",")}
         keep = "close" not in tokens if version == "HTTP/1.1" else "keep-alive" in tokens
         if status in (204, 304):
             body = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
+        elif "transfer-encoding" in headers:
+            if headers["transfer-encoding"].strip().lower() != "chunked":
+                raise Broken("the answer is in a transfer coding this client does not read: "
+                             + headers["transfer-encoding"])
             body = await _chunked(reader)
         elif "content-length" in headers:
             size = _number(headers["content-length"])
@@ -207,6 +223,8 @@ async def _read_response(reader: asyncio.StreamReader, head: bytes) -> tuple[Res
             body, keep = await _to_end(reader), False
     except (asyncio.IncompleteReadError, ConnectionError):
         raise Broken("the server closed the connection in the middle of its answer") from None
+    except OSError as exc:
+        raise Broken(f"the connection failed: {exc}") from None
     except asyncio.LimitOverrunError:
         raise Broken("the answer's headers or chunk sizes are too long") from None
     return Response(status, headers, _decoded(body, headers.get("content-encoding", ""))), keep
@@ -217,10 +235,11 @@ def _head(head: bytes) -> tuple[int, str, dict[str, str]]:
     version, _, rest = status_line.partition(" ")
     if not version.startswith("HTTP/1."):
         raise Broken("the answer is not HTTP/1.x")
-    try:
-        status = int(rest[:3])
-    except ValueError:
-        raise Broken("the answer's status line is malformed") from None
+    code = rest[:3]
+    if not (len(code) == 3 and code.isascii() and code.isdigit() and "100" <= code <= "599"
+            and rest[3:4] in ("", " ")):
+        raise Broken("the answer's status line is malformed")
+    status = int(code)
     headers: dict[str, str] = {}
     for line in header_lines:
         name, colon, value = line.partition(":")
@@ -232,27 +251,33 @@ def _head(head: bytes) -> tuple[int, str, dict[str, str]]:
 
 
 def _number(text: str) -> int:
-    try:
-        value = int(text.split(",")[0].strip())
-    except ValueError:
-        raise Broken("the answer's Content-Length is not a number") from None
-    if value < 0:
-        raise Broken("the answer's Content-Length is negative")
-    return value
+    values = {v.strip() for v in text.split(",")}  # repeated: all alike, or it is no answer
+    if len(values) != 1:
+        raise Broken("the answer's Content-Length values disagree")
+    (value,) = values
+    if not (value.isascii() and value.isdigit()):
+        raise Broken("the answer's Content-Length is not a number")
+    return int(value)
 
 
 async def _chunked(reader: asyncio.StreamReader) -> bytes:
     parts: list[bytes] = []
     total = 0
+    count = 0
     while True:
+        count += 1
+        if count % 64 == 0:  # a flood of tiny chunks does not hold the loop that long
+            await asyncio.sleep(0)
         line = await reader.readuntil(b"\r\n")
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise Broken("the answer's chunk sizes are malformed") from None
+        digits = line.split(b";", 1)[0].strip()
+        if not digits or digits.strip(b"0123456789abcdefABCDEF"):
+            raise Broken("the answer's chunk sizes are malformed")
+        size = int(digits, 16)
         if size == 0:
             while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
-                pass
+                count += 1
+                if count % 64 == 0:
+                    await asyncio.sleep(0)
             return b"".join(parts)
         total += size
         if size < 0 or total > _MAX_BODY:

@@ -166,6 +166,40 @@ def test_an_answer_that_breaks_off_or_is_not_http_is_said(
             _post(server, pool)
 
 
+@pytest.mark.parametrize("answer, words", [
+    (b"HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n", "status line"),
+    (b"HTTP/1.1 -99 OK\r\nContent-Length: 0\r\n\r\n", "status line"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}", "not a number"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}", "disagree"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\n{}\r\n0\r\n\r\n",
+     "chunk sizes"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+     "transfer coding"),
+], ids=["short-status", "negative-status", "plus-length", "two-lengths", "0x-chunk",
+        "gzip-transfer"])
+def test_an_answer_framed_ambiguously_is_refused(pool: http_client.Pool, answer: bytes,
+                                                 words: str) -> None:
+    """Framing two readers could read differently is no answer (else the rest of it would
+    be read as the next call's)."""
+    for server in RawServer([answer], close_after={0}).serve():
+        with pytest.raises(http_client.Broken, match=words):
+            _post(server, pool)
+
+
+@pytest.mark.parametrize("extra", [_length(b'{"ok": true, "note": "not yours"}'), b"\r\n"],
+                         ids=["a-second-answer", "a-stray-line-end"])
+def test_bytes_past_an_answer_never_become_the_next_calls_answer(
+        pool: http_client.Pool, extra: bytes) -> None:
+    """A server that sends more than one answer's bytes: the connection is not used again,
+    and the next call gets the answer the server gives it."""
+    second = _length(COMPLETION.replace(b"raw says no", b"the real second answer"))
+    for server in RawServer([_length(COMPLETION) + extra, second]).serve():
+        assert _post(server, pool).body == COMPLETION
+        time.sleep(0.1)  # the extra bytes have arrived
+        assert b"the real second answer" in _post(server, pool).body
+        assert [number for number, _ in server.requests] == [0, 1]
+
+
 def _request(base: str) -> ModelRequest:
     return ModelRequest(Endpoint("m", base), ({"role": "user", "content": "rm -rf /"},))
 
@@ -203,6 +237,7 @@ def test_a_key_with_a_line_break_is_never_sent(pool: http_client.Pool) -> None:
 @pytest.mark.parametrize("url", [
     "ftp://host/v1/chat/completions", "http://user:secret@host/v1/chat/completions",
     "http://host/v1/chat/completions?api-version=1", "http://host:port/v1/chat/completions",
+    "http://bücher.example/v1/chat/completions",
 ])
 def test_what_the_small_client_leaves_to_httpx(url: str) -> None:
     assert http_client.target(url) is None
