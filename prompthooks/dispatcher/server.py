@@ -123,8 +123,8 @@ def _acceptable(request: Request, own_env: Mapping[str, str]) -> bool:
     threat model)."""
     from ..config.discovery import MANAGED_DIR
 
-    env = {os.fsdecode(k): os.fsdecode(v) for k, v in request.env.items()
-           if k.upper().startswith(_MODEL_PREFIXES)}  # decoded: only what may count
+    env = {os.fsdecode(k): os.fsdecode(v) for k, v in request.env.items()  # what may count
+           if k.upper().startswith(_MODEL_PREFIXES) or not k.isascii()}
     return (request.version == __version__
             and model_environment(env) == model_environment(own_env)
             and request.argv[:1] == [b"run"]
@@ -187,10 +187,10 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
             parser: argparse.ArgumentParser) -> None:
     """The zygote's loop: each run handed to it goes to a child forked ahead of time (the
     spare); until the resident process closes its end. The next spare is forked off the runs'
-    path: once the run that took the last one has ended, or :data:`SPARE_AFTER` after the
-    last run came. Forking copies the zygote's page tables, and on a machine with a core or
-    two that would slow the run under way; a run that finds no spare gets a child forked on
-    the spot."""
+    path: once the run that took the last one has ended, or :data:`SPARE_AFTER` after it was
+    taken if runs are still going. Forking copies the zygote's page tables, and on a machine
+    with a core or two that would slow the run under way; a run that finds no spare gets a
+    child forked on the spot."""
     import gc
     import select
 
@@ -199,7 +199,9 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
     busy: list[_Spare] = []  # spares given a run: each one's end of the socket closes with it
     due: float | None = None  # when to fork the next spare
     while True:
-        if spare is None and due is not None and time.monotonic() >= due:
+        if spare is not None:
+            due = None  # nothing to fork until it is taken
+        elif due is not None and time.monotonic() >= due:
             spare, due = _Spare.fork(sock, own_env, parser, busy), None
         wait = 1.0 if due is None else min(1.0, max(0.0, due - time.monotonic()))
         watched: list[socket.socket | _Spare] = [sock, *busy]
@@ -210,7 +212,8 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
         for ended in [s for s in busy if s in ready]:
             ended.close()
             busy.remove(ended)
-            due = time.monotonic()  # its run is over: the next spare now
+            if spare is None:
+                due = time.monotonic()  # its run is over: the next spare now
         if sock not in ready:
             continue
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
@@ -226,7 +229,10 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
                 for other in busy:
                     other.close()
                 _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser)
-            spare, due = None, time.monotonic() + SPARE_AFTER
+            # Not pushed back by each run that comes: runs that keep overlapping still get
+            # a spare SPARE_AFTER after the first of them.
+            soon = time.monotonic() + SPARE_AFTER
+            spare, due = None, soon if due is None else min(due, soon)
         for fd in fds:  # before the next spare is forked: it must not hold the client's
             with contextlib.suppress(OSError):
                 os.close(fd)

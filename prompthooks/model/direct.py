@@ -31,7 +31,7 @@ from .types import ModelReply, ModelRequest
 
 # (event loop, trust_env, proxy, TLS context, the proxy variables it read) -> the client kept
 # open for them.
-_clients: dict[tuple[int, bool, str | None, int, tuple[str | None, ...]], Any] = {}
+_clients: dict[tuple[int, bool, str | None, int, tuple[tuple[str, str], ...]], Any] = {}
 # event loop -> the small client's connections kept open on it.
 _pools: dict[int, http_client.Pool] = {}
 
@@ -68,8 +68,9 @@ def prepare(route: Direct | None = None) -> None:
     (which takes a while): start-up time, see model/chain.py."""
     import tenacity  # noqa: F401
 
-    if route is not None and _small(route) is not None:
-        if route.base.startswith("https:"):
+    small = _small(route) if route is not None else None
+    if route is not None and small is not None:
+        if small.tls:
             _verify(route)
         return
     _httpx()
@@ -188,27 +189,34 @@ _FIRST_CALL_MODULES = ("httpcore", "httpcore._backends.auto", "httpcore._backend
                        "anyio._backends._asyncio", "sniffio")
 
 
-# The variables a client that trusts the environment reads its proxies from when it is made
-# (httpx takes http, https and all from urllib's reading, which prefers the lower-case name).
-_PROXY_VARIABLES = tuple(f"{scheme}_proxy" for scheme in ("http", "https", "all", "no"))
-_PROXY_VARIABLES += tuple(name.upper() for name in _PROXY_VARIABLES)
-
-
-def _proxy_variables() -> tuple[str | None, ...]:
-    """The environment's proxy settings, as a client made now would read them."""
-    return tuple(os.environ.get(name) for name in _PROXY_VARIABLES)
+def _proxy_variables() -> tuple[tuple[str, str], ...]:
+    """The environment's proxy settings, as a client made now would read them (urllib reads
+    a ``*_proxy`` variable whatever the case of its name)."""
+    return tuple(sorted((name, value) for name, value in os.environ.items()
+                        if name[-6:].lower() == "_proxy"))
 
 
 def _small(route: Direct) -> http_client.Target | None:
     """Where the small client sends ``route``'s calls; None when they go through httpx: a
-    proxy named for it, any proxy variable set (``*_proxy`` but ``no_proxy``) for a route
-    that reads the environment, or a base URL the small client leaves to httpx."""
-    if route.proxy is not None:
-        return None
-    if route.trust_env and any(os.environ.get(name) for name in _PROXY_VARIABLES
-                               if name.lower() != "no_proxy"):
+    proxy named for it, a proxy setting for a route that reads the environment
+    (:func:`proxied`), or a base URL the small client leaves to httpx."""
+    if route.proxy is not None or (route.trust_env and proxied()):
         return None
     return http_client.target(url(route.base))
+
+
+def proxied() -> bool:
+    """Whether a client that reads the environment would go through a proxy for some URL, as
+    urllib (and so httpx) reads the settings: a ``*_proxy`` variable in any case of its name
+    (``no_proxy`` aside) with a value, else on macOS and Windows the system's settings."""
+    if any(name[-6:].lower() == "_proxy" and name.lower() != "no_proxy" and value
+           for name, value in os.environ.items()):
+        return True
+    if sys.platform in ("darwin", "win32"):
+        import urllib.request
+
+        return any(scheme != "no" for scheme in urllib.request.getproxies())
+    return False
 
 
 def _pool() -> http_client.Pool:
@@ -282,7 +290,7 @@ def _verify(route: Direct) -> Any:
 
 
 def _key(route: Direct, running: asyncio.AbstractEventLoop
-         ) -> tuple[int, bool, str | None, int, tuple[str | None, ...]]:
+         ) -> tuple[int, bool, str | None, int, tuple[tuple[str, str], ...]]:
     """What a kept-open client is made for: the loop it runs on, and every setting it reads
     when it is made."""
     return (id(running), route.trust_env, route.proxy, id(_verify(route)),

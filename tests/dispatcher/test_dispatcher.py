@@ -404,9 +404,10 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
     over, a spare waits again (and takes the next run)."""
     from prompthooks.dispatcher.server import SPARE_AFTER
 
-    held, go = tmp_path / "held", tmp_path / "go"
+    held, go, work = tmp_path / "held", tmp_path / "go", tmp_path / "work"
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
-        "command": f"touch {held}; while [ ! -e {go} ]; do sleep 0.01; done; cat > /dev/null"})
+        "command": f"echo $PPID > {work}; touch {held}; while [ ! -e {go} ]; do sleep 0.01; "
+                   "done; cat > /dev/null"})
     spare, _work = _forked_ahead(dispatcher.pid)
     zygote = int(Path(f"/proc/{spare}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
 
@@ -428,6 +429,7 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
         try:
             assert _wait(held.exists, 30), "the hook did not start"
             children = _live_children(zygote)
+            assert _parent(int(work.read_text())) == spare  # the run went to the spare
             if time.monotonic() - start < SPARE_AFTER:  # else the machine was too slow to tell
                 observed += 1
                 assert children == {spare}, "a spare was forked while the run was starting"
@@ -439,3 +441,54 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
             break
     if not observed:
         pytest.skip("the machine was too busy to see a run start within SPARE_AFTER")
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def test_the_zygote_idles_between_runs_that_outlast_spare_after(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    """A run longer than SPARE_AFTER gets the next spare forked while it goes on; when it
+    ends, the zygote has its spare and waits for the next run without using the CPU."""
+    from prompthooks.dispatcher.server import SPARE_AFTER
+
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
+        "command": f"sleep {SPARE_AFTER * 5}; cat > /dev/null"})
+    spare, _work = _forked_ahead(dispatcher.pid)
+    zygote = _parent(spare)
+    for _ in range(2):
+        proc = _run(claude_bash("ls"), "--config", str(cfg))
+        assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    assert _wait(lambda: len(_live_children(zygote)) == 1, 30), "the runs did not end"
+    before = _cpu_ticks(zygote)
+    time.sleep(2.0)
+    used = _cpu_ticks(zygote) - before
+    assert used < 0.25 * os.sysconf("SC_CLK_TCK"), f"the zygote used {used} ticks idle"
+
+
+def test_a_run_is_taken_only_with_the_resident_processs_model_environment() -> None:
+    """The variables that change a model call are compared as the socket's name counts them
+    (``str.upper``), also for a name that is not ASCII."""
+    from prompthooks._version import __version__
+    from prompthooks.dispatcher.address import model_environment
+    from prompthooks.dispatcher.protocol import Request
+    from prompthooks.dispatcher.server import _acceptable
+
+    odd = "opena\u0131_API_BASE"  # a dotless i: "OPENAI_API_BASE" once upper-cased
+    own = model_environment({odd: "http://a", "OPENAI_API_KEY": "k", "HOME": "/h"})
+
+    def request(env: dict[str, str]) -> Request:
+        encoded = {k.encode(): v.encode() for k, v in env.items()}
+        return Request(__version__, b"/", 0o22, 0.0, 1.0, [b"run"], encoded, b"{}")
+
+    assert odd in own
+    assert _acceptable(request({odd: "http://a", "OPENAI_API_KEY": "k", "PATH": "/b"}), own)
+    assert not _acceptable(request({"OPENAI_API_KEY": "k"}), own)
+    assert not _acceptable(request({odd: "http://b", "OPENAI_API_KEY": "k"}), own)
+    assert not _acceptable(request({odd: "http://a", "OPENAI_API_KEY": "other"}), own)

@@ -21,9 +21,10 @@ _NAMES = [f"{scheme}_proxy" for scheme in ("http", "https", "all", "no")]
 def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModel]:
     """A second stand-in that answers like the model: as a proxy, it is asked for the
     model's absolute URL."""
-    for name in _NAMES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    import os
+
+    for name in [n for n in os.environ if n.lower() in _NAMES]:
+        monkeypatch.delenv(name)
     for state in serve():
         state.script(verdict(False, "through the proxy"))
         yield state
@@ -48,6 +49,9 @@ def test_the_kept_client_is_remade_when_the_proxy_variables_change(
     monkeypatch.delenv("HTTP_PROXY")
     assert "straight to the model" in _judge(tmp_path)
     assert len(model.requests) == 2 and len(proxy.requests) == 1
+    monkeypatch.setenv("Http_Proxy", proxy.url.removesuffix("/v1"))  # read in any case
+    assert "through the proxy" in _judge(tmp_path)
+    assert len(model.requests) == 2 and len(proxy.requests) == 2
 
 
 WARM = """

@@ -9,6 +9,7 @@ import asyncio
 import gzip
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -249,20 +250,38 @@ def test_a_path_is_sent_percent_encoded() -> None:
     assert target.path == "/my%20models/v1/chat/completions"
 
 
-def test_a_proxy_variable_sends_the_call_through_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_small_client_steps_aside_for_any_proxy_setting(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever would send httpx's call through a proxy sends the call to httpx: a proxy
+    variable in any case of its name (urllib reads them so), and on macOS and Windows the
+    system's proxy settings; ``no_proxy`` alone does not."""
+    import os
+    import urllib.request
+
     route = Direct("http://127.0.0.1:9/v1", "m", None)
-    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY",
-                 "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
     monkeypatch.setenv("NO_PROXY", "example.com")
     assert direct._small(route) is not None
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("Https_Proxy", "http://proxy.invalid:3128")
+    assert urllib.request.getproxies()["https"] == "http://proxy.invalid:3128"  # as httpx
     assert direct._small(route) is None
+    monkeypatch.setenv("Https_Proxy", "")  # empty: no proxy, for urllib too
+    assert direct._small(route) is not None
     # a managed hook reads no proxy variable, and goes through the proxy its file names only
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
     pinned = Direct("http://127.0.0.1:9/v1", "m", None, trust_env=False)
     assert direct._small(pinned) is not None
     assert direct._small(Direct("http://127.0.0.1:9/v1", "m", None, trust_env=False,
                                 proxy="http://proxy.invalid:3128")) is None
+    monkeypatch.delenv("HTTPS_PROXY")
+    # the system's settings, where urllib reads them (macOS, Windows)
+    system: dict[str, str] = {"https": "http://corporate.invalid:8080"}
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(urllib.request, "getproxies", lambda: system)
+    assert direct._small(route) is None
+    system.clear()
+    assert direct._small(route) is not None
 
 
 def test_the_pool_waits_for_a_free_connection_beyond_its_limit(
