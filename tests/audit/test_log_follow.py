@@ -37,13 +37,20 @@ def _log(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _Follower:
     """`prompthooks log --follow` in a real process, its lines read as they come."""
 
     def __init__(self, *args: str) -> None:
+        # Ctrl-C as at a terminal: a test run started in the background (``cmd &`` from a
+        # script) has SIGINT ignored, and a child would inherit that.
         self.proc = subprocess.Popen([sys.executable, "-m", "prompthooks", "log", "--follow",
                                       *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=dict(os.environ))
+                                     text=True, env=dict(os.environ),
+                                     preexec_fn=_default_sigint)
         self.lines: queue.Queue[str] = queue.Queue()
         assert self.proc.stdout is not None
         stdout = self.proc.stdout

@@ -415,6 +415,7 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
         children = _live_children(zygote)
         return len(children) == 1 and bool(_live_children(*children))
 
+    event = write_json(tmp_path / "event.json", claude_bash("ls"))
     observed = 0
     for _ in range(10):
         assert _wait(one_spare_waiting, 30), "no spare waiting"
@@ -422,12 +423,14 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
         held.unlink(missing_ok=True)
         go.unlink(missing_ok=True)
         start = time.monotonic()
-        event = write_json(tmp_path / "event.json", claude_bash("ls"))
         with event.open("rb") as stdin:
             proc = subprocess.Popen([SCRIPT, "run", "--config", str(cfg)], stdin=stdin,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            assert _wait(held.exists, 30), "the hook did not start"
+            end = start + 30
+            while not held.exists() and time.monotonic() < end:  # seen within a millisecond
+                time.sleep(0.001)
+            assert held.exists(), "the hook did not start"
             children = _live_children(zygote)
             assert _parent(int(work.read_text())) == spare  # the run went to the spare
             if time.monotonic() - start < SPARE_AFTER:  # else the machine was too slow to tell
