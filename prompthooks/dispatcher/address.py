@@ -39,6 +39,14 @@ def model_environment(environ: Mapping[str, str]) -> dict[str, str]:
             if k.upper().startswith(ENV_PREFIXES) and k not in SKIP}
 
 
+def model_environment_of(environb: Mapping[bytes, bytes]) -> dict[str, str]:
+    """:func:`model_environment` of an environment in bytes, decoding only the variables that
+    may count (every name that is not ASCII may: ``str.upper`` is not ASCII's)."""
+    prefixes = tuple(p.encode() for p in ENV_PREFIXES)
+    return model_environment({os.fsdecode(k): os.fsdecode(v) for k, v in environb.items()
+                              if k.upper().startswith(prefixes) or not k.isascii()})
+
+
 def runtime_dir(environ: Mapping[str, str]) -> str:
     """Sockets and locks: ``$XDG_RUNTIME_DIR/prompthooks`` when that folder exists, else
     ``run`` in the cache folder (``$XDG_CACHE_HOME/prompthooks``, ``~/.cache/...``)."""

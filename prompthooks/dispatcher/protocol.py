@@ -19,6 +19,8 @@ one JSON line and starts with ``{``; a run request starts with :data:`MAGIC`:
 
 from __future__ import annotations
 
+import sys
+
 TYPE_CHECKING = False  # not typing's: the thin client imports this module
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -63,6 +65,24 @@ class Request:
         return self.head() + self.data
 
     @classmethod
+    def parse(cls, data: bytes) -> Request | None:
+        """The request :meth:`encode` made, from its bytes (None: nothing, or not one)."""
+        if not data.startswith(MAGIC):
+            return None
+        at = len(MAGIC)
+        try:
+            size = length(data[at:at + 8])
+            header = data[at + 8:at + 8 + size]
+            at += 8 + size
+            event_size = length(data[at:at + 8])
+            event = data[at + 8:]
+            if len(header) != size or len(event) != event_size:
+                return None
+            return cls.decode(header, event)
+        except ValueError:
+            return None
+
+    @classmethod
     def decode(cls, header: bytes, data: bytes) -> Request:
         """The request from its header and event; ValueError if it is not one."""
         fields = header.split(b"\0")
@@ -87,3 +107,16 @@ def exit_frame(stdout: bytes, code: int) -> bytes:
 
 def length(raw: bytes) -> int:
     return int.from_bytes(raw, "big")
+
+
+def passed_fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
+    """The file descriptors a message's ancillary data carried (``SCM_RIGHTS``)."""
+    import _socket
+
+    fds: list[int] = []
+    for level, kind, payload in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            usable = len(payload) - len(payload) % 4
+            fds += [int.from_bytes(payload[i:i + 4], sys.byteorder)
+                    for i in range(0, usable, 4)]
+    return fds

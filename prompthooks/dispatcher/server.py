@@ -27,15 +27,14 @@ from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from .._version import __version__
-from .address import ENV_PREFIXES, model_environment
-from .protocol import MAGIC, TERMINATE, UNAVAILABLE, Request, exit_frame, length
+from .address import model_environment, model_environment_of
+from .protocol import MAGIC, TERMINATE, UNAVAILABLE, Request, exit_frame, length, passed_fds
 from .work import Work, take_caller
 
 _FIRST_READ = 10.0  # seconds a connection may take to say what it is
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
 _MAX_HEADER = 1 << 24
 _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
-_MODEL_PREFIXES = tuple(p.encode() for p in ENV_PREFIXES)
 # Seconds after a run came that the next spare is forked, if that run has not ended by then.
 SPARE_AFTER = 0.1
 
@@ -77,7 +76,7 @@ def first_bytes(conn: socket.socket) -> tuple[bytes, list[int]]:
     fds: list[int] = []
     while len(data) < len(MAGIC) and not data.startswith(b"{"):
         chunk, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(4 * 4))
-        fds += _fds(ancillary)
+        fds += passed_fds(ancillary)
         if not chunk:
             break
         data += chunk
@@ -123,10 +122,8 @@ def _acceptable(request: Request, own_env: Mapping[str, str]) -> bool:
     threat model)."""
     from ..config.discovery import MANAGED_DIR
 
-    env = {os.fsdecode(k): os.fsdecode(v) for k, v in request.env.items()  # what may count
-           if k.upper().startswith(_MODEL_PREFIXES) or not k.isascii()}
     return (request.version == __version__
-            and model_environment(env) == model_environment(own_env)
+            and model_environment_of(request.env) == model_environment(own_env)
             and request.argv[:1] == [b"run"]
             and not any(a.startswith(b"--managed-dir") for a in request.argv)
             and not os.path.lexists(MANAGED_DIR))
@@ -173,16 +170,6 @@ class Zygote:
             os.waitpid(self.pid, 0)
 
 
-def _fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
-    fds: list[int] = []
-    for level, kind, payload in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            usable = len(payload) - len(payload) % 4
-            fds += [int.from_bytes(payload[i:i + 4], sys.byteorder)
-                    for i in range(0, usable, 4)]
-    return fds
-
-
 def _zygote(sock: socket.socket, own_env: Mapping[str, str],
             parser: argparse.ArgumentParser) -> None:
     """The zygote's loop: each run handed to it goes to a child forked ahead of time (the
@@ -217,7 +204,7 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
         if sock not in ready:
             continue
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
-        fds = _fds(ancillary)
+        fds = passed_fds(ancillary)
         if not first and not fds:
             return
         if fds:
@@ -297,7 +284,7 @@ def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str],
     zygote forks the next spare when it closes. Never returns."""
     try:
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
-        fds = _fds(ancillary)
+        fds = passed_fds(ancillary)
         if fds:
             _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser, work)
     finally:

@@ -19,7 +19,7 @@ import socket
 import sys
 from typing import NoReturn
 
-from .protocol import MAGIC, Request, length
+from .protocol import Request, passed_fds
 
 
 def take_caller(request: Request, stderr: int | None) -> bool:
@@ -105,7 +105,7 @@ def _wait(sock: socket.socket, write_fd: int, parser: argparse.ArgumentParser) -
 
         direct.warm_client()  # a prompt hook's first call: its loop and client, made now
         data, stderr = _receive(sock)
-        request = _decode(data)
+        request = Request.parse(data)
         if request is None or not take_caller(request, stderr):
             os._exit(0)
         from ..cli import main
@@ -125,27 +125,7 @@ def _receive(sock: socket.socket) -> tuple[bytes, int | None]:
     stderr: int | None = None
     while True:
         chunk, ancillary, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4))
-        for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS and len(payload) >= 4:
-                stderr = int.from_bytes(payload[:4], sys.byteorder)
+        stderr = next(iter(passed_fds(ancillary)), stderr)
         if not chunk:
             return b"".join(chunks), stderr
         chunks.append(chunk)
-
-
-def _decode(data: bytes) -> Request | None:
-    """The request :meth:`Request.encode` made (None: nothing, or not one)."""
-    if not data.startswith(MAGIC):
-        return None
-    at = len(MAGIC)
-    try:
-        size = length(data[at:at + 8])
-        header = data[at + 8:at + 8 + size]
-        at += 8 + size
-        event_size = length(data[at:at + 8])
-        event = data[at + 8:]
-        if len(header) != size or len(event) != event_size:
-            return None
-        return Request.decode(header, event)
-    except ValueError:
-        return None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -212,11 +213,16 @@ def proxied() -> bool:
     if any(name[-6:].lower() == "_proxy" and name.lower() != "no_proxy" and value
            for name, value in os.environ.items()):
         return True
-    if sys.platform in ("darwin", "win32"):
-        import urllib.request
+    return sys.platform in ("darwin", "win32") and _system_proxied()
 
-        return any(scheme != "no" for scheme in urllib.request.getproxies())
-    return False
+
+@functools.cache
+def _system_proxied() -> bool:
+    """Whether the system's settings name a proxy (read once per process: asking macOS or the
+    Windows registry on every call would cost each prompt hook)."""
+    import urllib.request
+
+    return any(scheme != "no" for scheme in urllib.request.getproxies())
 
 
 def _pool() -> http_client.Pool:

@@ -409,7 +409,7 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
         "command": f"echo $PPID > {work}; touch {held}; while [ ! -e {go} ]; do sleep 0.01; "
                    "done; cat > /dev/null"})
     spare, _work = _forked_ahead(dispatcher.pid)
-    zygote = int(Path(f"/proc/{spare}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+    zygote = _parent(spare)
 
     def one_spare_waiting() -> bool:  # and the runs before it are over
         children = _live_children(zygote)

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -279,9 +280,14 @@ def test_the_small_client_steps_aside_for_any_proxy_setting(
     system: dict[str, str] = {"https": "http://corporate.invalid:8080"}
     monkeypatch.setattr(sys, "platform", "darwin")
     monkeypatch.setattr(urllib.request, "getproxies", lambda: system)
-    assert direct._small(route) is None
-    system.clear()
-    assert direct._small(route) is not None
+    direct._system_proxied.cache_clear()  # read once per process
+    try:
+        assert direct._small(route) is None
+        system.clear()
+        direct._system_proxied.cache_clear()
+        assert direct._small(route) is not None
+    finally:
+        direct._system_proxied.cache_clear()
 
 
 def test_the_pool_waits_for_a_free_connection_beyond_its_limit(
@@ -302,3 +308,18 @@ def test_the_pool_waits_for_a_free_connection_beyond_its_limit(
 
         assert [r.status for r in loop.run(six(target), 30)] == [200] * 6
         assert len({number for number, _ in server.requests}) <= 2
+
+
+def test_no_netrc_credentials_are_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README says the small client reads no ``~/.netrc``: a key goes in the variables."""
+    for server in RawServer([_length(COMPLETION)]).serve():
+        host = server.url.split("/")[2].split(":")[0]
+        (tmp_path / ".netrc").write_text(f"machine {host} login user password secret\n")
+        (tmp_path / ".netrc").chmod(0o600)
+        monkeypatch.setenv("HOME", str(tmp_path))
+        monkeypatch.delenv("NETRC", raising=False)
+        reply = direct.complete(_request(server.url), time.monotonic() + 30,
+                                Direct(server.url, "m", None))
+        assert "raw says no" in reply.text
+        ((_, request),) = server.requests
+        assert b"authorization:" not in request.lower()
