@@ -3,16 +3,71 @@
 Each folder is the XDG base folder's ``prompthooks`` (one override each: the XDG variable);
 the project folder is the host's (``CLAUDE_PROJECT_DIR``, ``CURSOR_PROJECT_DIR``), else the
 working directory. Every file replaced in place is written by :func:`atomic_write`, so a
-reader sees the old file or the new one, never half of one.
+reader sees the old file or the new one, never half of one. Every file read back from these
+folders (which the agent, running as the user, can write too) is read by :func:`read_state`:
+a FIFO, device, link or huge file put in its place cannot hold or steer a run.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 APP = "prompthooks"
+STATE_LIMIT = 1 << 20  # bytes: larger than any state file prompthooks writes
+
+
+class BadStateFile(OSError):
+    """A state file that is there but is not one prompthooks could have written: a symbolic
+    or hard link, a FIFO, a device, a folder, or larger than its limit. Its message is one
+    line that names the file; callers ignore the file and say that line."""
+
+
+def read_state(path: str | os.PathLike[str], limit: int = STATE_LIMIT) -> bytes | None:
+    """The bytes of a file in one of prompthooks' own folders, or None when there is none.
+
+    Read through one descriptor: opened without following a final symbolic link and without
+    blocking (a FIFO cannot stall the run), checked to be a regular file with one link and at
+    most ``limit`` bytes, then read to its end (at most ``limit`` bytes, whatever it grows to
+    meanwhile). Raises :class:`BadStateFile` for a file that fails a check, OSError for a
+    file that cannot be read."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise BadStateFile(f"{os.fspath(path)}: a symbolic link, not a file prompthooks "
+                               "wrote; ignored") from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):  # a socket or a folder
+            raise BadStateFile(f"{os.fspath(path)}: not a regular file; ignored") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise BadStateFile(f"{os.fspath(path)}: not a regular file; ignored")
+        if info.st_nlink != 1:
+            raise BadStateFile(f"{os.fspath(path)}: a hard link, not a file prompthooks "
+                               "wrote; ignored")
+        if info.st_size > limit:
+            raise BadStateFile(f"{os.fspath(path)}: larger than {limit} bytes; ignored")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise BadStateFile(f"{os.fspath(path)}: larger than {limit} bytes; ignored")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _base(environ: Mapping[str, str], variable: str, *default: str) -> Path:
