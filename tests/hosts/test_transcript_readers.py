@@ -126,7 +126,8 @@ def test_a_cut_last_line_and_malformed_lines_are_left_out_and_said(isolated_home
     assert any("2 lines of the transcript are not JSON" in n for n in conversation.notes)
 
 
-def test_a_huge_transcript_is_read_from_its_tail_only(isolated_home: Path) -> None:
+def test_a_huge_transcript_is_read_from_its_tail_and_the_request_found_further_back(
+        isolated_home: Path) -> None:
     steps = [("user", "the first request")] + [("assistant", f"step {i} " + "x" * 500)
                                                for i in range(4000)]
     steps.append(("assistant", "the very last message"))
@@ -134,7 +135,10 @@ def test_a_huge_transcript_is_read_from_its_tail_only(isolated_home: Path) -> No
     assert path.stat().st_size > 2 * 1024 * 1024
     conversation = _read("claude", {"transcript_path": str(path)}, "Stop")
     assert conversation.entries[-1].text == "the very last message"
-    assert all(e.text != "the first request" for e in conversation.entries)
+    # The middle is not read; the request, 2 MiB back, is, with a marker after it.
+    assert [e.text for e in conversation.entries[:1]] == ["the first request"]
+    assert conversation.gaps == {1} and len(conversation.entries) < 2500
+    assert not any(e.text.startswith("step 0 ") for e in conversation.entries)
     assert any("only the last 1,024 KiB" in n for n in conversation.notes)
 
 

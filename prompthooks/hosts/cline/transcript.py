@@ -10,6 +10,15 @@
   api_conversation_history.json``, a JSON list of the same messages.
 
 Both are rewritten whole at turn boundaries, so they are read whole (up to a bound).
+
+The extension writes a tool's result as user text opening with ``[tool for 'what'] Result:``
+(``[execute_command for 'npm test'] Result:``, ``[attempt_completion] Result:``; older versions
+put the result in the text blocks after that line, newer ones after it in the same block or in
+a ``tool_result`` block): such text is the tool's result, never the user's words, up to the
+next result or the message's end. It appends ``<environment_details>`` to user turns, and
+writes notices of its own (``[TASK RESUMPTION]``, ``[ERROR]``) in the user's turn. The task is
+the first user message (``<task>...</task>`` in the extension's histories): it is kept
+whatever the budget, as the latest request is.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ...transcripts import blocks
-from ...transcripts.conversation import Conversation
+from ...transcripts.conversation import Conversation, Entry, Role
 from ...transcripts.reading import WHOLE_BYTES, Read, Unreadable
 
 LIMIT, WHOLE = WHOLE_BYTES, True
@@ -76,8 +85,51 @@ def locate(raw: Mapping[str, Any], event_name: str,
     return candidates, [sessions, *legacy]
 
 
-def _user_text(text: str) -> str | None:
-    return _DETAILS.sub("", text).strip() or None
+# A tool's result as the extension writes it: ``[name]``, ``[name for '...']`` (a path, a
+# command, a question...), then `` Result:`` at the start of a text block.
+_RESULT = re.compile(r"\A\s*\[(?P<tool>[A-Za-z_][\w.-]*)(?:[ :][^\n]*?)?\] Result:")
+_NOTICE = re.compile(r"\A\s*\[(?:TASK RESUMPTION|ERROR)\]")
+_USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
+TASK = "the task, as the user first gave it"
+
+
+def _user_text(text: str) -> str | tuple[Role, str] | None:
+    text = _DETAILS.sub("", text).strip()
+    if _NOTICE.match(text):
+        # The extension's own words; a resumed task's new instructions are the user's.
+        words = _USER_MESSAGE.findall(text)
+        return "\n".join(words) if words else ("host", text)
+    return text or None
+
+
+def _content(content: Any) -> Any:
+    """A user message's content with the tool results written as text made ``tool_result``
+    blocks: a result runs from its ``[...] Result:`` line to the next one or the end."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return content
+    out: list[Any] = []
+    result: dict[str, Any] | None = None
+    for block in content:
+        if not isinstance(block, Mapping) or block.get("type") != "text":
+            if result is not None and isinstance(block, Mapping) and block.get("type") == "image":
+                result["content"] += "\n[an image]"
+                continue
+            result = None
+            out.append(block)
+            continue
+        text = _DETAILS.sub("", str(block.get("text") or "")).strip()
+        found = _RESULT.match(text)
+        if found:
+            result = {"type": "tool_result", "name": found["tool"], "content": text}
+            out.append(result)
+        elif result is not None:
+            if text:
+                result["content"] += "\n" + text
+        else:
+            out.append(block)
+    return out
 
 
 def parse(read: Read, path: Path) -> Conversation:
@@ -94,6 +146,12 @@ def parse(read: Read, path: Path) -> Conversation:
     names: dict[str, str] = {}
     for message in messages:
         if isinstance(message, Mapping) and message.get("role") in ("user", "assistant"):
-            conversation.entries += blocks.entries(str(message["role"]), message.get("content"),
-                                                   names, _user_text)
+            role = str(message["role"])
+            content = message.get("content")
+            conversation.entries += blocks.entries(
+                role, _content(content) if role == "user" else content, names, _user_text)
+    entries = conversation.entries
+    first = next((i for i, e in enumerate(entries) if e.role == "user"), None)
+    if first is not None:
+        entries[first] = Entry("user", entries[first].text, pin=TASK)
     return conversation
