@@ -159,13 +159,14 @@ def _read_at(fd: int, start: int, length: int) -> bytes:
     return b"".join(chunks)
 
 
-def earlier_lines(read: Read, budget: int = SEARCH_BYTES) -> Iterator[bytes]:
+def earlier_lines(read: Read, budget: int | None = None) -> Iterator[bytes]:
     """The lines before what was read in full, newest first, read a step at a time, at most
     ``budget`` bytes in all (``read.searched``; ``read.searched_all`` once the file's start is
     reached). A line longer than LINE_BYTES is skipped. Nothing for a file read whole; once
     per read."""
     if read.fd is None:
         return
+    budget = SEARCH_BYTES if budget is None else budget
     end = read.offset
     carry = b""  # the end of a line whose start lies further back
     skipping = False  # inside a line too long to keep
@@ -187,13 +188,13 @@ def earlier_lines(read: Read, budget: int = SEARCH_BYTES) -> Iterator[bytes]:
         elif skipping:
             carry = b""
         for line in reversed(parts):
-            if line.strip():
+            if line.strip() and len(line) <= LINE_BYTES:
                 yield line
         if len(carry) > LINE_BYTES:
             carry, skipping = b"", True
     if end == 0:
         read.searched_all = True
-        if carry.strip() and not skipping:
+        if carry.strip() and not skipping and len(carry) <= LINE_BYTES:
             yield carry
 
 

@@ -91,6 +91,13 @@ _RESULT = re.compile(r"\A\s*\[(?P<tool>[A-Za-z_][\w.-]*)(?:[ :][^\n]*?)?\] Resul
 _NOTICE = re.compile(r"\A\s*\[(?:TASK RESUMPTION|ERROR)\]")
 _USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
 TASK = "the task, as the user first gave it"
+# Results the extension writes with no ``[...] Result:`` line (a result of several blocks, a
+# screenshot and the page's console output, for a tool called in XML): known by their words.
+_BARE_RESULTS = (("The browser action has been executed.", "browser_action"),
+                 ("The browser has been closed.", "browser_action"))
+# The tools whose result is the user's reply (the extension writes it in one of these tags).
+_ASKS = frozenset({"ask_followup_question", "attempt_completion", "plan_mode_respond"})
+_REPLY = re.compile(r"(?:[^\n<]*\n)?<(answer|feedback|user_message)>(.*)</\1>", re.S)
 
 
 def _user_text(text: str) -> str | tuple[Role, str] | None:
@@ -104,13 +111,15 @@ def _user_text(text: str) -> str | tuple[Role, str] | None:
 
 def _content(content: Any) -> Any:
     """A user message's content with the tool results written as text made ``tool_result``
-    blocks: a result runs from its ``[...] Result:`` line to the next one or the end."""
+    blocks: a result runs from its ``[...] Result:`` line to the next one or the end. The
+    user's reply to a question or a completion follows its result as the user's text."""
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
         return content
     out: list[Any] = []
     result: dict[str, Any] | None = None
+    heads: list[tuple[dict[str, Any], list[str]]] = []
     for block in content:
         if not isinstance(block, Mapping) or block.get("type") != "text":
             if result is not None and isinstance(block, Mapping) and block.get("type") == "image":
@@ -121,15 +130,37 @@ def _content(content: Any) -> Any:
             continue
         text = _DETAILS.sub("", str(block.get("text") or "")).strip()
         found = _RESULT.match(text)
-        if found:
-            result = {"type": "tool_result", "name": found["tool"], "content": text}
+        bare = next((tool for start, tool in _BARE_RESULTS if text.startswith(start)), None)
+        if found or bare:
+            tool = found["tool"] if found else bare
+            result = {"type": "tool_result", "name": tool, "content": text}
+            heads.append((result, [text[found.end():] if found else text]))
             out.append(result)
         elif result is not None:
             if text:
                 result["content"] += "\n" + text
+                heads[-1][1].append(text)
         else:
             out.append(block)
+    for result, parts in heads:
+        words = _reply(result["name"], parts)
+        if words:
+            out.insert(out.index(result) + 1, {"type": "text", "text": words})
     return out
+
+
+def _reply(tool: str, parts: list[str]) -> str | None:
+    """The user's words in the result of a tool that asks the user: a text block the
+    extension wrote as ``<answer>``, ``<feedback>`` or ``<user_message>`` (after at most one
+    line of its own). Only a whole block counts: a command's output or a file in the same
+    result can hold such tags, never a block that is only them."""
+    if tool not in _ASKS:
+        return None
+    for part in parts:
+        found = _REPLY.fullmatch(part.strip())
+        if found:
+            return found.group(2).strip() or None
+    return None
 
 
 def parse(read: Read, path: Path) -> Conversation:
