@@ -102,10 +102,13 @@ def read_file(path: Path, roots: Sequence[Path] | None, limit: int, *,
         if not inside(real, roots):
             raise Unreadable("the transcript path is outside the host's transcript folders")
     fd = _open(path)
+    read: Read | None = None
     try:
         read = _tail(fd, path, roots, limit, whole)
         yield read
     finally:
+        if read is not None:
+            read.fd = None  # the number may be another file's once closed
         os.close(fd)
 
 
