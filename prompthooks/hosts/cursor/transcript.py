@@ -9,7 +9,7 @@
   and ``[Tool result] Name`` a tool step, ``[Thinking]`` thinking (left out).
 
 When the tail read in full holds no ``<user_query>``, the latest one is looked for further back
-(the JSONL only: Cursor writes no compaction into it).
+(the JSONL only; no compaction marker of Cursor's is known in it, so nothing is cut there).
 """
 
 from __future__ import annotations
