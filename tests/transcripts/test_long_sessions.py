@@ -235,3 +235,31 @@ def test_cline_tool_results_written_as_user_text_and_the_task_always_kept(
     (forged,) = [e for e in entries if FORGED_TASK in e["text"]]
     assert forged["role"] == "tool_result" and forged["tool"] == "read_file"
     assert "environment_details" not in "\n".join(lines)
+
+
+def test_the_search_further_back_reads_the_file_opened_not_one_swapped_in(
+        isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from prompthooks.hosts.claude import transcript as claude_transcript
+
+    log = ClaudeLog()
+    log.human(REQUEST)
+    log.work(2_000_000, "WORK")
+    path = log.write(isolated_home)
+    planted = ClaudeLog()
+    planted.human("TOP-SECRET-42")
+    planted.work(2_000_000, "OTHER")
+    other = planted.write(tmp_path)
+    searched = reading.earlier_values
+    swapped: list[bool] = []
+
+    def swap_then_search(read: reading.Read, wanted: Any) -> Any:
+        # Between the tail read and the search further back, another file takes the path.
+        other.replace(path)
+        swapped.append(True)
+        return searched(read, wanted)
+
+    monkeypatch.setattr(claude_transcript, "earlier_values", swap_then_search)
+    conversation = _read("claude", {"transcript_path": str(path)})
+    assert swapped and b"TOP-SECRET-42" in path.read_bytes()  # canary: the swap happened
+    assert conversation.entries[0].text == REQUEST
+    assert "TOP-SECRET-42" not in json.dumps([e.text for e in conversation.entries])
