@@ -263,7 +263,11 @@ def test_claude_user_lines_the_user_did_not_write_are_the_hosts(isolated_home: P
                {"type": "text", "text": "[Request interrupted by user for tool use]"}],
               toolUseResult={"stdout": "ok"}),
         _user("Caveat: local commands", isMeta=True),
-        _user("Stop hook feedback:\nTests still fail", isMeta=True)])
+        _user("Stop hook feedback:\nTests still fail", isMeta=True),
+        {"type": "attachment", "attachment": {"type": "queued_command",
+                                              "commandMode": "prompt", "prompt": "also docs"}},
+        {"type": "attachment", "attachment": {"type": "task_reminder", "content": []}},
+        {"type": "queue-operation", "operation": "enqueue", "content": "also docs"}])
     conversation = _read("claude", {"transcript_path": str(path)}, "Stop")
     assert [(e.role, e.text) for e in conversation.entries] == [
         ("user", "Fix the parser."), ("user", "and keep the old API"),
@@ -272,7 +276,7 @@ def test_claude_user_lines_the_user_did_not_write_are_the_hosts(isolated_home: P
                                      "</local-command-stdout>"),
         ("host", "Looks like a request"), ("user", "/fix-issue 42"),
         ("tool_result", "ok"), ("host", "[Request interrupted by user for tool use]"),
-        ("hook_feedback", "Stop hook feedback:\nTests still fail")]
+        ("hook_feedback", "Stop hook feedback:\nTests still fail"), ("user", "also docs")]
 
 
 def _cline(home: Path, task: str, messages: list[dict[str, object]]) -> Conversation:

@@ -6,8 +6,10 @@ results are user lines of ``tool_result`` blocks). A subagent's own log, on Suba
 Not every user line is the user's: tool results (``toolUseResult``, ``tool_result`` blocks),
 injected text (``isMeta``), background tasks' ``<task-notification>``, commands' output,
 system reminders; newer logs say who wrote a line in ``origin.kind`` (``human`` for the
-user). A compaction writes a ``compact_boundary`` system line and then a user line marked
-``isCompactSummary`` holding the summary the model continues from.
+user). What the user types while the agent works is an ``attachment`` line of type
+``queued_command`` (its ``prompt``), not a user line. A compaction writes a
+``compact_boundary`` system line and then a user line marked ``isCompactSummary`` holding the
+summary the model continues from.
 
 As Claude Code's own prompt Stop hooks, the judge gets the conversation since the last
 compaction, with its summary; the summary and the latest request are looked for further back
@@ -37,8 +39,8 @@ _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 # The lines a search further back parses, told by their keys (a key cannot appear unescaped
 # in a string value, so a user's text cannot fake one): user lines without a tool's result,
-# and compaction lines.
-_USER_LINE = re.compile(rb'"type"\s*:\s*"user"')
+# queued prompts and compaction lines.
+_USER_LINE = re.compile(rb'"type"\s*:\s*"(?:user|queued_command)"')
 _TOOL_LINE = re.compile(rb'"toolUseResult"\s*:|"type"\s*:\s*"tool_result"')
 _COMPACTION = re.compile(rb'"isCompactSummary"\s*:\s*true|"subtype"\s*:\s*"compact_boundary"')
 
@@ -102,9 +104,22 @@ def _compaction(line: object) -> str | None:
     return None
 
 
+def _queued(line: Mapping[str, Any]) -> str | None:
+    """The prompt of a message the user sent while the agent worked, if the line is one."""
+    attachment = line.get("attachment")
+    if (line.get("type") != "attachment" or not isinstance(attachment, Mapping)
+            or attachment.get("type") != "queued_command"
+            or attachment.get("commandMode", "prompt") != "prompt"):
+        return None
+    prompt = attachment.get("prompt")
+    return prompt if isinstance(prompt, str) and prompt.strip() else None
+
+
 def _line_entries(line: object, names: dict[str, str]) -> list[Entry]:
+    if isinstance(line, Mapping) and (queued := _queued(line)):
+        return [Entry("user", queued)]
     if not isinstance(line, Mapping) or line.get("type") not in ("user", "assistant"):
-        return []  # summaries, snapshots, system and queue lines
+        return []  # summaries, snapshots, system and queue lines, other attachments
     message = line.get("message")
     if not isinstance(message, Mapping):
         return []
@@ -119,8 +134,11 @@ def _line_entries(line: object, names: dict[str, str]) -> list[Entry]:
 
 def _request(line: object) -> Entry | None:
     """The user's request a line holds, if it holds one."""
-    if (not isinstance(line, Mapping) or line.get("type") != "user" or "toolUseResult" in line
-            or _compaction(line)):
+    if not isinstance(line, Mapping):
+        return None
+    if (queued := _queued(line)) is not None:
+        return Entry("user", queued)
+    if line.get("type") != "user" or "toolUseResult" in line or _compaction(line):
         return None
     said = [e for e in _line_entries(line, {}) if e.role != "hook_feedback"]
     if said and all(e.role == "user" for e in said):
