@@ -369,3 +369,15 @@ def test_render_keeps_every_pin_within_the_budget(isolated_home: Path) -> None:
     assert order == sorted(order)
     assert "[prompthooks: entries left out here]" in lines  # the unread part before 41
     assert any(line.endswith("entries left out here]") and line[14].isdigit() for line in lines)
+
+
+def test_cline_sdk_user_input_wrapper_holds_the_users_words(isolated_home: Path) -> None:
+    history = cline_messages([("user", "placeholder")], "sdk-1")
+    history["messages"][0]["content"][0]["text"] = (
+        "<mode_notice>The user switched from plan mode to act mode before sending this "
+        'message.</mode_notice>\n<user_input mode="act">Ship the export</user_input>')
+    folder = isolated_home / ".cline" / "data" / "sessions" / "sdk-1"
+    folder.mkdir(parents=True)
+    (folder / "sdk-1.messages.json").write_text(json.dumps(history))
+    conversation = _read("cline", {"taskId": "sdk-1"}, "Stop")
+    assert [(e.role, e.text) for e in conversation.entries] == [("user", "Ship the export")]

@@ -5,7 +5,8 @@
   Anthropic-style messages (tool results in user messages). ``<sessions>`` is
   ``$CLINE_SESSION_DATA_DIR``, else ``$CLINE_DATA_DIR/sessions``, else
   ``$CLINE_DIR/data/sessions``, else ``~/.cline/data/sessions``. The id is
-  ``sessionContext.rootSessionId`` when the event has it, else ``taskId``.
+  ``sessionContext.rootSessionId`` when the event has it, else ``taskId``. The user's words
+  may be wrapped in ``<user_input mode="act">``.
 - Older extension tasks: ``<VS Code globalStorage>/saoudrizwan.claude-dev/tasks/<taskId>/
   api_conversation_history.json``, a JSON list of the same messages.
 
@@ -89,6 +90,7 @@ def locate(raw: Mapping[str, Any], event_name: str,
 # command, a question...), then `` Result:`` at the start of a text block.
 _RESULT = re.compile(r"\A\s*\[(?P<tool>[A-Za-z_][\w.-]*)(?:[ :][^\n]*?)?\] Result:")
 _NOTICE = re.compile(r"\A\s*\[(?:TASK RESUMPTION|ERROR)\]")
+_USER_INPUT = re.compile(r"<user_input\b[^>]*>(.*?)</user_input>", re.S)
 _USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
 TASK = "the task, as the user first gave it"
 # Results the extension writes with no ``[...] Result:`` line (a result of several blocks, a
@@ -102,6 +104,10 @@ _REPLY = re.compile(r"(?:[^\n<]*\n)?<(answer|feedback|user_message)>(.*)</\1>", 
 
 def _user_text(text: str) -> str | tuple[Role, str] | None:
     text = _DETAILS.sub("", text).strip()
+    wrapped = _USER_INPUT.findall(text)
+    if wrapped:
+        # The SDK wraps the user's words (a mode switch's notice and attachments around them).
+        return "\n".join(w.strip() for w in wrapped) or None
     if _NOTICE.match(text):
         # The extension's own words; a resumed task's new instructions are the user's.
         words = _USER_MESSAGE.findall(text)
