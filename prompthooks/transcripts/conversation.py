@@ -103,8 +103,9 @@ def render(conversation: Conversation, budget: int, max_entries: int,
         return (f"{HEADING}\n[prompthooks: the conversation could not be read: "
                 f"{conversation.unread}; judge the event alone]")
     entries = conversation.entries
-    lines = [entry.as_json(_squeeze(redact(entry.text), ENTRY_CHARS[entry.role]))
-             for entry in entries]
+    texts = [redact(entry.text) for entry in entries]
+    lines = [entry.as_json(_squeeze(text, ENTRY_CHARS[entry.role]))
+             for entry, text in zip(entries, texts, strict=True)]
     notes = list(conversation.notes)
     room = budget - len(HEADING) - sum(len(n) + 20 for n in notes) - 120
     kept: list[int] = []
@@ -123,7 +124,7 @@ def render(conversation: Conversation, budget: int, max_entries: int,
         # label and a marker), and the oldest kept entries give way until it fits.
         outside = [i for i in pins if not kept or i < kept[0]]
         share = max(room // (2 * (len(outside) + 1)), 200)
-        pinned = {i: entries[i].as_json(_squeeze(redact(entries[i].text),
+        pinned = {i: entries[i].as_json(_squeeze(texts[i],
                                                   min(share, ENTRY_CHARS[entries[i].role])))
                   for i in outside}
         if not kept or used + sum(len(line) + 60 for line in pinned.values()) <= room:

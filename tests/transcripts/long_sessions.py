@@ -129,7 +129,7 @@ class ClaudeLog:
 
 
 def claude_long_session(home: Path) -> tuple[Path, ClaudeLog]:
-    """A 3.4 MB log shaped as the one this was found with: the last human words 2.2 MB back,
+    """A 3.4 MB log shaped as a real long session: the last human words 2.2 MB back,
     the compaction's summary 1.3 MB back, and since then tool work (one output that looks like
     a user line and a compaction), a model switch, meta lines and background tasks'
     notifications, the newest user line a notification."""
