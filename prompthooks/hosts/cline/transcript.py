@@ -90,6 +90,15 @@ def locate(raw: Mapping[str, Any], event_name: str,
 # command, a question...), then `` Result:`` at the start of a text block.
 _RESULT = re.compile(r"\A\s*\[(?P<tool>[A-Za-z_][\w.-]*)(?:[ :][^\n]*?)?\] Result:")
 _NOTICE = re.compile(r"\A\s*\[(?:TASK RESUMPTION|ERROR)\]")
+# The extension's tools called in XML in the assistant's text.
+_XML_TOOLS = frozenset({
+    "execute_command", "read_file", "write_to_file", "replace_in_file", "search_files",
+    "list_files", "list_code_definition_names", "browser_action", "use_mcp_tool",
+    "access_mcp_resource", "ask_followup_question", "attempt_completion", "new_task",
+    "plan_mode_respond", "act_mode_respond", "load_mcp_documentation", "web_fetch",
+    "web_search", "condense", "summarize_task", "report_bug", "use_skill", "apply_patch",
+    "generate_explanation", "use_subagents"})
+_XML_CALL = re.compile(r"^\s*<(?P<tool>[a-z_]+)>", re.M)
 _USER_INPUT = re.compile(r"<user_input\b[^>]*>(.*?)</user_input>", re.S)
 _USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
 TASK = "the task, as the user first gave it"
@@ -115,10 +124,13 @@ def _user_text(text: str) -> str | tuple[Role, str] | None:
     return text or None
 
 
-def _content(content: Any) -> Any:
+def _content(content: Any, called: str | None) -> Any:
     """A user message's content with the tool results written as text made ``tool_result``
     blocks: a result runs from its ``[...] Result:`` line to the next one or the end. The
-    user's reply to a question or a completion follows its result as the user's text."""
+    user's reply to a question or a completion follows its result as the user's text.
+    ``called``: the tool the assistant called in XML just before, whose result this message
+    holds even with no ``Result:`` line (the extension leaves it out of a result of several
+    blocks, such as an MCP tool's text and image)."""
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
@@ -126,6 +138,15 @@ def _content(content: Any) -> Any:
     out: list[Any] = []
     result: dict[str, Any] | None = None
     heads: list[tuple[dict[str, Any], list[str]]] = []
+    texts = [_DETAILS.sub("", str(b.get("text") or "")).strip() for b in content
+             if isinstance(b, Mapping) and b.get("type") == "text"]
+    if (called and not any(_RESULT.match(t) for t in texts)
+            and not any(isinstance(b, Mapping) and b.get("type") == "tool_result"
+                        for b in content)
+            and not any(_NOTICE.match(t) for t in texts[:1])):
+        result = {"type": "tool_result", "name": called, "content": ""}
+        heads.append((result, []))
+        out.append(result)
     for block in content:
         if not isinstance(block, Mapping) or block.get("type") != "text":
             if result is not None and isinstance(block, Mapping) and block.get("type") == "image":
@@ -144,10 +165,12 @@ def _content(content: Any) -> Any:
             out.append(result)
         elif result is not None:
             if text:
-                result["content"] += "\n" + text
+                result["content"] = f"{result['content']}\n{text}".lstrip("\n")
                 heads[-1][1].append(text)
         else:
             out.append(block)
+    if heads and not heads[0][0]["content"]:
+        out.remove(heads.pop(0)[0])  # nothing followed: no result after all
     for result, parts in heads:
         words = _reply(result["name"], parts)
         if words:
@@ -169,6 +192,20 @@ def _reply(tool: str, parts: list[str]) -> str | None:
     return None
 
 
+def _xml_call(content: Any) -> str | None:
+    """The tool an assistant message calls in the extension's XML (``<read_file>`` opening a
+    line), if it calls one that way."""
+    texts = ([content] if isinstance(content, str) else
+             [str(b.get("text") or "") for b in content
+              if isinstance(b, Mapping) and b.get("type") == "text"]
+             if isinstance(content, list) else [])
+    for text in texts:
+        for found in _XML_CALL.finditer(text):
+            if found["tool"] in _XML_TOOLS:
+                return found["tool"]
+    return None
+
+
 def parse(read: Read, path: Path) -> Conversation:
     import json
 
@@ -181,12 +218,16 @@ def parse(read: Read, path: Path) -> Conversation:
         raise Unreadable("the task history holds no list of messages")
     conversation = Conversation()
     names: dict[str, str] = {}
+    called: str | None = None  # the tool the last assistant message called in XML
     for message in messages:
         if isinstance(message, Mapping) and message.get("role") in ("user", "assistant"):
             role = str(message["role"])
             content = message.get("content")
-            conversation.entries += blocks.entries(
-                role, _content(content) if role == "user" else content, names, _user_text)
+            if role == "assistant":
+                called = _xml_call(content)
+            else:
+                content, called = _content(content, called), None
+            conversation.entries += blocks.entries(role, content, names, _user_text)
     entries = conversation.entries
     first = next((i for i, e in enumerate(entries) if e.role == "user"), None)
     if first is not None:
