@@ -263,3 +263,25 @@ def test_the_search_further_back_reads_the_file_opened_not_one_swapped_in(
     assert swapped and b"TOP-SECRET-42" in path.read_bytes()  # canary: the swap happened
     assert conversation.entries[0].text == REQUEST
     assert "TOP-SECRET-42" not in json.dumps([e.text for e in conversation.entries])
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 64, 4096])
+def test_lines_read_backwards_are_the_files_lines_newest_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int) -> None:
+    import random
+
+    rng = random.Random(step)
+    lines = [("x" * rng.choice([0, 1, 5, 30, 90])).encode() + str(i).encode()
+             for i in range(300)]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setattr(reading, "STEP_BYTES", step)
+    monkeypatch.setattr(reading, "LINE_BYTES", 60)
+    with reading.read_file(path, None, 500) as read:
+        assert read.head_cut and read.offset < path.stat().st_size - 400  # canary
+        before = path.read_bytes()[:read.offset].split(b"\n")
+        got = list(reading.earlier_lines(read))
+        assert read.searched_all and read.searched == read.offset
+    # Every line before what was read in full, newest first; none over LINE_BYTES.
+    assert got == [line for line in reversed(before) if line and len(line) <= 60]
+    assert any(len(line) > 60 for line in before)  # some were long enough to skip
