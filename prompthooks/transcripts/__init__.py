@@ -57,8 +57,8 @@ def read(reader: TranscriptReader | None, raw: Mapping[str, Any], event_name: st
     for i, candidate in enumerate(candidates):
         path = Path(os.path.expanduser(candidate))
         try:
-            data = read_file(path, checked, reader.LIMIT, whole=reader.WHOLE)
-            conversation: Conversation = reader.parse(data, path)
+            with read_file(path, checked, reader.LIMIT, whole=reader.WHOLE) as data:
+                conversation: Conversation = reader.parse(data, path)
         except Unreadable as exc:
             if "does not exist" in str(exc) and i < len(candidates) - 1:
                 continue  # Cline: the next place its history may be

@@ -38,15 +38,28 @@ def result_text(content: Any) -> str:
     return compact(content) if content is not None else ""
 
 
+# What of a user-role text is the user's words: the text, (another role, text) for text the
+# host wrote in the user's turn, or None (left out).
+UserText = Callable[[str], "str | tuple[Role, str] | None"]
+
+
+def _said(role: str, text: str, user_text: UserText) -> Entry | None:
+    if role == "assistant":
+        return Entry("assistant", text) if text.strip() else None
+    said = user_text(text)
+    if isinstance(said, tuple):
+        return Entry(said[0], said[1]) if said[1].strip() else None
+    return Entry("user", said) if said and said.strip() else None
+
+
 def entries(role: str, content: Any, names: dict[str, str],
-            user_text: Callable[[str], str | None] = lambda t: t) -> list[Entry]:
+            user_text: UserText = lambda t: t) -> list[Entry]:
     """The entries of one message. ``names`` maps tool_use ids to tool names (filled from the
     calls, read by the results); ``user_text`` picks what of a user's text is the request
     (None: not the user's words, left out)."""
-    text_role: Role = "assistant" if role == "assistant" else "user"
     if isinstance(content, str):
-        text = content if role == "assistant" else user_text(content)
-        return [Entry(text_role, text)] if text and text.strip() else []
+        entry = _said(role, content, user_text)
+        return [entry] if entry else []
     if not isinstance(content, list):
         return []
     out: list[Entry] = []
@@ -55,10 +68,9 @@ def entries(role: str, content: Any, names: dict[str, str],
             continue
         kind = block.get("type")
         if kind == "text":
-            raw = str(block.get("text") or "")
-            text = raw if role == "assistant" else user_text(raw)
-            if text and text.strip():
-                out.append(Entry(text_role, text))
+            entry = _said(role, str(block.get("text") or ""), user_text)
+            if entry:
+                out.append(entry)
         elif kind == "tool_use":
             name = str(block.get("name") or "?")
             if isinstance(block.get("id"), str):

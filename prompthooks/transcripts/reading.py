@@ -7,13 +7,18 @@ host keeps transcripts (a symlink or hard link in place of its own transcript, p
 ``~/.ssh/id_ed25519``). Either way the file read must be one the agent could read as a
 transcript anyway: a regular file, with one link, that resolves inside the host's transcript
 folders (README, "The conversation in the prompt").
+
+What a long session's tail lacks (the latest request, the last compaction's summary) is
+looked for further back through the same descriptor, a bounded step at a time, newest first,
+with a bound on the bytes searched in all: the file is never held whole.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,6 +32,12 @@ TAIL_BYTES = 1024 * 1024
 # A transcript stored as one JSON document cannot be read from its tail: it is read whole up
 # to this size, and left out above it.
 WHOLE_BYTES = 8 * 1024 * 1024
+# Searching further back: bytes read per step, the most searched in all (a bound on the work a
+# stop hook does however long the session), and the longest line kept whole (a longer one, a
+# pasted image or a huge tool output, is skipped: it is never the line looked for).
+STEP_BYTES = 1024 * 1024
+SEARCH_BYTES = 64 * 1024 * 1024
+LINE_BYTES = 4 * 1024 * 1024
 
 
 class Unreadable(Exception):
@@ -42,6 +53,10 @@ class Read:
     size: int  # the file's size
     head_cut: bool = False  # only the tail was read; its first (partial) line is dropped
     notes: list[str] = field(default_factory=list)
+    offset: int = 0  # where in the file ``data`` starts
+    fd: int | None = None  # the file, open while it is parsed (None: nothing before offset)
+    searched: int = 0  # bytes before offset read by :func:`earlier_lines`
+    searched_all: bool = False  # it reached the file's start
 
 
 def inside(path: Path, roots: Sequence[Path]) -> bool:
@@ -70,10 +85,12 @@ def _open(path: Path) -> int:
         raise Unreadable(f"the transcript file cannot be read ({exc.strerror})") from None
 
 
+@contextmanager
 def read_file(path: Path, roots: Sequence[Path] | None, limit: int, *,
-              whole: bool = False) -> Read:
+              whole: bool = False) -> Iterator[Read]:
     """The last ``limit`` bytes of ``path`` (``whole``: all of it, or Unreadable above
-    ``limit``). ``roots`` None: the file was named by the user (a test case), not the event.
+    ``limit``), with the file kept open for :func:`earlier_lines` until the block ends.
+    ``roots`` None: the file was named by the user (a test case), not the event.
 
     Raises :class:`Unreadable` saying why nothing was read."""
     if not path.is_absolute():
@@ -85,6 +102,17 @@ def read_file(path: Path, roots: Sequence[Path] | None, limit: int, *,
         if not inside(real, roots):
             raise Unreadable("the transcript path is outside the host's transcript folders")
     fd = _open(path)
+    read: Read | None = None
+    try:
+        read = _tail(fd, path, roots, limit, whole)
+        yield read
+    finally:
+        if read is not None:
+            read.fd = None  # the number may be another file's once closed
+        os.close(fd)
+
+
+def _tail(fd: int, path: Path, roots: Sequence[Path] | None, limit: int, whole: bool) -> Read:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -104,29 +132,86 @@ def read_file(path: Path, roots: Sequence[Path] | None, limit: int, *,
             raise Unreadable(f"the transcript is too large to read ({size:,} bytes; at most "
                              f"{limit:,} of a file stored as one JSON document)")
         start = max(size - limit, 0)
-        if start:
-            os.lseek(fd, start, os.SEEK_SET)
-        chunks: list[bytes] = []
-        left = min(size, limit)
-        while left > 0:  # never past the size seen: a file still being written stops here
-            chunk = os.read(fd, min(left, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        data = _read_at(fd, start, min(size, limit))
     except OSError as exc:
         raise Unreadable(f"the transcript file cannot be read ({exc.strerror})") from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    read = Read(data, size)
+    read = Read(data, size, offset=start)
     if start:
         read.head_cut = True
+        read.fd = fd
         newline = data.find(b"\n")
         read.data = data[newline + 1:] if newline >= 0 else b""
+        read.offset = start + newline + 1 if newline >= 0 else start + len(data)
         read.notes.append(f"only the last {limit // 1024:,} KiB of a {size // 1024:,} KiB "
-                          "transcript were read")
+                          "transcript were read in full")
     return read
+
+
+def _read_at(fd: int, start: int, length: int) -> bytes:
+    """``length`` bytes from ``start``, or fewer where the file ends (never past the length
+    asked: a file still being written stops there)."""
+    os.lseek(fd, start, os.SEEK_SET)
+    chunks: list[bytes] = []
+    left = length
+    while left > 0:
+        chunk = os.read(fd, min(left, 65536))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def earlier_lines(read: Read, budget: int | None = None) -> Iterator[bytes]:
+    """The lines before what was read in full, newest first, read a step at a time, at most
+    ``budget`` bytes in all (``read.searched``; ``read.searched_all`` once the file's start is
+    reached). A line longer than LINE_BYTES is skipped. Nothing for a file read whole; once
+    per read."""
+    if read.fd is None:
+        return
+    budget = SEARCH_BYTES if budget is None else budget
+    end = read.offset
+    carry = b""  # the end of a line whose start lies further back
+    skipping = False  # inside a line too long to keep
+    while end > 0 and read.searched < budget:
+        size = min(STEP_BYTES, end, budget - read.searched)
+        try:
+            chunk = _read_at(read.fd, end - size, size)
+        except OSError:
+            return
+        if len(chunk) != size:  # the file was cut short meanwhile: what was read stands
+            return
+        end -= size
+        read.searched += size
+        parts = (chunk + carry).split(b"\n")
+        carry = parts.pop(0)
+        if skipping and parts:
+            parts.pop()  # the start of the long line
+            skipping = False
+        elif skipping:
+            carry = b""
+        for line in reversed(parts):
+            if line.strip() and len(line) <= LINE_BYTES:
+                yield line
+        if len(carry) > LINE_BYTES:
+            carry, skipping = b"", True
+    if end == 0:
+        read.searched_all = True
+        if carry.strip() and not skipping and len(carry) <= LINE_BYTES:
+            yield carry
+
+
+def earlier_values(read: Read, wanted: Callable[[bytes], bool]) -> Iterator[object]:
+    """The JSON values of :func:`earlier_lines` that ``wanted`` picks from their bytes (a
+    cheap test first: most lines are tool output no search needs to parse)."""
+    import json
+
+    for line in earlier_lines(read):
+        if wanted(line):
+            try:
+                yield json.loads(line)
+            except (ValueError, RecursionError):
+                continue
 
 
 def json_lines(read: Read) -> tuple[list[object], list[str]]:

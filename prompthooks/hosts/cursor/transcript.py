@@ -7,6 +7,9 @@
   not (Cursor keeps it elsewhere).
 - plain text (``.txt``): ``user:`` / ``assistant:`` lines open a message, ``[Tool call] Name``
   and ``[Tool result] Name`` a tool step, ``[Thinking]`` thinking (left out).
+
+When the tail read in full holds no ``<user_query>``, the latest one is looked for further back
+(the JSONL only; no compaction marker of Cursor's is known in it, so nothing is cut there).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 
 from ...transcripts import blocks
 from ...transcripts.conversation import Conversation, Entry, Role
-from ...transcripts.reading import TAIL_BYTES, Read, json_lines
+from ...transcripts.reading import TAIL_BYTES, Read, earlier_values, json_lines
 
 LIMIT, WHOLE = TAIL_BYTES, False
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
@@ -49,12 +52,28 @@ def parse(read: Read, path: Path) -> Conversation:
     conversation = Conversation(notes=notes)
     names: dict[str, str] = {}
     for line in values:
-        if not isinstance(line, Mapping) or line.get("role") not in ("user", "assistant"):
-            continue  # turn_ended and other control lines
-        message = line.get("message")
-        content = message.get("content") if isinstance(message, Mapping) else None
-        conversation.entries += blocks.entries(str(line["role"]), content, names, user_query)
+        conversation.entries += _entries(line, names)
+    if read.head_cut and not any(e.role == "user" for e in conversation.entries):
+        for line in earlier_values(read, lambda raw: b"<user_query>" in raw):
+            request = [e for e in _entries(line, {}) if e.role == "user"]
+            if request:
+                conversation.entries[:0] = request[-1:]
+                conversation.gaps.add(1)
+                break
+        else:
+            if not read.searched_all:
+                notes.append(f"the latest user request was not found in the last "
+                             f"{(read.searched + TAIL_BYTES) // (1024 * 1024):,} MiB of the "
+                             "transcript")
     return conversation
+
+
+def _entries(line: object, names: dict[str, str]) -> list[Entry]:
+    if not isinstance(line, Mapping) or line.get("role") not in ("user", "assistant"):
+        return []  # turn_ended and other control lines
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return blocks.entries(str(line["role"]), content, names, user_query)
 
 
 def _parse_text(text: str) -> Conversation:
