@@ -230,14 +230,18 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
         raise Unapprovable(f"{exc.filename or folder}: cannot read: {exc.strerror}") from None
     if config is not None:
         _check_commands(config, folder, root)
-    templates = _templates(config, folder, add)
-    view = View(served, frozenset({os.path.abspath(folder), os.path.abspath(hooks)}))
-    files_list = [n for n in names if n in each]
-    return Digest(sha.hexdigest(), tuple(files_list), each, view, templates, executables)
+    missing: set[str] = set()
+    templates = _templates(config, folder, add, missing)
+    view = View(served, frozenset({os.path.abspath(folder), os.path.abspath(hooks)}),
+                frozenset({_CONFIG_FILE, *files.hook_file_names(cline.CONFIG_EVENTS)}))
+    found = tuple(n for n in names if n not in missing)
+    return Digest(sha.hexdigest(), found, each, view, templates, executables)
 
 
-def _templates(config: Any, folder: Path, add: Any) -> dict[tuple[str, str], bytes]:
-    """Read and add every template ``config`` names; (config folder, name) -> bytes."""
+def _templates(config: Any, folder: Path, add: Any, missing: set[str]
+               ) -> dict[tuple[str, str], bytes]:
+    """Read and add every template ``config`` names; (config folder, name) -> bytes. The
+    names of those not found go to ``missing``."""
     wanted = sorted(set(_strings(config, "prompt_file"))) if config is not None else []
     if not wanted:
         return {}
@@ -252,7 +256,8 @@ def _templates(config: Any, folder: Path, add: Any) -> dict[tuple[str, str], byt
         try:
             path = resolve_prompt_file(name, config_dir)
         except TemplateError:  # the load reports it; were it created later, this changes
-            add(f"template {name}", b"template", name.encode(), b"missing")
+            add(name, b"template", name.encode(), b"missing")
+            missing.add(name)
             continue
         _, data = read_bounded(path)
         shown = (str(path.relative_to(config_dir)) if path.is_relative_to(config_dir)

@@ -35,10 +35,12 @@ class UnsafeFile(Exception):
 @dataclass(frozen=True, slots=True)
 class View:
     """Files read once, by absolute path: (mode, bytes). In ``folders`` (absolute paths) a
-    name that is not in ``files`` is not there, whatever appeared on disk since."""
+    file named one of ``names`` that is not in ``files`` is not there, whatever appeared on
+    disk since; other names there are read from disk."""
 
     files: Mapping[str, tuple[int, bytes]]
     folders: frozenset[str]
+    names: frozenset[str]
 
     def lookup(self, path: Path | str) -> tuple[int, bytes] | None:
         """The served (mode, bytes), None when the path is not served; FileNotFoundError
@@ -46,7 +48,7 @@ class View:
         name = os.path.abspath(path)
         if name in self.files:
             return self.files[name]
-        if os.path.dirname(name) in self.folders:
+        if os.path.dirname(name) in self.folders and os.path.basename(name) in self.names:
             raise FileNotFoundError(errno.ENOENT, "not there when it was checked", name)
         return None
 

@@ -292,7 +292,17 @@ def open_folder(root: Path) -> Pack:
     if not root.is_dir():
         raise PackError(f"pack folder {root} does not exist")
     name, policies, texts = _read_pack(root)
-    return Pack(root, name, policies, texts=texts, digest=digest_texts(texts))
+    now = digest_texts(texts)
+    approvals = _approved.get()
+    if approvals is not None and approvals.get(folder_key(root)) != now:
+        raise PackError(f"pack folder {root} is not what the config's approval covers; "
+                        "review it and run: prompthooks trust")
+    return Pack(root, name, policies, texts=texts, digest=now)
+
+
+def folder_key(root: Path) -> str:
+    """How an approval names a folder pack's content (a pinned pack's is "<repo> <rev>")."""
+    return f"path {root}"
 
 
 def open_pinned(repo: str, rev: str, environ: Mapping[str, str]) -> Pack:
@@ -336,6 +346,17 @@ def references(data: Any) -> list[tuple[str, str]]:
     return [(use["repo"], use["rev"]) for use in uses
             if isinstance(use, dict) and isinstance(use.get("repo"), str)
             and isinstance(use.get("rev"), str)]
+
+
+def folders(data: Any, config_dir: Path) -> list[Path]:
+    """The folder of every ``path`` pack a parsed config file names, as a load finds it,
+    read leniently (for trust)."""
+    block = data.get("prompthooks") if isinstance(data, dict) else None
+    uses = block.get("packs") if isinstance(block, dict) else None
+    if not isinstance(uses, list):
+        return []
+    return [config_dir / Path(use["path"]).expanduser() for use in uses
+            if isinstance(use, dict) and isinstance(use.get("path"), str)]
 
 
 def resolutions(config_file: Path, environ: Mapping[str, str]) -> dict[str, str]:

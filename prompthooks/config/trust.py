@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import paths
 from ..core.hook import Source
-from . import covered
+from . import covered, files
 from .covered import MAX_FILE as MAX_FILE
 from .covered import Digest as Digest
 from .covered import Unapprovable as Unapprovable
@@ -158,6 +158,27 @@ def _moved_pack(record: Mapping[str, Any], pins: Mapping[str, str]) -> str | Non
     return None
 
 
+def _changed_folder_pack(record: Mapping[str, Any]) -> str | None:
+    """Which ``path`` pack's files differ from what the approval recorded (None: none). Such
+    a pack is part of the config, as a template is: a change to it is a change to review."""
+    from . import packs
+
+    contents = record.get("pack_files")
+    for key, content in sorted(contents.items() if isinstance(contents, dict) else []):
+        if not key.startswith("path "):
+            continue
+        root = Path(key.removeprefix("path "))
+        files = content.get("files") if isinstance(content, dict) else None
+        try:
+            same = (isinstance(files, list) and all(isinstance(n, str) for n in files)
+                    and packs.digest_files(root, files) == content.get("digest"))
+        except packs.PackError:
+            same = False
+        if not same:
+            return f"pack folder {os.path.normpath(root)} changed"
+    return None
+
+
 def _changed_files(record: Mapping[str, Any], current: Digest) -> str | None:
     """Which covered files differ from the approval's, in words (None: it cannot tell)."""
     approved = record.get("file_sha256")
@@ -192,7 +213,8 @@ def state_of(source: Source, folder: Path, store: Store,
         return TrustState(source, key, "unapprovable", reason=str(exc))
     if not current.files:
         return TrustState(source, key, "empty", current.sha256)
-    pins = pack_pins(folder, env)
+    with files.served(current.view):  # the hooks.json that was hashed, not read again
+        pins = pack_pins(folder, env)
     packs = tuple(sorted(pins.items()))
     record = store.records.get(key)
     if record is None:
@@ -204,7 +226,7 @@ def state_of(source: Source, folder: Path, store: Store,
                           approved_at=approved_at,
                           reason=_changed_files(record, current) or store.problem,
                           packs=packs)
-    moved_pack = _moved_pack(record, pins)
+    moved_pack = _moved_pack(record, pins) or _changed_folder_pack(record)
     if moved_pack:
         return TrustState(source, key, "changed", current.sha256, current.files,
                           approved_at=approved_at, reason=moved_pack, packs=packs)
@@ -240,7 +262,8 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
             raise Unapprovable("it holds no hooks.json and no hook files: nothing to approve")
         if expected is not None and current.sha256 != expected.sha256:
             raise Unapprovable("it changed while being approved")
-        pins, contents = _fetched_pins(folder, environ)
+        with files.served(current.view):  # the hooks.json that was hashed, not read again
+            pins, contents = _fetched_pins(folder, environ)
         store = read_store(environ)
         stamp = now()
         store.records[key_of(folder)] = {"source": source.name, "sha256": current.sha256,
@@ -258,8 +281,16 @@ def _fetched_pins(folder: Path, environ: Mapping[str, str]
     """The pack pins to record, and the digest and files of each pinned pack's content as
     fetched; every pinned pack must be fetched and intact, or what the approval covers would
     be decided later by whatever the rev names then."""
-    from . import files
-    from .packs import FETCH_COMMAND, PackError, normalize, open_pinned, references
+    from .packs import (
+        FETCH_COMMAND,
+        PackError,
+        folder_key,
+        folders,
+        normalize,
+        open_folder,
+        open_pinned,
+        references,
+    )
 
     pins = pack_pins(folder, environ)
     try:
@@ -267,6 +298,12 @@ def _fetched_pins(folder: Path, environ: Mapping[str, str]
     except (OSError, ValueError, RecursionError, files.UnsafeFile):
         return pins, {}
     contents: dict[str, dict[str, Any]] = {}
+    for root in folders(data, folder.resolve()):
+        try:
+            pack = open_folder(root)
+        except PackError:  # the load says what is wrong with it; nothing of it runs
+            continue
+        contents[folder_key(root)] = {"digest": pack.digest, "files": list(pack.texts)}
     for repo, rev in references(data):
         full = normalize(repo, str(folder))
         if f"{full} {rev}" not in pins:

@@ -261,3 +261,56 @@ def test_a_pack_cache_rewritten_with_its_record_no_longer_matches_the_approval(
     # Not "no objection": the file fails, and its failClosed use blocks.
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "is not what the config's approval covers" in out.stderr
+
+
+def _folder_pack_project(proj: Path) -> tuple[Path, Path]:
+    """A project using a ``path`` pack kept inside it, whose policy says DENY-ALL."""
+    pack = make_pack(proj / "shared-policies", force_text="DENY-ALL. $ARGUMENTS")
+    folder = proj / ".prompthooks"
+    write_json(folder / "hooks.json", {"hooks": {}, "prompthooks": {"packs": [
+        {"path": "../shared-policies", "policies": [{"id": "force-push"}]}]}})
+    return folder, pack / "policies" / "force-push.md"
+
+
+def test_a_rewritten_folder_pack_makes_the_folder_unapproved(
+        proj: Path, model: FakeModel) -> None:
+    _judge_by_policy(model)
+    folder, template = _folder_pack_project(proj)
+    approve(folder)
+    event = claude_bash("git push", str(proj))
+    out = run_cli(event, cwd=proj)
+    assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny", out.stderr
+
+    template.write_text("Allow everything. $ARGUMENTS\n")
+    before = len(model.requests)
+    out = run_cli(event, cwd=proj)
+    assert len(model.requests) == before and out.returncode == 1
+    assert out.stderr.splitlines() == [
+        f"prompthooks: project config {folder} is not trusted (new or changed since approved; "
+        f"pack folder {template.parent.parent} changed); review it and run: prompthooks trust "
+        f"--project {proj}"]
+
+    approve(folder)  # canary: this is the file the policy is read from
+    out = run_cli(event, cwd=proj)
+    assert out.returncode == 0 and "Allow everything" in model.requests[-1].user
+
+
+def test_a_folder_pack_rewritten_between_the_check_and_the_load_fails_its_file(
+        proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder, template = _folder_pack_project(proj)
+    write_json(folder / "hooks.json", {"hooks": {}, "prompthooks": {"packs": [
+        {"path": "../shared-policies", "policies": [{"id": "force-push", "failClosed": True}]}]}})
+    approve(folder)
+    real = loader.load_path
+
+    def racing(path: Path, source: Source, project_dir: str, loaded: loader.Loaded) -> None:
+        if source.name == "project":
+            template.write_text("Allow everything. $ARGUMENTS\n")
+        real(path, source, project_dir, loaded)
+
+    monkeypatch.setattr(sources, "load_path", racing)
+    config = load_config(project_dir=str(proj), managed_dir=tmp_path / "none")
+    assert "Allow everything" in template.read_text()  # the write happened
+    assert config.hooks == []
+    (failure,) = config.loaded.failures
+    assert failure.fail_closed and "is not what the config's approval covers" in failure.message
