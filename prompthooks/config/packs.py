@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..paths import cache_home, read_state
+from ..paths import BadStateFile, cache_home, read_state
 from . import files
 
 MANIFEST = "prompthooks-pack.yaml"
@@ -167,9 +167,19 @@ def inside(root: Path, relative: str) -> Path:
     return path
 
 
-def read(root: Path, relative: str) -> bytes:
+def read(root: Path, relative: str, cached: bool = False) -> bytes:
+    """A file of the pack; ``cached``: of a fetched pack, in prompthooks' own cache folder (read
+    as every file there is, ``paths.read_state``)."""
     try:
-        return files.read_bytes(inside(root, relative))
+        path = inside(root, relative)
+        if not cached:
+            return files.read_bytes(path)
+        data = read_state(path, files.MAX_FILE_BYTES)
+        if data is None:
+            raise PackError(f"{relative!r} does not exist in the pack")
+        return data
+    except BadStateFile as exc:
+        raise PackError(str(exc)) from None
     except files.UnsafeFile as exc:
         raise PackError(f"{relative} {exc}") from None
     except OSError as exc:
@@ -253,13 +263,14 @@ def digest_files(root: Path, names: list[str]) -> str:
     return digest_texts({name: read(root, name) for name in names})
 
 
-def _read_pack(root: Path) -> tuple[str, dict[str, Policy], dict[str, bytes]]:
+def _read_pack(root: Path, cached: bool = False
+               ) -> tuple[str, dict[str, Policy], dict[str, bytes]]:
     """The manifest and templates read once: the name, the policies and the bytes."""
-    raw = read(root, MANIFEST)
+    raw = read(root, MANIFEST, cached)
     name, policies = read_manifest(root, raw)
     texts = {MANIFEST: raw}
     for file in loaded_files(policies)[1:]:
-        texts[file] = read(root, file)
+        texts[file] = read(root, file, cached)
     return name, policies, texts
 
 
@@ -323,7 +334,7 @@ def open_pinned(repo: str, rev: str, environ: Mapping[str, str]) -> Pack:
     if record.get("repo") != repo or record.get("commit") != commit:
         raise PackError(f"pack cache {folder} does not hold {repo} at {commit[:12]}; {fetch}")
     try:
-        name, policies, texts = _read_pack(folder)
+        name, policies, texts = _read_pack(folder, cached=True)
     except PackError:
         texts = {}
     now = digest_texts(texts) if texts else ""

@@ -158,6 +158,30 @@ def _moved_pack(record: Mapping[str, Any], pins: Mapping[str, str]) -> str | Non
     return None
 
 
+def pack_drift(state: TrustState, store: Store, environ: Mapping[str, str]) -> str | None:
+    """For an approved source: a pinned pack whose cached files are not the bytes approved
+    (a load fails its config file then), in words; None when each is (or none is pinned)."""
+    from . import packs
+
+    record = store.records.get(state.key) or {}
+    contents = record.get("pack_files")
+    contents = contents if isinstance(contents, dict) else {}
+    for ref, commit in state.packs:
+        repo, _, rev = ref.rpartition(" ")
+        content = contents.get(ref)
+        try:
+            same = (isinstance(content, dict) and isinstance(content.get("files"), list)
+                    and packs.digest_files(packs.pack_dir(repo, commit, environ),
+                                           [str(n) for n in content["files"]])
+                    == content.get("digest"))
+        except packs.PackError:
+            same = False
+        if not same:
+            return (f"pack {repo} at {rev} in the cache is not what was approved: its config "
+                    f"fails to load; run: {packs.FETCH_COMMAND}, then review and approve")
+    return None
+
+
 def _changed_folder_pack(record: Mapping[str, Any]) -> str | None:
     """Which ``path`` pack's files differ from what the approval recorded (None: none). Such
     a pack is part of the config, as a template is: a change to it is a change to review."""

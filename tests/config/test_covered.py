@@ -261,6 +261,10 @@ def test_a_pack_cache_rewritten_with_its_record_no_longer_matches_the_approval(
     # Not "no objection": the file fails, and its failClosed use blocks.
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "is not what the config's approval covers" in out.stderr
+    shown = json.loads(cli("trust", "--list", "--json", cwd=proj_dir).stdout)["sources"]
+    (state,) = [s for s in shown if s["source"] == "project"]
+    assert state["state"] == "approved"  # the config itself is unchanged; its pack is not
+    assert "in the cache is not what was approved" in state["reason"]
 
 
 def _folder_pack_project(proj: Path) -> tuple[Path, Path]:
