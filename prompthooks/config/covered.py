@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -124,8 +125,6 @@ def _run_words(command: str) -> Iterator[str]:
     """The words of a shell command that name a file it runs: each simple command's program
     and, after an interpreter (``bash``, ``python3``, ``node``, ``source``...), its first
     argument that is not an option."""
-    import shlex
-
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
