@@ -5,6 +5,7 @@ faked at the HTTP boundary."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -318,3 +319,29 @@ def test_a_folder_pack_rewritten_between_the_check_and_the_load_fails_its_file(
     assert config.hooks == []
     (failure,) = config.loaded.failures
     assert failure.fail_closed and "is not what the config's approval covers" in failure.message
+
+
+def test_a_hook_file_changed_after_the_load_does_not_run(proj: Path, tmp_path: Path) -> None:
+    """The load gave the hook its approved digest; the file changes before it runs: the
+    changed bytes never run, and the hook's error says why."""
+    import time
+
+    from prompthooks.api import parse_event
+    from prompthooks.executors.command import run
+
+    folder = proj / ".prompthooks"
+    canary = tmp_path / "canary"
+    script = write_script(folder / "hooks" / "PreToolUse", "cat >/dev/null; echo '{}'")
+    approve(folder)
+    (hook,) = load_config(project_dir=str(proj), managed_dir=tmp_path / "none").hooks
+    assert hook.digest is not None
+    write_script(script, f"cat >/dev/null; touch '{canary}'; echo '{{}}'")
+    _, event = parse_event(claude_bash("ls", cwd=str(proj)))
+    result = run(hook, event, time.monotonic() + 60)
+    assert script.read_text().count(str(canary)) == 1  # the planted version is on disk
+    assert not canary.exists()
+    assert (result.status, result.error) == (
+        "error", f"{script} changed since it was approved; not run")
+    # Canary: the planted file works; run by its path, as a hook without a digest is, it runs.
+    run(dataclasses.replace(hook, digest=None), event, time.monotonic() + 60)
+    assert canary.exists()
