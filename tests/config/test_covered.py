@@ -200,21 +200,31 @@ def test_a_hook_file_runs_from_its_approved_bytes_with_its_folder_in_the_environ
 
 @pytest.mark.parametrize("command", [
     "./check.sh", "bash scripts/check.sh --fast", '"$CLAUDE_PROJECT_DIR"/scripts/check.sh',
-    "A=1 python3 -u scripts/check.sh", "true && $PROMPTHOOKS_CONFIG_DIR/own.sh"])
+    "A=1 sh -e scripts/check.sh", "true && $PROMPTHOOKS_CONFIG_DIR/own.sh"])
 def test_a_command_that_runs_a_file_inside_the_project_cannot_be_approved(
-        proj: Path, command: str) -> None:
+        proj: Path, tmp_path: Path, command: str) -> None:
+    marker = tmp_path / "script-ran"
     for script in (proj / "check.sh", proj / "scripts" / "check.sh",
                    proj / ".prompthooks" / "own.sh"):
-        write_script(script, "exit 0")
+        write_script(script, f"cat >/dev/null; touch '{marker}'")
     folder = proj / ".prompthooks"
-    write_json(folder / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+    config = write_json(folder / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": command}]}]}})
+    # Canary: the command really runs a file of the project (from --config, unapproved).
+    ran = run_cli(claude_bash("ls", cwd=str(proj)), "--config", str(config), cwd=proj,
+                  env={"CLAUDE_PROJECT_DIR": str(proj)})
+    assert ran.returncode == 0 and marker.exists(), ran.stderr
+
     done = cli("trust", "--project", str(proj))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     (line,) = done.stdout.splitlines() or done.stderr.splitlines()
     assert line.startswith(f"prompthooks: project config {folder} cannot be approved: "
                            "hooks.json runs ")
     assert "by its path: an approval cannot pin what the shell opens later" in line
+    marker.unlink()
+    out = _run(proj)  # and it does not run from the project config either
+    assert out.returncode == 1 and not marker.exists()
+    assert "it cannot be approved (hooks.json runs " in out.stderr
 
 
 def test_a_command_naming_project_files_as_data_can_be_approved(proj: Path) -> None:
