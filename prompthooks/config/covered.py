@@ -117,14 +117,22 @@ def _parsed(data: bytes) -> Any:
 # Programs that run the file named by their first argument that is not an option.
 _INTERPRETER = re.compile(r"(?:[a-z]*sh|python[0-9.]*|pypy[0-9.]*|node(?:js)?|deno|bun|tsx|"
                           r"ts-node|ruby|perl|php|lua|source|\.)")
+# Options after which an interpreter runs code given inline or a module, not a file.
+_INLINE = frozenset({"-c", "-m", "-e", "-E", "--eval", "-p", "--print"})
 _PREFIXES = frozenset({"env", "exec", "nohup", "command", "builtin", "time"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
+def _inline(interpreter: str, option: str) -> bool:
+    if interpreter.endswith("sh"):  # sh -c '...', bash -lc '...'; sh -e is errexit
+        return not option.startswith("--") and "c" in option
+    return option in _INLINE
+
+
 def _run_words(command: str) -> Iterator[str]:
     """The words of a shell command that name a file it runs: each simple command's program
-    and, after an interpreter (``bash``, ``python3``, ``node``, ``source``...), its first
-    argument that is not an option."""
+    when it is a path (a bare name is looked up in PATH) and, after an interpreter (``bash``,
+    ``python3``, ``node``, ``source``...), its first argument that is not an option."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
@@ -132,39 +140,57 @@ def _run_words(command: str) -> Iterator[str]:
     except ValueError:  # unbalanced quotes: the shell fails on it too, but look anyway
         words = command.split()
     program: str | None = None
-    interpreter = False
+    interpreter = ""
+    code = False  # the next word is a shell's inline code (sh -c '...'): looked into too
     for word in words:
         if word and all(c in "();&|<>" for c in word):  # an operator: a new command
-            program, interpreter = None, False
+            program, interpreter, code = None, "", False
+        elif code:
+            code = False
+            yield from _run_words(word)
         elif program is None:
             if _ASSIGNMENT.match(word) or word in _PREFIXES:
                 continue
             program = word
-            interpreter = bool(_INTERPRETER.fullmatch(os.path.basename(word)))
-            yield word
-        elif interpreter and not word.startswith("-"):
-            interpreter = False
+            name = os.path.basename(word)
+            interpreter = name if _INTERPRETER.fullmatch(name) else ""
+            if "/" in word:
+                yield word
+        elif interpreter:
+            if word.startswith("-"):
+                if _inline(interpreter, word):
+                    code = interpreter.endswith("sh")
+                    interpreter = ""
+                continue
+            interpreter = ""
             yield word
 
 
-def _script_inside(word: str, folder: Path, root: Path | None) -> Path | None:
-    """The file ``word`` names when it is one inside ``root`` (the project) or ``folder``."""
+def _expand(word: str, folder: Path, root: Path | None) -> str | None:
+    """``word`` with the variables that name the project or the config folder, and ``~``,
+    expanded (None: it depends on something else)."""
     text = word.replace("${PROMPTHOOKS_CONFIG_DIR}", str(folder)).replace(
         "$PROMPTHOOKS_CONFIG_DIR", str(folder))
     for name in _PROJECT_VARIABLES:
         if root is None and name in text:
             return None  # a user config's project is whichever one runs it
         text = text.replace("${" + name + "}", str(root)).replace(f"${name}", str(root))
-    text = os.path.expanduser(text)
-    if not text or "$" in text:
+    home = os.path.expanduser("~")
+    text = os.path.expanduser(text.replace("${HOME}", home).replace("$HOME", home))
+    return None if not text or "$" in text else text
+
+
+def _script_inside(word: str, folder: Path, root: Path | None) -> Path | None:
+    """The path ``word`` names when it is inside ``root`` (the project) or ``folder``, there
+    or not (a file created there later would run just as well)."""
+    text = _expand(word, folder, root)
+    if text is None:
         return None
     if not os.path.isabs(text):
         if root is None:
             return None
         text = os.path.join(root, text)
     path = Path(os.path.normpath(text))
-    if not path.is_file():
-        return None
     for base in {folder, *([root] if root else [])}:
         for candidate, where in ((path, base), (path.resolve(), base.resolve())):
             if candidate.is_relative_to(where):
@@ -174,13 +200,18 @@ def _script_inside(word: str, folder: Path, root: Path | None) -> Path | None:
 
 def _check_commands(data: Any, folder: Path, root: Path | None) -> None:
     for command in _strings(data, "command"):
-        for word in _run_words(command):
+        try:
+            words = list(_run_words(command))
+        except RecursionError:  # sh -c inside sh -c, thousands deep
+            raise Unapprovable(f"{_CONFIG_FILE}: a command is nested too deeply to "
+                               "read") from None
+        for word in words:
             script = _script_inside(word, folder, root)
             if script is not None:
                 where = root if root is not None and script.is_relative_to(root) else folder
                 raise Unapprovable(
-                    f"{_CONFIG_FILE} runs {script.relative_to(where)}, a file inside the "
-                    f"{'project' if where == root else 'config folder'}, by its path: an "
+                    f"{_CONFIG_FILE} runs {script.relative_to(where)} from inside the "
+                    f"{'project' if where == root else 'config folder'} by its path: an "
                     "approval cannot pin what the shell opens later; put the script outside "
                     "the project")
 

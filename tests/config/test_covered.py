@@ -200,7 +200,8 @@ def test_a_hook_file_runs_from_its_approved_bytes_with_its_folder_in_the_environ
 
 @pytest.mark.parametrize("command", [
     "./check.sh", "bash scripts/check.sh --fast", '"$CLAUDE_PROJECT_DIR"/scripts/check.sh',
-    "A=1 sh -e scripts/check.sh", "true && $PROMPTHOOKS_CONFIG_DIR/own.sh"])
+    "A=1 sh -e scripts/check.sh", "true && $PROMPTHOOKS_CONFIG_DIR/own.sh",
+    "sh -c 'echo go; ./check.sh'"])
 def test_a_command_that_runs_a_file_inside_the_project_cannot_be_approved(
         proj: Path, tmp_path: Path, command: str) -> None:
     marker = tmp_path / "script-ran"
@@ -231,8 +232,19 @@ def test_a_command_naming_project_files_as_data_can_be_approved(proj: Path) -> N
     (proj / "notes.txt").write_text("x")
     folder = proj / ".prompthooks"
     write_json(folder / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
-        {"type": "command", "command": f"touch {proj / 'notes.txt'}; cat notes.txt >&2"}]}]}})
+        {"type": "command", "command": f"touch {proj / 'notes.txt'}; cat notes.txt >&2; "
+                                       "python3 -c 'print(1)'; bash -c 'exit 0'"}]}]}})
     assert cli("trust", "--project", str(proj)).returncode == 0
+
+
+def test_a_script_the_project_does_not_hold_yet_cannot_be_approved(proj: Path) -> None:
+    """Created between the check and the run, it would run unapproved: refused up front."""
+    folder = proj / ".prompthooks"
+    write_json(folder / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "./later.sh || true"}]}]}})
+    done = cli("trust", "--project", str(proj))
+    assert done.returncode == 1
+    assert "hooks.json runs later.sh from inside the project by its path" in done.stdout
 
 
 @pytest.fixture
