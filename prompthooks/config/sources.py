@@ -147,15 +147,19 @@ def _uncovered(loaded: Loaded, checked: Mapping[Source, trust.TrustState]
                ) -> list[trust.TrustState]:
     """The approved sources with a hook whose bytes the check did not read: a template or
     hook file that appeared (or could not be read) between the check and the load."""
-    from ..model.templates import library
-
     out: dict[Source, trust.TrustState] = {}
+    shipped: Mapping[str, Path] | None = None
     for hook in loaded.hooks:
         state = checked.get(hook.source)
         if state is None or hook.source in out:
             continue
-        template = (hook.kind == "prompt" and hook.prompt_file and hook.prompt is None
-                    and hook.prompt_file not in library())
+        template = False
+        if hook.kind == "prompt" and hook.prompt_file and hook.prompt is None:
+            if shipped is None:
+                from ..model.templates import library
+
+                shipped = library()
+            template = hook.prompt_file not in shipped
         if template or (hook.executable and hook.digest is None):
             out[hook.source] = trust.TrustState(
                 hook.source, state.key, "changed", reason="it changed while being loaded")
