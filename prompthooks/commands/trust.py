@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,6 +46,10 @@ def _list(args: argparse.Namespace) -> int:
     for source, folder in _targets(args, both=True):
         if folder.is_dir():
             shown.append(trust.state_of(source, folder, store))
+    # An approved config whose pinned pack's cache is not the approved bytes fails to load.
+    drift = {s.key: trust.pack_drift(s, store, os.environ) for s in shown
+             if s.state == "approved" and s.packs}
+    shown = [replace(s, reason=drift[s.key]) if drift.get(s.key) else s for s in shown]
     seen = {s.key for s in shown}
     for key, record in sorted(store.records.items()):  # approved elsewhere
         if key not in seen:
@@ -63,7 +68,8 @@ def _list(args: argparse.Namespace) -> int:
     output.table(("source", "path", "state"),
                  ([s.source.name, s.source.path,
                    "approval kept, folder is gone" if s.reason == "folder is gone"
-                   else s.describe()] for s in shown))
+                   else s.describe() + (f"; {s.reason}" if s.trusted and s.reason else "")]
+                  for s in shown))
     return EXIT_OK
 
 

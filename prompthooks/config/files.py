@@ -4,14 +4,22 @@ Anyone who can write the project can put a FIFO where a config file is expected 
 for reading would wait for a writer forever), a device, or a sparse file of a terabyte
 (reading it whole exhausts memory). So a config or prompt file is opened without blocking,
 checked with ``fstat`` to be a regular file, and read only up to a cap.
+
+While an approved source loads, its files are served from the bytes its approval was checked
+on (:func:`served`), never opened again by name: a file renamed over an approved one between
+the check and the load is not what gets parsed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 
 # Far above any real hooks.json or prompt (a few KB); small enough to read and parse at once.
@@ -22,6 +30,45 @@ HOOKS_DIR = "hooks"
 
 class UnsafeFile(Exception):
     """A file prompthooks will not read; the message says why, without the path."""
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """Files read once, by absolute path: (mode, bytes). In ``folders`` (absolute paths) a
+    file named one of ``names`` that is not in ``files`` is not there, whatever appeared on
+    disk since; other names there are read from disk."""
+
+    files: Mapping[str, tuple[int, bytes]]
+    folders: frozenset[str]
+    names: frozenset[str]
+
+    def lookup(self, path: Path | str) -> tuple[int, bytes] | None:
+        """The served (mode, bytes), None when the path is not served; FileNotFoundError
+        for a name in a served folder that was not there when it was read."""
+        name = os.path.abspath(path)
+        if name in self.files:
+            return self.files[name]
+        if os.path.dirname(name) in self.folders and os.path.basename(name) in self.names:
+            raise FileNotFoundError(errno.ENOENT, "not there when it was checked", name)
+        return None
+
+
+_view: ContextVar[View | None] = ContextVar("prompthooks_served_files", default=None)
+
+
+@contextlib.contextmanager
+def served(view: View | None) -> Iterator[None]:
+    """Within the block, :func:`read_bytes` and :func:`file_type` answer from ``view``."""
+    token = _view.set(view)
+    try:
+        yield
+    finally:
+        _view.reset(token)
+
+
+def _served(path: Path | str) -> tuple[int, bytes] | None:
+    view = _view.get()
+    return None if view is None else view.lookup(path)
 
 
 def hook_file_names(events: Iterable[str]) -> list[str]:
@@ -56,6 +103,9 @@ def read_bytes(path: Path | str, cap: int = MAX_FILE_BYTES, *, head: bool = Fals
     bytes, whatever its size).
 
     Raises :class:`UnsafeFile` for anything else, and OSError when it cannot be read."""
+    entry = _served(path)
+    if entry is not None:
+        return _from_view(entry, cap, head)
     # stat first, so that a device is never even opened; fstat after, for a file swapped in
     # between. O_NONBLOCK: opening a FIFO waits for a writer otherwise.
     before = os.stat(path)
@@ -78,6 +128,17 @@ def read_bytes(path: Path | str, cap: int = MAX_FILE_BYTES, *, head: bool = Fals
     finally:
         os.close(fd)
     data = b"".join(chunks)
+    if len(data) > cap:
+        if head:
+            return data[:cap]
+        raise UnsafeFile(f"is larger than {cap // 1024} KiB")
+    return data
+
+
+def _from_view(entry: tuple[int, bytes], cap: int, head: bool) -> bytes:
+    mode, data = entry
+    if not stat.S_ISREG(mode):
+        raise UnsafeFile(f"is not a regular file ({kind(mode)})")
     if len(data) > cap:
         if head:
             return data[:cap]
@@ -115,6 +176,12 @@ def describe(exc: BaseException) -> str:
 def file_type(path: Path) -> int | None:
     """The mode of what ``path`` names (a symlink followed), None if nothing is there; a
     symlink to nothing is a file (it fails when run, as it would in Cline)."""
+    try:
+        entry = _served(path)
+    except FileNotFoundError:
+        return None
+    if entry is not None:
+        return entry[0]
     try:
         return os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):

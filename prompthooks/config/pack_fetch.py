@@ -159,7 +159,9 @@ def fetch(repo: str, rev: str, environ: Mapping[str, str]) -> Fetched:
 
 def _intact(folder: Path, record: Mapping[str, object]) -> bool:
     try:
-        old = json.loads(packs.record_path(folder).read_text())
+        from ..paths import read_state
+
+        old = json.loads(read_state(packs.record_path(folder), 64 * 1024) or b"null")
         _, policies = packs.read_manifest(folder)
         return bool(old == record and packs.digest(folder, policies) == record["digest"])
     except Exception:

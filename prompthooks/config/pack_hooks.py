@@ -65,7 +65,11 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
                                             f"{chosen.id!r} (it has: {known})", f"{at}.id"))
                 continue
             try:
-                text = packs.read(pack.root, policy.prompt_file).decode("utf-8-sig")
+                # The bytes hashed when the pack was opened, not the file read again.
+                raw = pack.texts.get(policy.prompt_file)
+                if raw is None:
+                    raw = packs.read(pack.root, policy.prompt_file)
+                text = raw.decode("utf-8-sig")
                 from ..model.templates import parse_front_matter
 
                 _, body = parse_front_matter(text)

@@ -12,25 +12,30 @@ block::
 Fetched packs live in ``$XDG_CACHE_HOME/prompthooks/packs/``: one folder per repository and
 commit (``<repo key>-<commit>``), beside it a record of what was fetched (the repository, the
 commit and a sha256 of the files a load reads), and under ``pins/`` what each (repository,
-rev) resolved to when it was fetched. A load re-hashes those files and refuses a folder that
-differs from its record. Every path a manifest names stays inside the pack: no absolute path,
-no ``..``, no symlink on the way, regular files under the config size cap only.
+rev) resolved to when it was fetched. A load reads each file once, hashes those bytes and uses
+them; it refuses a folder that differs from its record and, for an approved config, from the
+digest the approval recorded (which lives with the approval, not beside the cache: a cache
+rewritten together with its record no longer matches). Every path a manifest names stays
+inside the pack: no absolute path, no ``..``, no symlink on the way, regular files under the
+config size cap only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import re
 import stat
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..paths import cache_home
+from ..paths import BadStateFile, cache_home, read_state
 from . import files
 
 MANIFEST = "prompthooks-pack.yaml"
@@ -68,6 +73,26 @@ class Pack:
     policies: Mapping[str, Policy]
     repo: str | None = None
     commit: str | None = None
+    # The bytes of the files a load reads (the manifest, then each template), read once:
+    # what was hashed is what is used.
+    texts: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    digest: str = ""
+
+
+# "<repo> <rev>" -> the digest an approval recorded, while an approved config loads.
+_approved: ContextVar[Mapping[str, str] | None] = ContextVar("prompthooks_approved_packs",
+                                                             default=None)
+
+
+@contextlib.contextmanager
+def approved(digests: Mapping[str, str] | None) -> Iterator[None]:
+    """Within the block a pinned pack must hash to the digest ``digests`` gives it (None: no
+    approval applies, the fetch record is the reference)."""
+    token = _approved.set(digests)
+    try:
+        yield
+    finally:
+        _approved.reset(token)
 
 
 def is_remote(repo: str) -> bool:
@@ -109,8 +134,8 @@ def pinned_commit(repo: str, rev: str, environ: Mapping[str, str]) -> str | None
     if FULL_SHA.fullmatch(rev):
         return rev.lower()
     try:
-        data = json.loads(files.read_bytes(pin_path(repo, rev, environ), 64 * 1024))
-    except Exception:  # missing or damaged: not fetched
+        data = json.loads(read_state(pin_path(repo, rev, environ), 64 * 1024) or b"null")
+    except Exception:  # missing, damaged or planted: not fetched
         return None
     commit = data.get("commit") if isinstance(data, dict) else None
     if (isinstance(commit, str) and FULL_SHA.fullmatch(commit) and data.get("repo") == repo
@@ -142,9 +167,19 @@ def inside(root: Path, relative: str) -> Path:
     return path
 
 
-def read(root: Path, relative: str) -> bytes:
+def read(root: Path, relative: str, cached: bool = False) -> bytes:
+    """A file of the pack; ``cached``: of a fetched pack, in prompthooks' own cache folder (read
+    as every file there is, ``paths.read_state``)."""
     try:
-        return files.read_bytes(inside(root, relative))
+        path = inside(root, relative)
+        if not cached:
+            return files.read_bytes(path)
+        data = read_state(path, files.MAX_FILE_BYTES)
+        if data is None:
+            raise PackError(f"{relative!r} does not exist in the pack")
+        return data
+    except BadStateFile as exc:
+        raise PackError(str(exc)) from None
     except files.UnsafeFile as exc:
         raise PackError(f"{relative} {exc}") from None
     except OSError as exc:
@@ -177,13 +212,14 @@ def _manifest_model() -> Any:
     return ManifestFile
 
 
-def read_manifest(root: Path) -> tuple[str, dict[str, Policy]]:
-    """The pack's name and its policies by id; PackError for a manifest that is missing,
-    unsafe, not YAML, or names a file outside the pack."""
+def read_manifest(root: Path, raw: bytes | None = None) -> tuple[str, dict[str, Policy]]:
+    """The pack's name and its policies by id (from ``raw`` when the manifest was read
+    already); PackError for a manifest that is missing, unsafe, not YAML, or names a file
+    outside the pack."""
     import yaml
     from pydantic import ValidationError
 
-    raw = read(root, MANIFEST)
+    raw = read(root, MANIFEST) if raw is None else raw
     try:
         data = yaml.safe_load(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
@@ -214,13 +250,28 @@ def loaded_files(policies: Mapping[str, Policy]) -> list[str]:
     return [MANIFEST, *sorted({p.prompt_file for p in policies.values()})]
 
 
-def digest_files(root: Path, names: list[str]) -> str:
+def digest_texts(texts: Mapping[str, bytes]) -> str:
+    """The sha256 of files read already, by name, in their order."""
     sha = hashlib.sha256(b"prompthooks pack 1\0")
-    for name in names:
-        data = read(root, name)
+    for name, data in texts.items():
         for part in (name.encode(), data):
             sha.update(len(part).to_bytes(8, "big") + part)
     return sha.hexdigest()
+
+
+def digest_files(root: Path, names: list[str]) -> str:
+    return digest_texts({name: read(root, name) for name in names})
+
+
+def _read_pack(root: Path, cached: bool = False
+               ) -> tuple[str, dict[str, Policy], dict[str, bytes]]:
+    """The manifest and templates read once: the name, the policies and the bytes."""
+    raw = read(root, MANIFEST, cached)
+    name, policies = read_manifest(root, raw)
+    texts = {MANIFEST: raw}
+    for file in loaded_files(policies)[1:]:
+        texts[file] = read(root, file, cached)
+    return name, policies, texts
 
 
 def digest(root: Path, policies: Mapping[str, Policy]) -> str:
@@ -230,8 +281,7 @@ def digest(root: Path, policies: Mapping[str, Policy]) -> str:
 
 def check_of(pack: Pack, rev: str | None) -> dict[str, Any]:
     """What a cached load of a config using ``pack`` depends on (see :func:`still_valid`)."""
-    names = loaded_files(pack.policies)
-    return {"root": str(pack.root), "files": names, "digest": digest_files(pack.root, names),
+    return {"root": str(pack.root), "files": list(pack.texts), "digest": pack.digest,
             "repo": pack.repo, "rev": rev, "commit": pack.commit}
 
 
@@ -252,8 +302,18 @@ def open_folder(root: Path) -> Pack:
     """A local folder used in place (``"path"`` in a config, ``try-pack PATH``)."""
     if not root.is_dir():
         raise PackError(f"pack folder {root} does not exist")
-    name, policies = read_manifest(root)
-    return Pack(root, name, policies)
+    name, policies, texts = _read_pack(root)
+    now = digest_texts(texts)
+    approvals = _approved.get()
+    if approvals is not None and approvals.get(folder_key(root)) != now:
+        raise PackError(f"pack folder {root} is not what the config's approval covers; "
+                        "review it and run: prompthooks trust")
+    return Pack(root, name, policies, texts=texts, digest=now)
+
+
+def folder_key(root: Path) -> str:
+    """How an approval names a folder pack's content (a pinned pack's is "<repo> <rev>")."""
+    return f"path {root}"
 
 
 def open_pinned(repo: str, rev: str, environ: Mapping[str, str]) -> Pack:
@@ -266,21 +326,25 @@ def open_pinned(repo: str, rev: str, environ: Mapping[str, str]) -> Pack:
         raise PackError(f"pack {repo} at {rev} is not fetched; {fetch}")
     folder = pack_dir(repo, commit, environ)
     try:
-        record = json.loads(files.read_bytes(record_path(folder), 64 * 1024))
-    except Exception:
+        record = json.loads(read_state(record_path(folder), 64 * 1024) or b"null")
+    except Exception:  # missing, damaged or planted
         record = None
     if not folder.is_dir() or not isinstance(record, dict):
         raise PackError(f"pack {repo} at {rev} ({commit[:12]}) is not fetched; {fetch}")
     if record.get("repo") != repo or record.get("commit") != commit:
         raise PackError(f"pack cache {folder} does not hold {repo} at {commit[:12]}; {fetch}")
     try:
-        name, policies = read_manifest(folder)
-        same = digest(folder, policies) == record.get("digest")
+        name, policies, texts = _read_pack(folder, cached=True)
     except PackError:
-        same = False
-    if not same:
+        texts = {}
+    now = digest_texts(texts) if texts else ""
+    if not now or now != record.get("digest"):
         raise PackError(f"pack cache {folder} changed since it was fetched; {fetch}")
-    return Pack(folder, name, policies, repo, commit)
+    approvals = _approved.get()
+    if approvals is not None and approvals.get(f"{repo} {rev}") != now:
+        raise PackError(f"pack cache {folder} is not what the config's approval covers; "
+                        f"{fetch}, review it and run: prompthooks trust")
+    return Pack(folder, name, policies, repo, commit, texts, now)
 
 
 def references(data: Any) -> list[tuple[str, str]]:
@@ -293,6 +357,17 @@ def references(data: Any) -> list[tuple[str, str]]:
     return [(use["repo"], use["rev"]) for use in uses
             if isinstance(use, dict) and isinstance(use.get("repo"), str)
             and isinstance(use.get("rev"), str)]
+
+
+def folders(data: Any, config_dir: Path) -> list[Path]:
+    """The folder of every ``path`` pack a parsed config file names, as a load finds it,
+    read leniently (for trust)."""
+    block = data.get("prompthooks") if isinstance(data, dict) else None
+    uses = block.get("packs") if isinstance(block, dict) else None
+    if not isinstance(uses, list):
+        return []
+    return [config_dir / Path(use["path"]).expanduser() for use in uses
+            if isinstance(use, dict) and isinstance(use.get("path"), str)]
 
 
 def resolutions(config_file: Path, environ: Mapping[str, str]) -> dict[str, str]:

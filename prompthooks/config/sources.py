@@ -3,21 +3,29 @@ configs, and the load of each admitted source (``loader``).
 
 A project or user source loads only while approved (``trust``), checked on the real files
 before the cache is consulted; the managed policy is never served from the cache, which lives
-in the user's folders.
+in the user's folders. An approved source is loaded from the bytes its check read
+(``files.served``), its templates' text and its hook files' digests put into its hooks: nothing
+of it is opened by name again after the check.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..core.hook import Source
-from . import cache, packs, trust
+from ..core.hook import Hook, Source
+from . import cache, files, packs, trust
 from .loader import Loaded, LoadFailure, load_path
+
+# Part of the cache's key: entries written before hooks carried their approved bytes are
+# not served.
+_COVERED = "covered 1"
 
 
 def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
@@ -34,7 +42,7 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     refused = [t for t in states if not t.trusted] if trusted_only else []
     admitted = _admitted(sources, refused)
     key = cache.fingerprint(admitted, project_dir) + json.dumps(
-        [[t.key, t.sha256, t.packs] for t in states if t.trusted])
+        [_COVERED, [[t.key, t.sha256, t.packs, t.pack_digests] for t in states if t.trusted]])
     # The cache lives in the user's folders, which an agent running as the user can write:
     # a managed policy is always read from its own files.
     managed = any(source.name == "managed" for source, _ in sources)
@@ -42,12 +50,14 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     cacheable = trusted_only and not managed
     loaded = _cached(key, env) if cacheable else None
     if loaded is None:
-        loaded = _load_admitted(sources, admitted, project_dir)
-        # A file changed between the check and the load: load again without that source.
-        moved = trust.moved([t for t in states if t.trusted], env) if trusted_only else []
+        checked = {t.source: t for t in states if t.covered is not None} if trusted_only else {}
+        loaded = _load_admitted(sources, admitted, project_dir, checked)
+        # A hook the check did not cover (a file created between the check and the load):
+        # load again without its source.
+        moved = _uncovered(loaded, checked)
         if moved:
             refused += moved
-            loaded = _load_admitted(sources, _admitted(sources, refused), project_dir)
+            loaded = _load_admitted(sources, _admitted(sources, refused), project_dir, checked)
         elif cacheable and not (loaded.uses_packs and loaded.failures):
             cache.store(key, _to_cache(loaded), env)
     if not loaded.managed_only:
@@ -78,9 +88,11 @@ def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
 
 
 def _load_admitted(sources: Sequence[tuple[Source, Path]],
-                   admitted: Sequence[tuple[Source, Path]], project_dir: str) -> Loaded:
-    """Load the admitted sources in priority order; once the managed policy says managed
-    hooks only, every other source is left out with one line saying so."""
+                   admitted: Sequence[tuple[Source, Path]], project_dir: str,
+                   checked: Mapping[Source, trust.TrustState]) -> Loaded:
+    """Load the admitted sources in priority order (an approved one from the bytes its check
+    read); once the managed policy says managed hooks only, every other source is left out
+    with one line saying so."""
     loaded = Loaded()
     for source, path in sources:
         if loaded.managed_only and source.name != "managed":
@@ -89,8 +101,69 @@ def _load_admitted(sources: Sequence[tuple[Source, Path]],
                         "allows managed hooks only (allow_managed_hooks_only)", False,
                 kind="managed_only"))
         elif (source, path) in admitted:
-            load_path(path, source, project_dir, loaded)
+            state = checked.get(source)
+            first = len(loaded.hooks)
+            with _as_checked(state):
+                load_path(path, source, project_dir, loaded)
+            if state is not None and state.covered is not None:
+                loaded.hooks[first:] = [_with_covered(h, state) for h in loaded.hooks[first:]]
     return loaded
+
+
+@contextlib.contextmanager
+def _as_checked(state: trust.TrustState | None) -> Iterator[None]:
+    """Within the block, an approved source's files and packs are the ones checked."""
+    if state is None or state.covered is None:
+        yield
+        return
+    with files.served(state.covered.view), packs.approved(dict(state.pack_digests)):
+        yield
+
+
+def _with_covered(hook: Hook, state: trust.TrustState) -> Hook:
+    """The hook with what its approval covered: a template's text as checked, a hook file's
+    digest (it runs from a copy of those bytes). Unchanged when the check did not cover it
+    (then :func:`_uncovered` refuses its source)."""
+    covered = state.covered
+    assert covered is not None
+    if hook.kind == "prompt" and hook.prompt_file and hook.prompt is None:
+        data = covered.templates.get((hook.config_dir or "", hook.prompt_file))
+        if data is None:
+            return hook
+        from ..model.templates import parse_front_matter
+
+        try:
+            _, body = parse_front_matter(data.decode("utf-8-sig"))
+        except UnicodeDecodeError:
+            return hook
+        return dataclasses.replace(hook, prompt=body)
+    if hook.executable and hook.digest is None:
+        sha = covered.executables.get(os.path.abspath(hook.executable))
+        return hook if sha is None else dataclasses.replace(hook, digest=sha)
+    return hook
+
+
+def _uncovered(loaded: Loaded, checked: Mapping[Source, trust.TrustState]
+               ) -> list[trust.TrustState]:
+    """The approved sources with a hook whose bytes the check did not read: a template or
+    hook file that appeared (or could not be read) between the check and the load."""
+    out: dict[Source, trust.TrustState] = {}
+    shipped: Mapping[str, Path] | None = None
+    for hook in loaded.hooks:
+        state = checked.get(hook.source)
+        if state is None or hook.source in out:
+            continue
+        template = False
+        if hook.kind == "prompt" and hook.prompt_file and hook.prompt is None:
+            if shipped is None:
+                from ..model.templates import library
+
+                shipped = library()
+            template = hook.prompt_file not in shipped
+        if template or (hook.executable and hook.digest is None):
+            out[hook.source] = trust.TrustState(
+                hook.source, state.key, "changed", reason="it changed while being loaded")
+    return list(out.values())
 
 
 def _to_cache(loaded: Loaded) -> dict[str, Any]:

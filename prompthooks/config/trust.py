@@ -2,10 +2,12 @@
 project (``<project>/.prompthooks/``) or user (``$XDG_CONFIG_HOME/prompthooks/``) source runs
 only while what prompthooks loads from it is exactly what the user approved.
 
-What is approved is the content prompthooks itself loads from the folder: ``hooks.json`` and
-the Cline-style hook files (executables named after a Cline hook, ``<Hook>.md``) in the folder
-and in its ``hooks/`` folder, by name, mode and content (sha256). Not the scripts those hooks
-call: as direnv approves only ``.envrc``, the approved file says what runs.
+What is approved is every file whose content decides what runs (config.covered): ``hooks.json``
+and the Cline-style hook files (executables named after a Cline hook, ``<Hook>.md``) in the
+folder and in its ``hooks/`` folder, by name, mode and content (sha256), and the templates
+``hooks.json`` names; a ``hooks.json`` that runs a script inside the project by its path
+cannot be approved. Each pinned pack's commit and the digest of its files are recorded too.
+What runs is the bytes that were checked, never the file opened again by name.
 
 Approvals live in the user's data folder (``$XDG_DATA_HOME/prompthooks/trust.json``), never in
 the project, keyed by the source folder's resolved path. No environment variable grants or
@@ -18,10 +20,8 @@ host's own config, which is as trusted as the command line) need no approval.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import stat
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -30,113 +30,29 @@ from typing import Any
 
 from .. import paths
 from ..core.hook import Source
+from . import covered, files
+from .covered import MAX_FILE as MAX_FILE
+from .covered import Digest as Digest
+from .covered import Unapprovable as Unapprovable
 from .trust_state import State as State
 from .trust_state import TrustState as TrustState
 from .trust_state import approve_command as approve_command
 
 CHECKED = ("project", "user")  # the discovered sources that need an approval
 STORE_NAME = "trust.json"
-MAX_FILE = 1024 * 1024  # bytes of one approved file: configs and hook scripts are small
 MAX_STORE = 4 * 1024 * 1024
 _FORMAT = 1
-# Names prompthooks loads from a folder (config.loader); kept here so a hash never depends on
-# anything the loader does not read.
 _CONFIG_FILE = "hooks.json"
-_HOOKS_DIR = "hooks"
-
-
-class Unapprovable(Exception):
-    """The folder holds something that cannot be hashed safely (not a regular file, too big,
-    unreadable): it cannot be approved, so it never runs."""
-
-
-@dataclass(frozen=True, slots=True)
-class Digest:
-    """The sha256 of what prompthooks loads from a folder, and the files it covers."""
-
-    sha256: str
-    files: tuple[str, ...]  # relative to the folder
 
 
 # --- hashing --------------------------------------------------------------------------------
 
-def _is_hook_name(name: str, events: Mapping[str, Any]) -> bool:
-    return name in events or (name.endswith(".md") and name[:-3] in events)
-
-
-def _read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[os.stat_result, bytes]:
-    """(status, bytes) of a regular file, read without ever blocking (a FIFO) or reading more
-    than ``cap`` bytes. Symlinks are followed; their targets are hashed by the caller."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise Unapprovable(f"{path.name} is not a regular file")
-        if info.st_size > cap:
-            raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= cap:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > cap:  # it grew while being read
-            raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
-        return info, b"".join(chunks)
-    except OSError as exc:
-        raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-
-
-def _entries(folder: Path, events: Mapping[str, Any]) -> Iterator[tuple[str, Path]]:
-    """(relative name, path) of every file the loader would load from ``folder``."""
-    found = [(_CONFIG_FILE, folder / _CONFIG_FILE)] if os.path.lexists(folder / _CONFIG_FILE) \
-        else []
-    for prefix, where in (("", folder), (f"{_HOOKS_DIR}/", folder / _HOOKS_DIR)):
-        if prefix and not where.is_dir():
-            continue
-        try:
-            names = sorted(os.listdir(where))
-        except OSError as exc:
-            raise Unapprovable(f"{prefix or where.name}: cannot list: {exc.strerror}") from None
-        for name in names:
-            path = where / name
-            if _is_hook_name(name, events) and not path.is_dir():  # the loader skips folders
-                found.append((prefix + name, path))
-    yield from found
-
-
 def digest(folder: Path) -> Digest:
-    """The sha256 over every loaded file's name, link target (when a symlink), mode and bytes,
-    and over the ``hooks/`` folder's own link target. Raises :class:`Unapprovable`."""
-    from ..hosts import FOLDER_DIALECT as cline
+    """What an approval of ``folder`` covers, now (config.covered); its project is the folder's
+    parent for a project's ``.prompthooks``. Raises :class:`Unapprovable`."""
+    from .discovery import PROJECT_DIR_NAME
 
-    sha = hashlib.sha256(b"prompthooks trust 1\0")
-    files: list[str] = []
-
-    def add(*parts: bytes) -> None:
-        for part in parts:
-            sha.update(len(part).to_bytes(8, "big") + part)
-
-    hooks = folder / _HOOKS_DIR
-    try:
-        if hooks.is_symlink():  # a swapped link to another folder is another config
-            add(b"link", _HOOKS_DIR.encode(), os.fsencode(os.readlink(hooks)))
-        for name, path in _entries(folder, cline.CONFIG_EVENTS):
-            target = os.readlink(path) if path.is_symlink() else ""
-            info, data = _read_bounded(path)
-            add(b"file", os.fsencode(name), os.fsencode(target),
-                f"{stat.S_IMODE(info.st_mode):o}".encode(), data)
-            files.append(name)
-    except OSError as exc:  # a link replaced while being read
-        raise Unapprovable(f"{exc.filename or folder}: cannot read: {exc.strerror}") from None
-    return Digest(sha.hexdigest(), tuple(files))
+    return covered.digest(folder, folder.parent if folder.name == PROJECT_DIR_NAME else None)
 
 
 # --- the store ------------------------------------------------------------------------------
@@ -165,12 +81,15 @@ def read_store(environ: Mapping[str, str]) -> Store:
     ``problem`` (never an exception)."""
     path = store_path(environ)
     try:
-        info, raw = _read_bounded(path, MAX_STORE)
-    except Unapprovable as exc:
-        if not os.path.lexists(path):
-            return Store(path)
-        return Store(path, problem=f"trust store {path} cannot be used ({exc}): "
+        raw = paths.read_state(path, MAX_STORE)
+        info = os.lstat(path) if raw is not None else None
+    except OSError as exc:  # BadStateFile says what it is in one line
+        why = (str(exc).removeprefix(f"{path}: ").removesuffix("; ignored")
+               if isinstance(exc, paths.BadStateFile) else exc.strerror)
+        return Store(path, problem=f"trust store {path} cannot be used ({why}): "
                                    "nothing is approved")
+    if raw is None or info is None:
+        return Store(path)
     # Approvals someone else could have written approve nothing (as ssh treats its keys).
     if info.st_uid != os.geteuid() or info.st_mode & 0o022:
         return Store(path, problem=f"trust store {path} is writable by others or not yours: "
@@ -225,7 +144,9 @@ def pack_pins(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _moved_pack(record: Mapping[str, Any], pins: Mapping[str, str]) -> str | None:
-    """Why a pack the approval recorded now resolves to another commit (None: none did)."""
+    """Why a pack the approval recorded now resolves to another commit (None: none did). Its
+    files are checked by the load, against the digest the approval recorded: a pack that is
+    not what was approved fails its config file, as a pack that is not fetched does."""
     approved = record.get("packs")
     approved = approved if isinstance(approved, dict) else {}
     for ref, commit in sorted(pins.items()):
@@ -237,9 +158,75 @@ def _moved_pack(record: Mapping[str, Any], pins: Mapping[str, str]) -> str | Non
     return None
 
 
+def pack_drift(state: TrustState, store: Store, environ: Mapping[str, str]) -> str | None:
+    """For an approved source: a pinned pack whose cached files are not the bytes approved
+    (a load fails its config file then), in words; None when each is (or none is pinned)."""
+    from . import packs
+
+    record = store.records.get(state.key) or {}
+    contents = record.get("pack_files")
+    contents = contents if isinstance(contents, dict) else {}
+    for ref, commit in state.packs:
+        repo, _, rev = ref.rpartition(" ")
+        content = contents.get(ref)
+        try:
+            same = (isinstance(content, dict) and isinstance(content.get("files"), list)
+                    and packs.digest_files(packs.pack_dir(repo, commit, environ),
+                                           [str(n) for n in content["files"]])
+                    == content.get("digest"))
+        except packs.PackError:
+            same = False
+        if not same:
+            return (f"pack {repo} at {rev} in the cache is not what was approved: its config "
+                    f"fails to load; run: {packs.FETCH_COMMAND}, then review and approve")
+    return None
+
+
+def _changed_folder_pack(record: Mapping[str, Any]) -> str | None:
+    """Which ``path`` pack's files differ from what the approval recorded (None: none). Such
+    a pack is part of the config, as a template is: a change to it is a change to review."""
+    from . import packs
+
+    contents = record.get("pack_files")
+    for key, content in sorted(contents.items() if isinstance(contents, dict) else []):
+        if not key.startswith("path "):
+            continue
+        root = Path(key.removeprefix("path "))
+        files = content.get("files") if isinstance(content, dict) else None
+        try:
+            same = (isinstance(files, list) and all(isinstance(n, str) for n in files)
+                    and packs.digest_files(root, files) == content.get("digest"))
+        except packs.PackError:
+            same = False
+        if not same:
+            return f"pack folder {os.path.normpath(root)} changed"
+    return None
+
+
+def _changed_files(record: Mapping[str, Any], current: Digest) -> str | None:
+    """Which covered files differ from the approval's, in words (None: it cannot tell)."""
+    approved = record.get("file_sha256")
+    if not isinstance(approved, dict):
+        return None
+    said = [f"{name} changed" for name, sha in current.file_sha256.items()
+            if name in approved and approved[name] != sha]
+    said += [f"{name} is new" for name in current.file_sha256 if name not in approved]
+    said += [f"{name} is gone" for name in approved if name not in current.file_sha256]
+    return ", ".join(said) or None
+
+
+def _approved_packs(record: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    contents = record.get("pack_files")
+    if not isinstance(contents, dict):
+        return ()
+    return tuple(sorted((ref, c["digest"]) for ref, c in contents.items()
+                        if isinstance(c, dict) and isinstance(c.get("digest"), str)))
+
+
 def state_of(source: Source, folder: Path, store: Store,
              environ: Mapping[str, str] | None = None) -> TrustState:
     """The state of one source, from its real files, now."""
+    env = os.environ if environ is None else environ
     try:
         key = key_of(folder)
     except (OSError, RuntimeError) as exc:  # a symlink loop: nothing there can be approved
@@ -250,23 +237,26 @@ def state_of(source: Source, folder: Path, store: Store,
         return TrustState(source, key, "unapprovable", reason=str(exc))
     if not current.files:
         return TrustState(source, key, "empty", current.sha256)
-    pins = pack_pins(folder, os.environ if environ is None else environ)
+    with files.served(current.view):  # the hooks.json that was hashed, not read again
+        pins = pack_pins(folder, env)
     packs = tuple(sorted(pins.items()))
     record = store.records.get(key)
     if record is None:
         return TrustState(source, key, "new", current.sha256, current.files,
                           reason=store.problem, packs=packs)
+    approved_at = str(record.get("approved_at"))
     if record.get("sha256") != current.sha256:
         return TrustState(source, key, "changed", current.sha256, current.files,
-                          approved_at=str(record.get("approved_at")), reason=store.problem,
+                          approved_at=approved_at,
+                          reason=_changed_files(record, current) or store.problem,
                           packs=packs)
-    moved_pack = _moved_pack(record, pins)
+    moved_pack = _moved_pack(record, pins) or _changed_folder_pack(record)
     if moved_pack:
         return TrustState(source, key, "changed", current.sha256, current.files,
-                          approved_at=str(record.get("approved_at")), reason=moved_pack,
-                          packs=packs)
+                          approved_at=approved_at, reason=moved_pack, packs=packs)
     return TrustState(source, key, "approved", current.sha256, current.files,
-                      approved_at=str(record.get("approved_at")), packs=packs)
+                      approved_at=approved_at, packs=packs, covered=current,
+                      pack_digests=_approved_packs(record))
 
 
 def states(sources: list[tuple[Source, Path]],
@@ -294,37 +284,61 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
         current = digest(folder)
         if not current.files:
             raise Unapprovable("it holds no hooks.json and no hook files: nothing to approve")
-        if expected is not None and current != expected:
+        if expected is not None and current.sha256 != expected.sha256:
             raise Unapprovable("it changed while being approved")
-        pins = _fetched_pins(folder, environ)
+        with files.served(current.view):  # the hooks.json that was hashed, not read again
+            pins, contents = _fetched_pins(folder, environ)
         store = read_store(environ)
         stamp = now()
         store.records[key_of(folder)] = {"source": source.name, "sha256": current.sha256,
-                                         "files": list(current.files), "approved_at": stamp,
-                                         "packs": pins}
+                                         "files": list(current.files),
+                                         "file_sha256": dict(current.file_sha256),
+                                         "approved_at": stamp, "packs": pins,
+                                         "pack_files": contents}
         _write_store(store)
     return (TrustState(source, key_of(folder), "approved", current.sha256, current.files,
                        approved_at=stamp, packs=tuple(sorted(pins.items()))), store.problem)
 
 
-def _fetched_pins(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """The pack pins to record; every pinned pack must be fetched, or what the approval
-    covers would be decided later by whatever the rev names then."""
-    import json
-
-    from . import files
-    from .packs import FETCH_COMMAND, normalize, references
+def _fetched_pins(folder: Path, environ: Mapping[str, str]
+                  ) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """The pack pins to record, and the digest and files of each pinned pack's content as
+    fetched; every pinned pack must be fetched and intact, or what the approval covers would
+    be decided later by whatever the rev names then."""
+    from .packs import (
+        FETCH_COMMAND,
+        PackError,
+        folder_key,
+        folders,
+        normalize,
+        open_folder,
+        open_pinned,
+        references,
+    )
 
     pins = pack_pins(folder, environ)
     try:
         data = json.loads(files.read_bytes(folder / _CONFIG_FILE))
     except (OSError, ValueError, RecursionError, files.UnsafeFile):
-        return pins
+        return pins, {}
+    contents: dict[str, dict[str, Any]] = {}
+    for root in folders(data, folder.resolve()):
+        try:
+            pack = open_folder(root)
+        except PackError:  # the load says what is wrong with it; nothing of it runs
+            continue
+        contents[folder_key(root)] = {"digest": pack.digest, "files": list(pack.texts)}
     for repo, rev in references(data):
-        if f"{normalize(repo, str(folder))} {rev}" not in pins:
+        full = normalize(repo, str(folder))
+        if f"{full} {rev}" not in pins:
             raise Unapprovable(f"pack {repo} at {rev} is not fetched; run {FETCH_COMMAND} "
                                "first, so that the approval covers the commit it names")
-    return pins
+        try:
+            pack = open_pinned(full, rev, environ)
+        except PackError as exc:
+            raise Unapprovable(str(exc)) from None
+        contents[f"{full} {rev}"] = {"digest": pack.digest, "files": list(pack.texts)}
+    return pins, contents
 
 
 def revoke(folder: Path, environ: Mapping[str, str]) -> bool:
@@ -335,18 +349,3 @@ def revoke(folder: Path, environ: Mapping[str, str]) -> bool:
             return False
         _write_store(store)
     return True
-
-
-def moved(checked: list[TrustState], environ: Mapping[str, str]) -> list[TrustState]:
-    """The sources among ``checked`` (trusted a moment ago) whose content differs now: a file
-    written between the check and the load. They count as changed."""
-    out = []
-    for state in checked:
-        try:
-            same = digest(Path(state.source.path)).sha256 == state.sha256
-        except Unapprovable:
-            same = False
-        if not same:
-            out.append(TrustState(state.source, state.key, "changed", reason="it changed while "
-                                  "being loaded"))
-    return out

@@ -1,15 +1,36 @@
-"""One discovered source's approval state (config.trust decides it), apart from the hashing
-and the store, so that what a load reports (config.loaded) does not import them."""
+"""One discovered source's approval state (config.trust decides it) and the digest it was
+decided on, apart from the hashing and the store, so that what a load reports
+(config.loaded) does not import them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from ..core.hook import Source
+from .files import View
 
 State = Literal["approved", "changed", "new", "unapprovable", "empty"]
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """The sha256 of everything an approval covers in a folder, and the bytes it was taken of.
+
+    ``files`` are relative to the folder (a template outside it by its absolute path);
+    ``file_sha256`` says which one changed; ``view`` serves the load; ``templates`` holds each
+    template's bytes by (config folder, ``prompt_file`` as written); ``executables`` the sha256
+    of each hook file by absolute path."""
+
+    sha256: str
+    files: tuple[str, ...]
+    file_sha256: Mapping[str, str] = field(default_factory=dict, compare=False)
+    view: View | None = field(default=None, compare=False, repr=False)
+    templates: Mapping[tuple[str, str], bytes] = field(default_factory=dict, compare=False,
+                                                       repr=False)
+    executables: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +46,10 @@ class TrustState:
     reason: str | None = None  # why it cannot be approved, or why the store was not read
     # "<repo> <rev>" -> commit of the pinned packs its hooks.json uses that are fetched.
     packs: tuple[tuple[str, str], ...] = ()
+    # An approved source: what was checked (the load uses these bytes), and "<repo> <rev>" ->
+    # the digest of each pinned pack's files as approved (the load checks the pack's bytes).
+    covered: Digest | None = field(default=None, compare=False, repr=False)
+    pack_digests: tuple[tuple[str, str], ...] = ()
 
     @property
     def trusted(self) -> bool:
@@ -40,7 +65,8 @@ class TrustState:
         if self.state == "approved":
             return f"approved {self.approved_at}"
         if self.state == "changed":
-            return "not trusted: changed since approved"
+            return "not trusted: changed since approved" + (
+                f" ({self.reason})" if self.reason else "")
         if self.state == "new":
             return "not trusted: never approved"
         if self.state == "empty":

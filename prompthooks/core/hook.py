@@ -93,6 +93,9 @@ class Hook:
     match_on: MatchOn = "none"
     command: str | None = None  # a shell command string (Claude Code, Cursor)
     executable: str | None = None  # a file run through its shebang (Cline)
+    # The sha256 of an approved executable's bytes: it runs from a private copy of exactly
+    # those bytes, never from the file opened again by name (config.covered).
+    digest: str | None = None
     prompt: str | None = None  # inline template text
     prompt_file: str | None = None  # a shipped template's name or a path
     model: str | None = None

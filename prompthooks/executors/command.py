@@ -253,19 +253,48 @@ def run(hook: Hook, event: Event, deadline: float, started: Callable[[int], None
         ended: Callable[[int], None] = _ignore) -> HookResult:
     """Run one command hook and read its reply; never raises for the hook's own faults.
     ``started`` and ``ended`` are told the hook's process group as it starts and ends."""
-    start = time.monotonic()
+    if hook.executable and hook.digest:
+        from .approved_copy import NotApproved, approved_copy
+
+        start = time.monotonic()
+        try:
+            with approved_copy(hook.executable, hook.digest) as copy:
+                return _run(hook, [copy], event, deadline, started, ended)
+        except NotApproved as exc:
+            return HookResult(hook=hook, status="error", error=str(exc),
+                              duration=time.monotonic() - start)
     argv = [hook.executable] if hook.executable else ["/bin/sh", "-c", hook.command or ""]
+    return _run(hook, argv, event, deadline, started, ended)
+
+
+def _popen(argv: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    for _ in range(20):
+        try:
+            return subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=cwd, env=env, start_new_session=True,
+            )
+        except OSError as exc:
+            # A file written a moment ago is "busy" while a process forked meanwhile by
+            # another thread still holds its descriptor (until that process execs).
+            if exc.errno != errno.ETXTBSY:
+                raise
+            time.sleep(0.005)
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+
+
+def _run(hook: Hook, argv: list[str], event: Event, deadline: float,
+         started: Callable[[int], None], ended: Callable[[int], None]) -> HookResult:
+    start = time.monotonic()
     cwd, env = working_dir(hook, event), hook_environment(hook, event)
     stdin = hook_input(hook, event)
     try:
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=cwd, env=env, start_new_session=True,
-        )
+        proc = _popen(argv, cwd, env)
     except OSError as exc:
         what = "is not executable" if isinstance(exc, PermissionError) else (
             "does not exist" if isinstance(exc, FileNotFoundError) else f"cannot run: {exc}")
-        return HookResult(hook=hook, status="error", error=f"{argv[0]} {what}",
+        return HookResult(hook=hook, status="error", error=f"{hook.executable or argv[0]} {what}",
                           duration=time.monotonic() - start)
     started(proc.pid)
     announce(proc.pid, True)  # so a supervisor that gives up on the run can kill the group

@@ -35,7 +35,8 @@ from .evaluator import system_message
 
 
 def template_text(hook: Hook) -> str:
-    if hook.prompt_file:
+    # A template of an approved config comes with its text, as read when it was checked.
+    if hook.prompt_file and hook.prompt is None:
         return load_template_file(resolve_prompt_file(hook.prompt_file, hook.config_dir)).text
     return hook.prompt or ""
 

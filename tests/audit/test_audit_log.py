@@ -38,7 +38,8 @@ def _default_db(home: Path) -> Path:
 def _project(tmp_path: Path, audit: dict[str, Any] | None = None) -> Path:
     """A project with a denying hook (its reason carries a secret) and a hook that errors."""
     project = tmp_path / "project"
-    deny = write_script(project / "deny.sh",
+    # Outside the project: a script inside it could not be approved (see README, "Trust").
+    deny = write_script(tmp_path / "deny.sh",
                         f"cat >/dev/null; echo 'no: token={SECRET}' >&2; exit 2")
     data: dict[str, Any] = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": str(deny)},

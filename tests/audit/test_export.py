@@ -285,7 +285,7 @@ def test_a_managed_export_cannot_be_removed_or_redirected(tmp_path: Path,
                                                           collector: Collector) -> None:
     etc = _managed(tmp_path, {"jsonl": {"path": str(tmp_path / "siem" / "all.jsonl")}})
     project = tmp_path / "project"
-    deny = write_script(project / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
+    deny = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
     # The project turns the log off and points the JSON Lines file elsewhere; it may add a
     # target of another kind.
     approve(write_json(project / ".prompthooks" / "hooks.json", {
@@ -308,7 +308,7 @@ def test_a_project_database_cannot_overwrite_a_managed_export(tmp_path: Path) ->
     exported = tmp_path / "siem" / "all.jsonl"
     etc = _managed(tmp_path, {"jsonl": {"path": str(exported)}})
     project = tmp_path / "project"
-    deny = write_script(project / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
+    deny = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
     for database in (str(exported), f"{exported}.1"):
         approve(write_json(project / ".prompthooks" / "hooks.json", {
             "prompthooks": {"audit": {"path": database}},

@@ -61,7 +61,8 @@ def test_trust_approves_lists_and_revokes(project: Path, isolated_home: Path) ->
     table = _cli("trust", "--list", cwd=project)
     assert table.returncode == 0
     rows = [line.split(None, 2) for line in table.stdout.splitlines()[1:]]
-    assert rows == [["project", str(folder), "not trusted: changed since approved"],
+    assert rows == [["project", str(folder),
+                     "not trusted: changed since approved (hooks/TaskComplete changed)"],
                     ["user", str(isolated_home / ".config" / "prompthooks"),
                      "not trusted: never approved"]]
 

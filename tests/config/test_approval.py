@@ -47,9 +47,11 @@ def _rows(home: Path) -> list[dict[str, Any]]:
         conn.close()
 
 
-def _untrusted_line(project: Path) -> str:
+def _untrusted_line(project: Path, note: str = "") -> str:
+    note = f"; {note}" if note else ""
     return (f"prompthooks: project config {project / '.prompthooks'} is not trusted (new or "
-            f"changed since approved); review it and run: prompthooks trust --project {project}")
+            f"changed since approved{note}); review it and run: prompthooks trust --project "
+            f"{project}")
 
 
 def _trust_cli(*args: str, cwd: Path | None = None) -> Any:
@@ -87,7 +89,7 @@ def test_a_new_config_does_not_run_until_approved_and_stops_when_edited(
     config.write_text(json.dumps(data))
     proc = _run(project)
     assert not marker.exists()
-    assert proc.stderr.splitlines() == [_untrusted_line(project)]
+    assert proc.stderr.splitlines() == [_untrusted_line(project, "hooks.json changed")]
     assert proc.returncode == 1
 
 
@@ -120,7 +122,7 @@ def test_the_config_cache_never_serves_a_changed_config(project: Path) -> None:
     _touching(project, marker)
     proc = _run(project)
     assert not marker.exists()
-    assert proc.stderr.splitlines() == [_untrusted_line(project)]
+    assert proc.stderr.splitlines() == [_untrusted_line(project, "hooks.json changed")]
 
 
 def test_a_revoked_approval_is_not_served_from_the_cache(project: Path) -> None:
@@ -209,12 +211,12 @@ def test_a_corrupt_trust_store_approves_nothing(project: Path, isolated_home: Pa
     store.mkdir()  # not even a file
     proc = _run(project)
     assert not marker.exists() and proc.returncode == 1
-    assert "is not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+    assert "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
     store.rmdir()
     os.mkfifo(store)  # would block a plain read forever
     proc = _run(project)
     assert not marker.exists() and proc.returncode == 1
-    assert "is not a regular file" in proc.stderr
+    assert "not a regular file" in proc.stderr
 
 
 def test_a_store_others_can_write_approves_nothing(project: Path, isolated_home: Path) -> None:
@@ -316,6 +318,7 @@ def test_unapprovable_files_are_refused_without_blocking_or_hanging(project: Pat
 
 def test_a_file_written_between_the_check_and_the_load_is_not_loaded(
         project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load parses the bytes the check read, never the file opened again by name."""
     folder = project / ".prompthooks"
     claude_config(folder / "hooks.json", "PreToolUse", {"command": "approved"})
     approve(folder)
@@ -325,14 +328,14 @@ def test_a_file_written_between_the_check_and_the_load_is_not_loaded(
         if source.name == "project" and "racing" not in loaded.warnings:
             loaded.warnings.append("racing")
             claude_config(folder / "hooks.json", "PreToolUse", {"command": "swapped in"})
+            write_script(folder / "hooks" / "PreToolUse", "exit 2")  # a new hook file too
         real(path, source, project_dir, loaded)
 
     monkeypatch.setattr(sources, "load_path", racing)
     config = load_config(project_dir=str(project), managed_dir=tmp_path / "none")
-    assert [h.command for h in config.hooks] == []
-    assert config.errors == [f"project config {folder} is not trusted (new or changed since "
-                             "approved; it changed while being loaded); review it and run: "
-                             f"prompthooks trust --project {project}"]
+    assert "swapped in" in (folder / "hooks.json").read_text()  # the write happened
+    assert [h.command for h in config.hooks] == ["approved"]
+    assert config.errors == []
 
 
 def test_managed_hooks_only_keeps_the_managed_deny_and_drops_the_project_allow(

@@ -480,7 +480,9 @@ def test_no_starter_over_an_existing_config_and_kept_while_in_use(
 # --- end to end: the installed glue answers the host ---------------------------------------
 
 def _deny_config(project: Path) -> None:
-    guard = write_script(project / "guard.sh", "cat >/dev/null; echo 'no wiping homes' >&2; exit 2")
+    # Outside the project: a script inside it could not be approved (see README, "Trust").
+    guard = write_script(project.parent / "guard.sh",
+                         "cat >/dev/null; echo 'no wiping homes' >&2; exit 2")
     write_json(project / ".prompthooks" / "hooks.json", {"hooks": {"PreToolUse": [
         {"matcher": "Bash", "hooks": [{"type": "command", "command": shlex.quote(str(guard))}]}]}})
     approve(project / ".prompthooks")  # not the starter: install leaves it to the user

@@ -109,10 +109,8 @@ def test_post_tool_use_context_and_session_start_env(tmp_path: Path) -> None:
 
 def test_project_hooks_run_from_project_root_with_cursor_env(tmp_path: Path) -> None:
     project = tmp_path / "proj"
-    write_script(project / ".cursor" / "hooks" / "where.sh",
-                 'echo "$(pwd)|$CURSOR_PROJECT_DIR|$CURSOR_VERSION" >&2; exit 2')
     cursor_config(project / ".prompthooks" / "hooks.json", "beforeReadFile",
-                  {"command": ".cursor/hooks/where.sh"})
+                  {"command": 'echo "$(pwd)|$CURSOR_PROJECT_DIR|$CURSOR_VERSION" >&2; exit 2'})
     approve(project / ".prompthooks")
     out = reply(run_cli(cursor_event("beforeReadFile", root=str(project), file_path="/x",
                                      content=""), "--managed-dir", str(tmp_path / "none"),
