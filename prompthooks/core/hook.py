@@ -161,10 +161,25 @@ class Hook:
 
     def applies_to(self, event: Event, host_tool: HostTool) -> bool:
         """True when the hook's event key and matcher both select this event."""
-        if not self.trigger.fires_on(event):
+        if not (self.served_by(event) and self.trigger.fires_on(event)):
             return False
         return (self.match_on == "none"
-                or self.matcher.matches(self.match_subject(event, host_tool)))
+                or self.event_matcher(event).matches(self.match_subject(event, host_tool)))
+
+    def served_by(self, event: Event) -> bool:
+        """Whether the host that sent ``event`` would run this hook on it at all: its own
+        dialect's hooks under the event's own key only (when it says so), other dialects'
+        hooks only on an event that serves them (see ``Event.own_key``)."""
+        if self.dialect == event.host:
+            return event.own_key is None or self.config_event == event.own_key
+        return event.serves_other_dialects
+
+    def event_matcher(self, event: Event) -> Matcher:
+        """The matcher as ``event`` lets it be applied: with no MCP server in the event, a
+        canonical tool matcher's server parts are not checked (its tool part is)."""
+        if self.match_on == "tool" and not event.mcp_server_known:
+            return self.matcher.any_mcp_server()
+        return self.matcher
 
     def match_subject(self, event: Event, host_tool: HostTool) -> str | None:
         """What the matcher is compared with for this event."""

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from .events import MCP_PREFIX, UNKNOWN_MCP_SERVER
 
 Mode = Literal["all", "names", "search", "full"]
 
@@ -47,8 +49,33 @@ class Matcher:
             return regex.fullmatch(text) is not None
         return regex.search(text) is not None
 
+    def any_mcp_server(self) -> Matcher:
+        """This matcher for a host that names no MCP server: each server part it spells
+        (``mcp__<server>__``) stands for that host's unknown server, so ``mcp__github__x``
+        matches the tool ``x`` of whichever server sent it."""
+        return _any_server(self)
+
 
 MATCH_ALL = Matcher()
+
+_UNKNOWN = f"{MCP_PREFIX}{UNKNOWN_MCP_SERVER}__"
+# A server part in a pattern: up to the next ``__``, whole groups included, never across a
+# top-level ``|`` (``mcp__a|mcp__b__x`` is two alternatives, not a server ``a|mcp``).
+_SERVER_PART = re.compile(r"mcp__(?:\([^()]*\)|[^|()])*?__")
+_SERVER_NAME = re.compile(r"mcp__.+?__")
+
+
+@functools.lru_cache(maxsize=128)
+def _any_server(matcher: Matcher) -> Matcher:
+    if matcher.mode == "all":
+        return matcher
+    if matcher.mode == "names":
+        return replace(matcher, names=tuple(_SERVER_NAME.sub(_UNKNOWN, n, count=1)
+                                            for n in matcher.names))
+    pattern = _SERVER_PART.sub(_UNKNOWN, matcher.pattern)
+    if pattern == matcher.pattern or _compiled(pattern) is None:
+        return matcher
+    return replace(matcher, pattern=pattern)
 
 
 def _compile(pattern: str) -> Any:

@@ -32,22 +32,22 @@ EVIL = "^(a|aa)+$"  # exponential for a backtracking engine on "aaa...ab"
 @pytest.mark.parametrize("length", [41, 100_000])
 def test_a_backtracking_pattern_answers_on_long_text(length: int) -> None:
     miss, hit = "a" * (length - 1) + "b", "a" * length
-    for matcher in (claude_matcher(EVIL), cursor_matcher(EVIL, whole=True),
-                    cursor_matcher(EVIL, whole=False)):
+    for matcher in (claude_matcher(EVIL), cursor_matcher(EVIL)):
         assert not matcher.matches(miss)
         assert matcher.matches(hit)
 
 
 def test_each_dialect_keeps_its_semantics() -> None:
     assert claude_matcher("Edit.*").matches("NotebookEdit")  # unanchored search
-    assert not cursor_matcher("Write", whole=True).matches("TabWrite")  # whole tool type
-    assert cursor_matcher("curl|wget", whole=False).matches("echo hi && curl x")  # search
-    assert cursor_matcher("MCP:.*", whole=True).matches("MCP:search")
+    assert cursor_matcher("Write").matches("TabWrite")  # searched, as Cursor does
+    assert not cursor_matcher("^Write$").matches("TabWrite")
+    assert cursor_matcher("curl|wget").matches("echo hi && curl x")
+    assert cursor_matcher("MCP:*").matches("MCP:search")
 
 
 def test_a_lone_surrogate_in_the_subject_is_matched_not_raised() -> None:
-    assert cursor_matcher("rm", whole=False).matches("\ud800 rm -rf /")
-    assert not cursor_matcher("^x$", whole=True).matches("\ud800")
+    assert cursor_matcher("rm").matches("\ud800 rm -rf /")
+    assert not cursor_matcher("^x$").matches("\ud800")
 
 
 @pytest.mark.parametrize(("pattern", "why"), [
@@ -57,7 +57,7 @@ def test_a_lone_surrogate_in_the_subject_is_matched_not_raised() -> None:
     ("a++", "bad repetition operator: ++"),
 ])
 def test_syntax_without_a_linear_time_engine_is_refused(pattern: str, why: str) -> None:
-    for make in (claude_matcher, lambda p: cursor_matcher(p, whole=False)):
+    for make in (claude_matcher, cursor_matcher):
         with pytest.raises(ValueError) as caught:
             make(pattern)
         assert str(caught.value) == (
@@ -149,3 +149,27 @@ def test_a_name_list_matcher_never_imports_re2(tmp_path: Path) -> None:
         proc = subprocess.run([sys.executable, str(probe), str(cfg), str(tmp_path / "none")],
                               input=event, capture_output=True, text=True, timeout=60)
         assert "RE2=False" in proc.stderr and '"deny"' in proc.stdout
+
+
+@pytest.mark.parametrize("pattern", [
+    "mcp__" + "a_" * 50_000, "mcp__(" * 20_000 + "x", "(mcp__a)|" * 20_000 + "x",
+    "mcp__" + "(a)" * 30_000 + "__x",
+])
+def test_the_server_part_of_a_long_pattern_is_found_in_one_pass(pattern: str) -> None:
+    # Widening a matcher for a host that names no MCP server reads the pattern's text with
+    # Python's re: its server-part search must not backtrack over a long agent-written one.
+    wide = Matcher("search", pattern).any_mcp_server()
+    assert wide.mode == "search"
+
+
+def test_the_server_part_is_widened_in_names_and_regexes() -> None:
+    unknown = "mcp__unknown__delete_repo"
+    assert Matcher("names", "x", ("Bash", "mcp__github__delete_repo")).any_mcp_server() \
+        .matches(unknown)
+    for pattern in ("mcp__github__delete_repo", "mcp__git(hub|lab)__delete_.*",
+                    "^mcp__[a-z]+__delete_repo$", "Read|mcp__github__delete_repo"):
+        assert Matcher("search", pattern).any_mcp_server().matches(unknown), pattern
+    # An alternative that names no tool keeps its meaning; another tool stays another tool.
+    assert not Matcher("search", "^mcp__github__list_.*").any_mcp_server().matches(unknown)
+    assert Matcher("search", "^mcp__a$|mcp__b__delete_repo").any_mcp_server().pattern == \
+        "^mcp__a$|mcp__unknown__delete_repo"

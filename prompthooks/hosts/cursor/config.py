@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,7 +56,6 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
         if config_event is None:
             handlers.unknown_event(path, event_key, TITLE, loaded)
             continue
-        make = functools.partial(cursor_matcher, whole=config_event.match_on == "host_tool")
         for i, handler in enumerate(entries):
             where = f"hooks.{event_key}[{i}]"
             hook = handlers.hook(handler, label=f"{path}: {where}", where=where, path=path,
@@ -65,7 +63,7 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
                                  default_timeout=DEFAULT_TIMEOUT, source=source, dialect=NAME,
                                  config_event=event_key, index=len(out),
                                  trigger=config_event.trigger,
-                                 matcher=handlers.matcher(make, handler.matcher, path,
+                                 matcher=handlers.matcher(cursor_matcher, handler.matcher, path,
                                                           f"{where}.matcher", problems),
                                  match_on=config_event.match_on,
                                  loop_limit=handler.loop_limit, prompt_settings=settings,
