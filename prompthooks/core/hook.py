@@ -163,8 +163,7 @@ class Hook:
         """True when the hook's event key and matcher both select this event."""
         if not (self.served_by(event) and self.trigger.fires_on(event)):
             return False
-        return (self.match_on == "none"
-                or self.event_matcher(event).matches(self.match_subject(event, host_tool)))
+        return self.match_on == "none" or self.subject_matches(event, host_tool)
 
     def served_by(self, event: Event) -> bool:
         """Whether the host that sent ``event`` would run this hook on it at all: its own
@@ -174,12 +173,18 @@ class Hook:
             return event.own_key is None or self.config_event == event.own_key
         return event.serves_other_dialects
 
-    def event_matcher(self, event: Event) -> Matcher:
-        """The matcher as ``event`` lets it be applied: with no MCP server in the event, a
-        canonical tool matcher's server parts are not checked (its tool part is)."""
-        if self.match_on == "tool" and not event.mcp_server_known:
-            return self.matcher.any_mcp_server()
-        return self.matcher
+    def subject_matches(self, event: Event, host_tool: HostTool) -> bool:
+        """Whether the matcher selects this event's subject; with no MCP server in the
+        event, a canonical tool matcher's server part is not checked (its tool part is)."""
+        subject = self.match_subject(event, host_tool)
+        if self.unchecked_server(event):
+            return self.matcher.matches_any_server(subject)
+        return self.matcher.matches(subject)
+
+    def unchecked_server(self, event: Event) -> bool:
+        """Whether ``event`` names no MCP server that this hook's matcher could check."""
+        return (self.match_on == "tool" and not event.mcp_server_known
+                and (event.tool_name or "").startswith(MCP_PREFIX))
 
     def match_subject(self, event: Event, host_tool: HostTool) -> str | None:
         """What the matcher is compared with for this event."""

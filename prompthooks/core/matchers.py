@@ -49,11 +49,21 @@ class Matcher:
             return regex.fullmatch(text) is not None
         return regex.search(text) is not None
 
-    def any_mcp_server(self) -> Matcher:
-        """This matcher for a host that names no MCP server: each server part it spells
-        (``mcp__<server>__``) stands for that host's unknown server, so ``mcp__github__x``
-        matches the tool ``x`` of whichever server sent it."""
-        return _any_server(self)
+    def matches_any_server(self, subject: str | None) -> bool:
+        """``matches`` for a host that names no MCP server (its tools are
+        ``mcp__unknown__<tool>``): the server part is not checked, so ``mcp__github__x``,
+        ``mcp__git(hub|lab)__x`` and ``mcp__github.*`` all match the tool ``x`` of whichever
+        server sent it. Other subjects are matched as written."""
+        if subject is None or not subject.startswith(_UNKNOWN):
+            return self.matches(subject)
+        if _any_server(self).matches(subject):
+            return True
+        if self.mode != "search":
+            return False
+        # A server part with no ``__`` after it (``mcp__github.*``): the servers the pattern
+        # names literally are tried, a few at most.
+        tool = subject[len(_UNKNOWN):]
+        return any(self.matches(f"{MCP_PREFIX}{server}__{tool}") for server in _servers(self))
 
 
 MATCH_ALL = Matcher()
@@ -63,6 +73,11 @@ _UNKNOWN = f"{MCP_PREFIX}{UNKNOWN_MCP_SERVER}__"
 # top-level ``|`` (``mcp__a|mcp__b__x`` is two alternatives, not a server ``a|mcp``).
 _SERVER_PART = re.compile(r"mcp__(?:\([^()]*\)|[^|()])*?__")
 _SERVER_NAME = re.compile(r"mcp__.+?__")
+# A server named literally, for a pattern whose server part has no ``__`` after it
+# (``mcp__github.*``, every tool of that server); at most this many are tried per event,
+# since each is one more search of the pattern.
+_LITERAL_SERVER = re.compile(r"mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)")
+_MAX_SERVERS = 4
 
 
 @functools.lru_cache(maxsize=128)
@@ -76,6 +91,16 @@ def _any_server(matcher: Matcher) -> Matcher:
     if pattern == matcher.pattern or _compiled(pattern) is None:
         return matcher
     return replace(matcher, pattern=pattern)
+
+
+@functools.lru_cache(maxsize=128)
+def _servers(matcher: Matcher) -> tuple[str, ...]:
+    found: dict[str, None] = {}
+    for server in _LITERAL_SERVER.finditer(matcher.pattern):
+        found.setdefault(server[1])
+        if len(found) == _MAX_SERVERS:
+            break
+    return tuple(found)
 
 
 def _compile(pattern: str) -> Any:

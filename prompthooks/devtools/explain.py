@@ -38,16 +38,16 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
                        f"this is {event.subject!r}")
     if hook.match_on == "none":
         return True, f"{hook.config_event} has no matcher: every such event"
-    matcher = hook.event_matcher(event)
+    matcher = hook.matcher
     if matcher.mode == "all":
         return True, "the matcher matches everything"
     subject = hook.match_subject(event, host_tool)
     what = f"the {_WHAT[hook.match_on]} {subject!r}"
-    if matcher != hook.matcher:
+    if hook.unchecked_server(event):
         what += (f" ({get_host(event.host).TITLE} names no MCP server: the matcher's server "
                  "part is not checked)")
-    ok = matcher.matches(subject)
-    pattern = hook.matcher.pattern  # as written
+    ok = hook.subject_matches(event, host_tool)
+    pattern = matcher.pattern
     if matcher.mode == "names":
         return ok, f"matcher {pattern!r} {'names' if ok else 'does not name'} {what}"
     if matcher.mode == "full":

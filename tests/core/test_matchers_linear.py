@@ -151,25 +151,51 @@ def test_a_name_list_matcher_never_imports_re2(tmp_path: Path) -> None:
         assert "RE2=False" in proc.stderr and '"deny"' in proc.stdout
 
 
-@pytest.mark.parametrize("pattern", [
-    "mcp__" + "a_" * 50_000, "mcp__(" * 20_000 + "x", "(mcp__a)|" * 20_000 + "x",
-    "mcp__" + "(a)" * 30_000 + "__x",
+LONG_PATTERNS = {
+    "long server, any tool": ("mcp__" + "a_" * 50_000, True),
+    "long server, another tool": ("mcp__" + "a_" * 50_000 + "_x", False),
+    "many alternatives, one tool": ("(mcp__x__y)|" * 2_000 + "delete_repo", True),
+    "many alternatives, no tool": ("(mcp__x__y)|" * 2_000 + "list_repos", False),
+    "many groups in the server": ("mcp__" + "(a)" * 30_000 + "__delete_repo", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG_PATTERNS))
+def test_the_server_part_of_a_long_pattern_is_found_in_one_pass(name: str) -> None:
+    # Matching for a host that names no MCP server reads the pattern's text with Python's re:
+    # its server-part searches must not backtrack over a long agent-written pattern.
+    pattern, expected = LONG_PATTERNS[name]
+    assert Matcher("search", pattern).matches_any_server(
+        "mcp__unknown__delete_repo") is expected
+
+
+UNKNOWN = "mcp__unknown__delete_repo"
+
+
+@pytest.mark.parametrize(("matcher", "expected"), [
+    (Matcher("names", "x", ("Bash", "mcp__github__delete_repo")), True),
+    (Matcher("names", "x", ("Bash", "mcp__github__list_repos")), False),
+    (Matcher("search", "mcp__github__delete_repo"), True),
+    (Matcher("search", "mcp__git(hub|lab)__delete_.*"), True),
+    (Matcher("search", "^mcp__[a-z]+__delete_repo$"), True),
+    (Matcher("search", "Read|mcp__github__delete_repo"), True),
+    (Matcher("search", "mcp__github.*"), True),  # every tool of a server
+    (Matcher("search", "mcp__.*"), True),
+    (Matcher("search", "^mcp__github__list_.*"), False),  # another tool stays another tool
+    (Matcher("search", "^mcp__a$|mcp__b__list_repos"), False),
+    (Matcher("search", "^Bash$"), False),
 ])
-def test_the_server_part_of_a_long_pattern_is_found_in_one_pass(pattern: str) -> None:
-    # Widening a matcher for a host that names no MCP server reads the pattern's text with
-    # Python's re: its server-part search must not backtrack over a long agent-written one.
-    wide = Matcher("search", pattern).any_mcp_server()
-    assert wide.mode == "search"
+def test_only_the_tool_part_is_checked_where_the_server_is_unknown(matcher: Matcher,
+                                                                   expected: bool) -> None:
+    assert matcher.matches_any_server(UNKNOWN) is expected
+    # A subject with its server named is matched as written.
+    assert matcher.matches_any_server("mcp__slack__delete_repo") is matcher.matches(
+        "mcp__slack__delete_repo")
 
 
-def test_the_server_part_is_widened_in_names_and_regexes() -> None:
-    unknown = "mcp__unknown__delete_repo"
-    assert Matcher("names", "x", ("Bash", "mcp__github__delete_repo")).any_mcp_server() \
-        .matches(unknown)
-    for pattern in ("mcp__github__delete_repo", "mcp__git(hub|lab)__delete_.*",
-                    "^mcp__[a-z]+__delete_repo$", "Read|mcp__github__delete_repo"):
-        assert Matcher("search", pattern).any_mcp_server().matches(unknown), pattern
-    # An alternative that names no tool keeps its meaning; another tool stays another tool.
-    assert not Matcher("search", "^mcp__github__list_.*").any_mcp_server().matches(unknown)
-    assert Matcher("search", "^mcp__a$|mcp__b__delete_repo").any_mcp_server().pattern == \
-        "^mcp__a$|mcp__unknown__delete_repo"
+def test_a_literal_server_beside_a_server_part_is_still_tried() -> None:
+    matcher = Matcher("search", "mcp__github.*|mcp__slack__post")
+    assert matcher.matches_any_server("mcp__unknown__delete_repo")
+    assert matcher.matches_any_server("mcp__unknown__post")
+    assert not Matcher("search", "^mcp__github__list_|mcp__slack__post$").matches_any_server(
+        "mcp__unknown__delete_repo")

@@ -207,7 +207,7 @@ def test_exit_2_with_only_a_user_message_gives_the_agent_stderr(tmp_path: Path) 
 @pytest.mark.parametrize(("matcher", "any_tool"), [
     ("mcp__github__delete_repo", False), ("mcp__git(hub|lab)__delete_.*", False),
     ("Bash|mcp__github__delete_repo", False), ("mcp__.*__delete_repo", False),
-    ("mcp__github__.*", True),  # its tool part is every tool
+    ("mcp__github__.*", True), ("mcp__github.*", True),  # every tool of that server
 ])
 def test_a_claude_code_mcp_matcher_matches_cursors_mcp_tool_by_its_tool_part(
         tmp_path: Path, matcher: str, any_tool: bool) -> None:
