@@ -57,11 +57,16 @@ def installed(path: Path) -> bool:
     return bool(jsonconfig.glue_events(path, LAYOUT))
 
 
+def glued(path: Path) -> list[str]:
+    return jsonconfig.glue_events(path, LAYOUT)
+
+
 GLUE = HostGlue(
     name=cursor.NAME, title=cursor.TITLE, events=cursor.HOST_EVENTS,
     # preToolUse, not beforeShellExecution: it covers every tool, the shell included.
     default_events=("preToolUse", "postToolUse", "beforeSubmitPrompt", "stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
+    glued=glued,
     managed=managed_location,
     no_local="it has no personal settings layer for a project: use --scope user",
 )

@@ -252,3 +252,38 @@ def test_explain_says_why_an_entry_of_another_key_does_not_run(tmp_path: Path) -
     assert read["runs"] is False
     assert "Cursor runs it for beforeReadFile" in read["why"]
     assert ran(tmp_path) == []
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "prompthooks", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_doctor_names_a_handler_no_glue_calls_prompthooks_for(tmp_path: Path) -> None:
+    # Cursor runs a beforeShellExecution handler only for beforeShellExecution, so with the
+    # glue on the default events it would never run: doctor says so, and how to fix it.
+    project = tmp_path / "project"
+    project.mkdir()
+    assert _cli("install", "--host", "cursor", "--project", str(project)).returncode == 0
+    config = write_json(project / ".prompthooks" / "hooks.json", {"version": 1, "hooks": {
+        "beforeShellExecution": [marker(tmp_path, "shell")],
+        "preToolUse": [marker(tmp_path, "tool")]}})
+    assert _cli("trust", "--project", str(project)).returncode == 0
+
+    def warnings() -> list[str]:
+        proc = _cli("doctor", "--offline", "--json", "--project", str(project))
+        return [c["detail"] for c in json.loads(proc.stdout)["checks"]
+                if c["check"] == "glue cursor" and c["status"] == "warn"]
+
+    (warning,) = warnings()
+    assert f"{config}: hooks.beforeShellExecution[0]" in warning
+    assert warning.endswith("prompthooks install --host cursor --events beforeShellExecution")
+    assert "preToolUse[0]" not in warning
+    assert _cli("install", "--host", "cursor", "--project", str(project), "--events",
+                "beforeShellExecution").returncode == 0
+    assert warnings() == []
+    # With the glue there, Cursor's call for beforeShellExecution runs that handler.
+    run_cli(cursor_event("beforeShellExecution", root=str(project),
+                         **SHELL["beforeShellExecution"]), "--managed-dir",
+            str(tmp_path / "none"), cwd=project)
+    assert ran(tmp_path) == ["shell"]
