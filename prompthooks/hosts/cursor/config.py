@@ -10,7 +10,7 @@ from ...config import handlers
 from ...config.loaded import Loaded
 from ...core.hook import Hook, Source
 from ...errors import ConfigError
-from .matchers import cursor_matcher
+from .matchers import cursor_matcher, fixed_subject_missed
 from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
 
 if TYPE_CHECKING:
@@ -58,13 +58,20 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
             continue
         for i, handler in enumerate(entries):
             where = f"hooks.{event_key}[{i}]"
+            matcher = handlers.matcher(cursor_matcher, handler.matcher, path,
+                                       f"{where}.matcher", problems)
+            word = fixed_subject_missed(event_key, matcher)
+            if word is not None:
+                # Cursor never runs it; said like an unknown event key, not run silently.
+                loaded.unknown_events.append(
+                    f"{path}: {where}.matcher: {handler.matcher!r} is compared with "
+                    f"{word!r} on {event_key}, which it does not match; this hook never runs")
+                continue
             hook = handlers.hook(handler, label=f"{path}: {where}", where=where, path=path,
                                  loaded=loaded, problems=problems,
                                  default_timeout=DEFAULT_TIMEOUT, source=source, dialect=NAME,
                                  config_event=event_key, index=len(out),
-                                 trigger=config_event.trigger,
-                                 matcher=handlers.matcher(cursor_matcher, handler.matcher, path,
-                                                          f"{where}.matcher", problems),
+                                 trigger=config_event.trigger, matcher=matcher,
                                  match_on=config_event.match_on,
                                  loop_limit=handler.loop_limit, prompt_settings=settings,
                                  cwd=cwd, config_dir=str(path.parent.resolve()))

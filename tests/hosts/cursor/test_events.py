@@ -287,3 +287,23 @@ def test_doctor_names_a_handler_no_glue_calls_prompthooks_for(tmp_path: Path) ->
                          **SHELL["beforeShellExecution"]), "--managed-dir",
             str(tmp_path / "none"), cwd=project)
     assert ran(tmp_path) == ["shell"]
+
+
+@pytest.mark.parametrize(("key", "fields"), [
+    ("stop", {"status": "completed", "loop_count": 0}),
+    ("beforeSubmitPrompt", {"prompt": "hi", "attachments": []}),
+])
+def test_a_matcher_on_an_event_of_fixed_word_runs_the_hook_or_says_it_never_will(
+        tmp_path: Path, key: str, fields: dict[str, Any]) -> None:
+    # Cursor compares these events' matchers with a fixed word ("Stop", "UserPromptSubmit").
+    word = {"stop": "Stop", "beforeSubmitPrompt": "UserPromptSubmit"}[key]
+    config = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {key: [
+        {**marker(tmp_path, "found"), "matcher": word[:3]},
+        {**marker(tmp_path, "missed"), "matcher": "Shell"}]}})
+    proc = run_cli(cursor_event(key, **fields), "--config", str(config))
+    assert ran(tmp_path) == ["found"]
+    assert (f"{config}: hooks.{key}[1].matcher: 'Shell' is compared with {word!r} on {key}, "
+            "which it does not match; this hook never runs") in proc.stderr
+    validate = subprocess.run([sys.executable, "-m", "prompthooks", "validate", "--config",
+                               str(config)], capture_output=True, text=True, timeout=60)
+    assert validate.returncode == 1 and "this hook never runs" in validate.stdout
