@@ -134,10 +134,14 @@ def test_another_hosts_hooks_run_once_per_action(tmp_path: Path, action: str,
     # postToolUse do (Cursor runs Claude Code's own hooks there): it runs on those, and not
     # again on the narrower event Cursor sends for the same action.
     config = claude_style(tmp_path)
-    proc = run_cli(cursor_event(key, **ACTIONS[action][key]), "--config", str(config))
+    # The canary: a Cursor style handler under the event's own key, which always runs.
+    own = write_json(tmp_path / "cursor.json", {"version": 1, "hooks": {
+        key: [marker(tmp_path, key)]}})
+    proc = run_cli(cursor_event(key, **ACTIONS[action][key]), "--config", str(own),
+                   "--config", str(config))
     assert proc.returncode == 0, proc.stderr
     general = {"preToolUse": ["PreToolUse"], "postToolUse": ["PostToolUse"]}
-    assert ran(tmp_path) == general.get(key, [])
+    assert sorted(ran(tmp_path)) == sorted([key, *general.get(key, [])])
 
 
 @pytest.mark.parametrize("pattern", ["MCP:*", "MCP:", "delete", "Shell|MCP:"])
