@@ -175,11 +175,21 @@ class Hook:
 
     def subject_matches(self, event: Event, host_tool: HostTool) -> bool:
         """Whether the matcher selects this event's subject; with no MCP server in the
-        event, a canonical tool matcher's server part is not checked (its tool part is)."""
+        event, a canonical tool matcher's server part is not checked (its tool part is). A
+        canonical tool matcher also takes the calling host's own name for the tool, as
+        Cursor matches the Claude Code hooks it runs (``"matcher": "Shell"``)."""
         subject = self.match_subject(event, host_tool)
         if self.unchecked_server(event):
-            return self.matcher.matches_any_server(subject)
-        return self.matcher.matches(subject)
+            found = self.matcher.matches_any_server(subject)
+        else:
+            found = self.matcher.matches(subject)
+        return found or self.matches_host_name(event)
+
+    def matches_host_name(self, event: Event) -> bool:
+        """Whether a canonical tool matcher selects the calling host's own tool name."""
+        own = event.host_tool_name
+        return (self.match_on == "tool" and own is not None and own != event.tool_name
+                and self.matcher.matches(own))
 
     def unchecked_server(self, event: Event) -> bool:
         """Whether ``event`` names no MCP server that this hook's matcher could check."""

@@ -46,7 +46,11 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
     if hook.unchecked_server(event):
         what += (f" ({get_host(event.host).TITLE} names no MCP server: the matcher's server "
                  "part is not checked)")
-    ok = hook.subject_matches(event, host_tool)
+    ok = (matcher.matches_any_server(subject) if hook.unchecked_server(event)
+          else matcher.matches(subject))
+    if not ok and hook.matches_host_name(event):
+        ok, what = True, (f"{get_host(event.host).TITLE}'s own name for the tool, "
+                          f"{event.host_tool_name!r}")
     pattern = matcher.pattern
     if matcher.mode == "names":
         return ok, f"matcher {pattern!r} {'names' if ok else 'does not name'} {what}"

@@ -311,3 +311,23 @@ def test_a_matcher_on_an_event_of_fixed_word_runs_the_hook_or_says_it_never_will
     validate = subprocess.run([sys.executable, "-m", "prompthooks", "validate", "--config",
                                str(config)], capture_output=True, text=True, timeout=60)
     assert validate.returncode == 1 and "this hook never runs" in validate.stdout
+
+
+def test_a_claude_code_matcher_takes_cursors_own_tool_name(tmp_path: Path) -> None:
+    # Cursor runs Claude Code hooks itself with their matchers compared with its own tool
+    # types ("matcher": "Shell" in its third-party hooks docs); prompthooks takes both names.
+    config = claude_config(tmp_path / "settings.json", "PreToolUse",
+                           marker(tmp_path, "guard", "echo 'no shell' >&2; exit 2"),
+                           matcher="Shell")
+    out = reply(run_cli(cursor_event("preToolUse", **SHELL["preToolUse"]), "--config",
+                        str(config)))
+    assert ran(tmp_path) == ["guard"] and out["agent_message"] == "no shell"
+    assert reply(run_cli(cursor_event("preToolUse", **READ["preToolUse"]), "--config",
+                         str(config))) == {}
+    assert ran(tmp_path) == ["guard"]
+    explained = subprocess.run(
+        [sys.executable, "-m", "prompthooks", "explain", "--json", "--config", str(config)],
+        input=json.dumps(cursor_event("preToolUse", **SHELL["preToolUse"])),
+        capture_output=True, text=True, timeout=60)
+    (hook,) = json.loads(explained.stdout)["hooks"]
+    assert hook["runs"] is True and "Cursor's own name for the tool, 'Shell'" in hook["why"]
