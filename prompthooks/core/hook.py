@@ -168,10 +168,15 @@ class Hook:
     def served_by(self, event: Event) -> bool:
         """Whether the host that sent ``event`` would run this hook on it at all: its own
         dialect's hooks under the event's own key only (when it says so), other dialects'
-        hooks only on an event that serves them (see ``Event.own_key``)."""
+        hooks only on an event that serves them (see ``Event.own_key``).
+
+        A managed hook written for another host runs on every event of its action: where the
+        glue sits, or a host version without the general event (Cursor's before preToolUse
+        existed), must not leave the administrator's policy unrun; it may then run once per
+        event Cursor sends for the action."""
         if self.dialect == event.host:
             return event.own_key is None or self.config_event == event.own_key
-        return event.serves_other_dialects
+        return event.serves_other_dialects or self.managed
 
     def subject_matches(self, event: Event, host_tool: HostTool) -> bool:
         """Whether the matcher selects this event's subject; with no MCP server in the

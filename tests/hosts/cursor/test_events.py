@@ -331,3 +331,18 @@ def test_a_claude_code_matcher_takes_cursors_own_tool_name(tmp_path: Path) -> No
         capture_output=True, text=True, timeout=60)
     (hook,) = json.loads(explained.stdout)["hooks"]
     assert hook["runs"] is True and "Cursor's own name for the tool, 'Shell'" in hook["why"]
+
+
+def test_a_managed_hook_of_another_host_runs_on_the_narrower_event_too(tmp_path: Path) -> None:
+    # The administrator's Claude Code style guard must not depend on where the glue sits or
+    # on a Cursor that sends beforeShellExecution but no preToolUse: it runs on both events.
+    etc = tmp_path / "etc"
+    claude_config(etc / "hooks.json", "PreToolUse",
+                  marker(tmp_path, "managed", "echo 'managed: no curl' >&2; exit 2"),
+                  matcher="Bash")
+    project = claude_style(tmp_path)  # the same shape, not managed: general event only
+    for key in ("beforeShellExecution", "preToolUse"):
+        out = reply(run_cli(cursor_event(key, **SHELL[key]), "--config", str(project),
+                            "--managed-dir", str(etc)))
+        assert out["permission"] == "deny" and out["agent_message"] == "managed: no curl"
+    assert sorted(ran(tmp_path)) == ["PreToolUse", "managed", "managed"]
