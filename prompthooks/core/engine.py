@@ -8,9 +8,10 @@ executor is still busy at that deadline counts as timed out. Identical handlers 
 several sources run once (fail-closed if any copy says so).
 
 A rewritten input from a non-managed hook is judged again: every managed hook that applies to
-the event with that input (matchers evaluated on it) runs on it within the time left. A
-managed block denies the event; a managed hook that fails or cannot answer in time refuses the
-rewrite. With no managed hook applying to the rewritten input, the rewrite stands.
+the event with that input (matchers evaluated on it), under any of the host's event keys for
+it, runs on it within the time left. A managed block denies the event; a managed hook that
+fails or cannot answer in time refuses the rewrite. With no managed hook applying to the
+rewritten input, the rewrite stands.
 
 Side effects come in from the caller: the executors that run hooks (see core.executor), the
 host's reading of a rewritten input, and the stand-in results of config sources that failed
@@ -138,6 +139,10 @@ def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event, deadline: f
     changed = _rewritten(reread, event, decision.updated_input)
     if changed is None:
         return _refuse(decision, unjudged)
+    # Every managed hook of the canonical event judges it, whichever of the host's events it
+    # is written under: the host may never send the rewritten input under that other event
+    # (Cursor's beforeShellExecution, beside the preToolUse that rewrote the command).
+    changed = replace(changed, own_key=None, serves_other_dialects=True)
     guards = [h for h in select(hooks, changed, host_tool) if h.managed]
     if not guards:
         return decision

@@ -70,6 +70,17 @@ class Event:
     stop_hook_active: bool = False
     loop_count: int | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    # Set by a host that sends one action under several events, each running its own entries
+    # (Cursor: ``preToolUse`` and ``beforeShellExecution`` for one shell command): hooks of
+    # that host's own dialect run only when written under this key.
+    own_key: str | None = None
+    # False where the same action also comes under a general event of that host (Cursor's
+    # ``beforeShellExecution`` beside ``preToolUse``): hooks written for other hosts run on
+    # the general one only, so once per action.
+    serves_other_dialects: bool = True
+    # False when the host names no MCP server (Cursor): a matcher's server part cannot be
+    # checked, so only its tool part is matched.
+    mcp_server_known: bool = True
 
     @property
     def is_tool_event(self) -> bool:

@@ -164,10 +164,45 @@ class Hook:
 
     def applies_to(self, event: Event, host_tool: HostTool) -> bool:
         """True when the hook's event key and matcher both select this event."""
-        if not self.trigger.fires_on(event):
+        if not (self.served_by(event) and self.trigger.fires_on(event)):
             return False
-        return (self.match_on == "none"
-                or self.matcher.matches(self.match_subject(event, host_tool)))
+        return self.match_on == "none" or self.subject_matches(event, host_tool)
+
+    def served_by(self, event: Event) -> bool:
+        """Whether the host that sent ``event`` would run this hook on it at all: its own
+        dialect's hooks under the event's own key only (when it says so), other dialects'
+        hooks only on an event that serves them (see ``Event.own_key``).
+
+        A managed hook written for another host runs on every event of its action: where the
+        glue sits, or a host version without the general event (Cursor's before preToolUse
+        existed), must not leave the administrator's policy unrun; it may then run once per
+        event Cursor sends for the action."""
+        if self.dialect == event.host:
+            return event.own_key is None or self.config_event == event.own_key
+        return event.serves_other_dialects or self.managed
+
+    def subject_matches(self, event: Event, host_tool: HostTool) -> bool:
+        """Whether the matcher selects this event's subject; with no MCP server in the
+        event, a canonical tool matcher's server part is not checked (its tool part is). A
+        canonical tool matcher also takes the calling host's own name for the tool, as
+        Cursor matches the Claude Code hooks it runs (``"matcher": "Shell"``)."""
+        subject = self.match_subject(event, host_tool)
+        if self.unchecked_server(event):
+            found = self.matcher.matches_any_server(subject)
+        else:
+            found = self.matcher.matches(subject)
+        return found or self.matches_host_name(event)
+
+    def matches_host_name(self, event: Event) -> bool:
+        """Whether a canonical tool matcher selects the calling host's own tool name."""
+        own = event.host_tool_name
+        return (self.match_on == "tool" and own is not None and own != event.tool_name
+                and self.matcher.matches(own))
+
+    def unchecked_server(self, event: Event) -> bool:
+        """Whether ``event`` names no MCP server that this hook's matcher could check."""
+        return (self.match_on == "tool" and not event.mcp_server_known
+                and (event.tool_name or "").startswith(MCP_PREFIX))
 
     def match_subject(self, event: Event, host_tool: HostTool) -> str | None:
         """What the matcher is compared with for this event."""

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from .events import MCP_PREFIX, UNKNOWN_MCP_SERVER
 
 Mode = Literal["all", "names", "search", "full"]
 
@@ -47,8 +49,58 @@ class Matcher:
             return regex.fullmatch(text) is not None
         return regex.search(text) is not None
 
+    def matches_any_server(self, subject: str | None) -> bool:
+        """``matches`` for a host that names no MCP server (its tools are
+        ``mcp__unknown__<tool>``): the server part is not checked, so ``mcp__github__x``,
+        ``mcp__git(hub|lab)__x`` and ``mcp__github.*`` all match the tool ``x`` of whichever
+        server sent it. Other subjects are matched as written."""
+        if subject is None or not subject.startswith(_UNKNOWN):
+            return self.matches(subject)
+        if _any_server(self).matches(subject):
+            return True
+        if self.mode != "search":
+            return False
+        # A server part with no ``__`` after it (``mcp__github.*``): the servers the pattern
+        # names literally are tried, a few at most.
+        tool = subject[len(_UNKNOWN):]
+        return any(self.matches(f"{MCP_PREFIX}{server}__{tool}") for server in _servers(self))
+
 
 MATCH_ALL = Matcher()
+
+_UNKNOWN = f"{MCP_PREFIX}{UNKNOWN_MCP_SERVER}__"
+# A server part in a pattern: up to the next ``__``, whole groups included, never across a
+# top-level ``|`` (``mcp__a|mcp__b__x`` is two alternatives, not a server ``a|mcp``).
+_SERVER_PART = re.compile(r"mcp__(?:\([^()]*\)|[^|()])*?__")
+_SERVER_NAME = re.compile(r"mcp__.+?__")
+# A server named literally, for a pattern whose server part has no ``__`` after it
+# (``mcp__github.*``, every tool of that server); at most this many are tried per event,
+# since each is one more search of the pattern.
+_LITERAL_SERVER = re.compile(r"mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)")
+_MAX_SERVERS = 4
+
+
+@functools.lru_cache(maxsize=128)
+def _any_server(matcher: Matcher) -> Matcher:
+    if matcher.mode == "all":
+        return matcher
+    if matcher.mode == "names":
+        return replace(matcher, names=tuple(_SERVER_NAME.sub(_UNKNOWN, n, count=1)
+                                            for n in matcher.names))
+    pattern = _SERVER_PART.sub(_UNKNOWN, matcher.pattern)
+    if pattern == matcher.pattern or _compiled(pattern) is None:
+        return matcher
+    return replace(matcher, pattern=pattern)
+
+
+@functools.lru_cache(maxsize=128)
+def _servers(matcher: Matcher) -> tuple[str, ...]:
+    found: dict[str, None] = {}
+    for server in _LITERAL_SERVER.finditer(matcher.pattern):
+        found.setdefault(server[1])
+        if len(found) == _MAX_SERVERS:
+            break
+    return tuple(found)
 
 
 def _compile(pattern: str) -> Any:

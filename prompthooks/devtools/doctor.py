@@ -23,6 +23,8 @@ from typing import Any
 from .._version import __version__
 from ..api import Config
 from ..core.hook import Hook
+from ..errors import PromptHooksError
+from ..hosts import Host
 from ..redaction import redact
 
 PACKAGES = ("litellm", "pydantic", "tenacity", "PyYAML", "rich")
@@ -294,7 +296,6 @@ def export_checks(config: Config, offline: bool,
 
 def glue_checks(project: Path) -> Iterator[dict[str, str]]:
     """Where each host's glue is installed (every scope)."""
-    from ..errors import PromptHooksError
     from ..install.registry import HOSTS, location
 
     found = False
@@ -322,9 +323,58 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
                                     f"`prompthooks install --host {'|'.join(NAMES)}`")
 
 
+def _keys_reaching(host: Host, hook: Hook) -> list[str]:
+    """The host's event keys that would run ``hook`` (its canonical event, and the host's
+    rule for which of its events serve which hooks), in the host's order."""
+    import json
+
+    keys = []
+    for key, config_event in host.CONFIG_EVENTS.items():
+        if config_event.trigger.event != hook.trigger.event:
+            continue
+        sample = host.sample_event(key, {})
+        try:
+            event = host.parse(sample, json.dumps(sample).encode(), key, {})
+        except PromptHooksError:
+            continue
+        if hook.served_by(event):
+            keys.append(key)
+    return keys
+
+
+def reach_checks(config: Config, project: Path) -> Iterator[dict[str, str]]:
+    """Hooks no installed glue calls prompthooks for: a host calls it only for the events its
+    glue is on, and Cursor runs each of its events' own hooks (a Cursor style
+    ``beforeShellExecution`` handler never runs from ``preToolUse``)."""
+    from ..hosts import get
+    from ..install.registry import HOSTS, location
+
+    for glue in HOSTS.values():
+        glued: set[str] = set()
+        for scope in ("project", "local", "user", "managed"):
+            try:
+                glued.update(glue.glued(location(glue, scope, project)))
+            except PromptHooksError:
+                continue
+        if not glued:
+            continue
+        host = get(glue.name)
+        missing: dict[str, list[str]] = {}
+        for hook in config.hooks:
+            keys = _keys_reaching(host, hook)
+            if keys and not glued & set(keys):
+                missing.setdefault(keys[0], []).append(hook.label)
+        for key, labels in missing.items():
+            yield check(f"glue {glue.name}", "warn",
+                        f"{len(labels)} hook(s) never run under {glue.title}, which calls "
+                        f"prompthooks for {', '.join(sorted(glued))} only: "
+                        f"{'; '.join(labels)}; add the glue: prompthooks install --host "
+                        f"{glue.name} --events {key}")
+
+
 def run_checks(config: Config, project: Path, offline: bool,
                environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     env = os.environ if environ is None else environ
     return [*versions(), *config_checks(config), *model_checks(config, offline),
             worker_check(env), audit_check(config, env), *export_checks(config, offline, env),
-            *glue_checks(project)]
+            *glue_checks(project), *reach_checks(config, project)]

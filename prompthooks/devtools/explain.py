@@ -12,6 +12,7 @@ from ..api import Config
 from ..core.engine import select
 from ..core.events import Event
 from ..core.hook import Hook
+from ..hosts import get as get_host
 from ..hosts import host_tool
 from ..redaction import config_keys, redact
 
@@ -22,6 +23,13 @@ _WHAT = {"tool": "tool", "host_tool": "tool type", "command": "command",
 def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
     """Whether ``hook`` applies to ``event`` (its event being the right one), and why."""
     trigger = hook.trigger
+    if not hook.served_by(event):
+        title = get_host(event.host).TITLE
+        if hook.dialect == event.host:
+            return False, (f"{title} runs it for {hook.config_event}, not for "
+                           f"{event.host_event}")
+        return False, (f"{title} sends this action as a general event too; hooks written "
+                       f"for another host run on that one, once")
     if trigger.tools and not trigger.fires_on(event):
         return False, (f"{hook.config_event} covers {', '.join(trigger.tools)} only; "
                        f"the tool is {event.tool_name!r}")
@@ -35,13 +43,21 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
         return True, "the matcher matches everything"
     subject = hook.match_subject(event, host_tool)
     what = f"the {_WHAT[hook.match_on]} {subject!r}"
-    ok = matcher.matches(subject)
+    if hook.unchecked_server(event):
+        what += (f" ({get_host(event.host).TITLE} names no MCP server: the matcher's server "
+                 "part is not checked)")
+    ok = (matcher.matches_any_server(subject) if hook.unchecked_server(event)
+          else matcher.matches(subject))
+    if not ok and hook.matches_host_name(event):
+        ok, what = True, (f"{get_host(event.host).TITLE}'s own name for the tool, "
+                          f"{event.host_tool_name!r}")
+    pattern = matcher.pattern
     if matcher.mode == "names":
-        return ok, f"matcher {matcher.pattern!r} {'names' if ok else 'does not name'} {what}"
+        return ok, f"matcher {pattern!r} {'names' if ok else 'does not name'} {what}"
     if matcher.mode == "full":
-        return ok, (f"regex {matcher.pattern!r} {'matches' if ok else 'does not match'} "
+        return ok, (f"regex {pattern!r} {'matches' if ok else 'does not match'} "
                     f"all of {what}")
-    return ok, f"regex {matcher.pattern!r} {'is' if ok else 'is not'} found in {what}"
+    return ok, f"regex {pattern!r} {'is' if ok else 'is not'} found in {what}"
 
 
 def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,

@@ -28,6 +28,8 @@ class HostGlue:
     install: Callable[[Path, Sequence[str], str, bool, Say], None]
     uninstall: Callable[[Path, Say], None]
     installed: Callable[[Path], bool]  # whether any glue of ours is in that place
+    # The host's events whose glue is in that place (what it calls prompthooks for).
+    glued: Callable[[Path], Sequence[str]] = lambda place: ()
     # The host's own managed config under a root ("/" outside tests), which only an
     # administrator can write and no project or user config can remove; None: it has none,
     # and ``no_managed`` says what it offers instead.

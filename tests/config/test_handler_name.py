@@ -52,7 +52,8 @@ def test_named_hooks_of_each_dialect_are_named_in_the_log_and_explain(tmp_path: 
     run_cli(cursor_event("beforeShellExecution", command="rm -rf /"), "--config", str(cursor),
             "--config", str(cmd_only))
     rows = json.loads(_cli("log", "--db", str(tmp_path / "audit.db"), "--json").stdout)
-    assert sorted(r["hook"] for r in rows) == ["No deletes", "No deletes", "cursor guard"]
+    # Cursor's beforeShellExecution runs its own entries only (see tests/hosts/cursor).
+    assert sorted(r["hook"] for r in rows) == ["No deletes", "cursor guard"]
     table = _cli("log", "--db", str(tmp_path / "audit.db")).stdout
     assert "No deletes" in table and "cursor guard" in table
 

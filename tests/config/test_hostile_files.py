@@ -262,7 +262,8 @@ def _managed_run(tmp_path: Path, managed: Path, host: str) -> Any:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     event = {"claude": claude_bash("ls", cwd=str(project)),
-             "cursor": cursor_event("beforeShellExecution", str(project), command="ls", cwd=""),
+             "cursor": cursor_event("preToolUse", str(project), tool_name="Shell",
+                                    tool_input={"command": "ls"}),
              "cline": cline_event("PreToolUse", str(project), toolName="execute_command",
                                   parameters={"command": "ls"})}[host]
     return run_cli(event, "--budget", "5", "--managed-dir", str(managed), cwd=project,

@@ -32,22 +32,22 @@ EVIL = "^(a|aa)+$"  # exponential for a backtracking engine on "aaa...ab"
 @pytest.mark.parametrize("length", [41, 100_000])
 def test_a_backtracking_pattern_answers_on_long_text(length: int) -> None:
     miss, hit = "a" * (length - 1) + "b", "a" * length
-    for matcher in (claude_matcher(EVIL), cursor_matcher(EVIL, whole=True),
-                    cursor_matcher(EVIL, whole=False)):
+    for matcher in (claude_matcher(EVIL), cursor_matcher(EVIL)):
         assert not matcher.matches(miss)
         assert matcher.matches(hit)
 
 
 def test_each_dialect_keeps_its_semantics() -> None:
     assert claude_matcher("Edit.*").matches("NotebookEdit")  # unanchored search
-    assert not cursor_matcher("Write", whole=True).matches("TabWrite")  # whole tool type
-    assert cursor_matcher("curl|wget", whole=False).matches("echo hi && curl x")  # search
-    assert cursor_matcher("MCP:.*", whole=True).matches("MCP:search")
+    assert cursor_matcher("Write").matches("TabWrite")  # searched, as Cursor does
+    assert not cursor_matcher("^Write$").matches("TabWrite")
+    assert cursor_matcher("curl|wget").matches("echo hi && curl x")
+    assert cursor_matcher("MCP:*").matches("MCP:search")
 
 
 def test_a_lone_surrogate_in_the_subject_is_matched_not_raised() -> None:
-    assert cursor_matcher("rm", whole=False).matches("\ud800 rm -rf /")
-    assert not cursor_matcher("^x$", whole=True).matches("\ud800")
+    assert cursor_matcher("rm").matches("\ud800 rm -rf /")
+    assert not cursor_matcher("^x$").matches("\ud800")
 
 
 @pytest.mark.parametrize(("pattern", "why"), [
@@ -57,7 +57,7 @@ def test_a_lone_surrogate_in_the_subject_is_matched_not_raised() -> None:
     ("a++", "bad repetition operator: ++"),
 ])
 def test_syntax_without_a_linear_time_engine_is_refused(pattern: str, why: str) -> None:
-    for make in (claude_matcher, lambda p: cursor_matcher(p, whole=False)):
+    for make in (claude_matcher, cursor_matcher):
         with pytest.raises(ValueError) as caught:
             make(pattern)
         assert str(caught.value) == (
@@ -149,3 +149,53 @@ def test_a_name_list_matcher_never_imports_re2(tmp_path: Path) -> None:
         proc = subprocess.run([sys.executable, str(probe), str(cfg), str(tmp_path / "none")],
                               input=event, capture_output=True, text=True, timeout=60)
         assert "RE2=False" in proc.stderr and '"deny"' in proc.stdout
+
+
+LONG_PATTERNS = {
+    "long server, any tool": ("mcp__" + "a_" * 50_000, True),
+    "long server, another tool": ("mcp__" + "a_" * 50_000 + "_x", False),
+    "many alternatives, one tool": ("(mcp__x__y)|" * 2_000 + "delete_repo", True),
+    "many alternatives, no tool": ("(mcp__x__y)|" * 2_000 + "list_repos", False),
+    "many groups in the server": ("mcp__" + "(a)" * 30_000 + "__delete_repo", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG_PATTERNS))
+def test_the_server_part_of_a_long_pattern_is_found_in_one_pass(name: str) -> None:
+    # Matching for a host that names no MCP server reads the pattern's text with Python's re:
+    # its server-part searches must not backtrack over a long agent-written pattern.
+    pattern, expected = LONG_PATTERNS[name]
+    assert Matcher("search", pattern).matches_any_server(
+        "mcp__unknown__delete_repo") is expected
+
+
+UNKNOWN = "mcp__unknown__delete_repo"
+
+
+@pytest.mark.parametrize(("matcher", "expected"), [
+    (Matcher("names", "x", ("Bash", "mcp__github__delete_repo")), True),
+    (Matcher("names", "x", ("Bash", "mcp__github__list_repos")), False),
+    (Matcher("search", "mcp__github__delete_repo"), True),
+    (Matcher("search", "mcp__git(hub|lab)__delete_.*"), True),
+    (Matcher("search", "^mcp__[a-z]+__delete_repo$"), True),
+    (Matcher("search", "Read|mcp__github__delete_repo"), True),
+    (Matcher("search", "mcp__github.*"), True),  # every tool of a server
+    (Matcher("search", "mcp__.*"), True),
+    (Matcher("search", "^mcp__github__list_.*"), False),  # another tool stays another tool
+    (Matcher("search", "^mcp__a$|mcp__b__list_repos"), False),
+    (Matcher("search", "^Bash$"), False),
+])
+def test_only_the_tool_part_is_checked_where_the_server_is_unknown(matcher: Matcher,
+                                                                   expected: bool) -> None:
+    assert matcher.matches_any_server(UNKNOWN) is expected
+    # A subject with its server named is matched as written.
+    assert matcher.matches_any_server("mcp__slack__delete_repo") is matcher.matches(
+        "mcp__slack__delete_repo")
+
+
+def test_a_literal_server_beside_a_server_part_is_still_tried() -> None:
+    matcher = Matcher("search", "mcp__github.*|mcp__slack__post")
+    assert matcher.matches_any_server("mcp__unknown__delete_repo")
+    assert matcher.matches_any_server("mcp__unknown__post")
+    assert not Matcher("search", "^mcp__github__list_|mcp__slack__post$").matches_any_server(
+        "mcp__unknown__delete_repo")

@@ -105,8 +105,8 @@ def test_explain_cursor_shell_event_and_bad_input(tmp_path: Path) -> None:
     hook, read = report["hooks"]  # both are canonical PreToolUse hooks
     assert hook["runs"] is True and report["budget"] == 55
     assert hook["why"] == "regex 'curl|wget' is found in the command 'curl example.com'"
-    assert (read["runs"], read["why"]) == (False, "beforeReadFile covers Read only; the tool "
-                                                  "is 'Bash'")
+    assert (read["runs"], read["why"]) == (False, "Cursor runs it for beforeReadFile, not for "
+                                                  "beforeShellExecution")
     bad = _cli("explain", stdin="{nope")
     assert bad.returncode == 1
     assert bad.stderr.strip().splitlines() == [

@@ -473,8 +473,13 @@ def test_run_mcp_names_never_reach_the_system_message(tmp_path: Path, model: Fak
     our fixed text for "PreToolUse, an MCP tool" and holds nothing the agent chose."""
     event, names = MCP_NAMES[case]
     stdin = _bytes(event)
-    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
-        {"type": "prompt", "prompt": TEMPLATE, "timeout": 120}]}]}})
+    judge = {"type": "prompt", "prompt": TEMPLATE, "timeout": 120}
+    # Cursor runs a beforeMCPExecution event's own entries only (a Claude Code style hook
+    # runs on its preToolUse): the judge there is written under that key.
+    cfg = write_json(tmp_path / "hooks.json",
+                     {"version": 1, "hooks": {"beforeMCPExecution": [judge]}}
+                     if case == "cursor-mcp-event"
+                     else {"hooks": {"PreToolUse": [{"hooks": [judge]}]}})
     model.script(Answer('{"ok": true}'))
     proc = _run(stdin, cfg)
     assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr

@@ -43,12 +43,18 @@ def _denied(host: str, out: dict[str, object]) -> str | None:
     return out.get("errorMessage") if out.get("cancel") else None  # type: ignore[return-value]
 
 
+# Cursor sends a shell command twice, as preToolUse and as beforeShellExecution, each to its
+# own entries: a Cursor beforeShellExecution hook runs on the second, a hook written for
+# another host on the first (Cursor's general event), so each runs once per command.
+
+
 @pytest.mark.parametrize("host", SHELL_EVENTS)
 def test_claude_style_bash_hook_serves_every_host(tmp_path: Path, host: str) -> None:
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": GUARD}, matcher="Bash")
     out = reply(run_cli(SHELL_EVENTS[host], "--config", str(cfg)))
     expected_host = host.split("-")[0]
-    assert _denied(host, out) == f"blocked Bash on {expected_host}"
+    expected = None if host == "cursor-shell" else f"blocked Bash on {expected_host}"
+    assert _denied(host, out) == expected
 
 
 @pytest.mark.parametrize("host", SHELL_EVENTS)
@@ -56,7 +62,7 @@ def test_cursor_style_shell_hook_serves_every_host(tmp_path: Path, host: str) ->
     cfg = cursor_config(tmp_path / "hooks.json", "beforeShellExecution",
                         {"command": GUARD, "matcher": "rm -rf"})
     out = reply(run_cli(SHELL_EVENTS[host], "--config", str(cfg)))
-    assert _denied(host, out) is not None
+    assert (_denied(host, out) is not None) is (host != "cursor-tool")
 
 
 @pytest.mark.parametrize("host", SHELL_EVENTS)
@@ -64,7 +70,7 @@ def test_cline_style_hook_folder_serves_every_host(tmp_path: Path, host: str) ->
     write_script(tmp_path / "hooks" / "PreToolUse",
                  "cat >/dev/null; echo '{\"cancel\": true, \"errorMessage\": \"cline says no\"}'")
     out = reply(run_cli(SHELL_EVENTS[host], "--config", str(tmp_path / "hooks")))
-    assert _denied(host, out) == "cline says no"
+    assert _denied(host, out) == (None if host == "cursor-shell" else "cline says no")
 
 
 def test_matcher_in_the_other_dialect_does_not_fire_for_other_tools(tmp_path: Path) -> None:

@@ -362,31 +362,19 @@ def test_cursor_user_scope(project: Path, bare_path: str, isolated_home: Path) -
     assert not hooks.exists()
 
 
-def test_cursor_refuses_glue_on_two_events_for_the_same_tool_call(
-        project: Path, bare_path: str) -> None:
+def test_cursor_glue_on_two_events_for_the_same_tool_call(project: Path,
+                                                         bare_path: str) -> None:
+    # Each of Cursor's events runs only the hooks Cursor would run for it, so glue on
+    # preToolUse and beforeShellExecution runs no hook twice (tests/hosts/cursor/test_events.py).
     hooks = project / ".cursor" / "hooks.json"
     proc = cli("install", "--host", "cursor", "--events", "preToolUse", "beforeShellExecution",
                "--project", str(project), path=bare_path)
-    assert proc.returncode == 64
-    assert proc.stderr == ("prompthooks: choose one of preToolUse and beforeShellExecution: "
-                           "both are PreToolUse for Bash, so hooks would run twice\n")
-    assert list(project.iterdir()) == []
-
-    proc = cli("install", "--host", "cursor", "--events", "postToolUse", "afterShellExecution",
-               "--project", str(project), path=bare_path)
-    assert proc.returncode == 64
-    assert "both are PostToolUse for Bash" in proc.stderr
-
-    assert cli("install", "--host", "cursor", "--events", "beforeShellExecution",
+    assert proc.returncode == 0, proc.stderr
+    assert cli("install", "--host", "cursor", "--events", "afterFileEdit", "postToolUse",
                "--project", str(project), path=bare_path).returncode == 0
-    before = snapshot(project)
-    proc = cli("install", "--host", "cursor", "--project", str(project), path=bare_path)
-    assert proc.returncode == 1
-    assert proc.stderr == (
-        f"prompthooks: prompthooks is installed on beforeShellExecution in {hooks} already; "
-        "preToolUse is PreToolUse for Bash too, so hooks would run twice: leave preToolUse "
-        "out (--events), or uninstall first; nothing was changed\n")
-    assert snapshot(project) == before
+    assert json.loads(hooks.read_text())["hooks"] == {
+        event: [cursor_entry()] for event in ("preToolUse", "beforeShellExecution",
+                                              "afterFileEdit", "postToolUse")}
 
 
 # --- Cline ---------------------------------------------------------------------------------

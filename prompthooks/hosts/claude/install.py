@@ -79,9 +79,14 @@ def installed(path: Path) -> bool:
     return bool(jsonconfig.glue_events(path, LAYOUT))
 
 
+def glued(path: Path) -> list[str]:
+    return jsonconfig.glue_events(path, LAYOUT)
+
+
 GLUE = HostGlue(
     name=claude.NAME, title=claude.TITLE, events=claude.HOST_EVENTS,
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
+    glued=glued,
     managed=managed_location, local=local_location,
 )

@@ -91,11 +91,16 @@ def installed(folder: Path) -> bool:
     return any(_ours(folder / event) for event in cline.CONFIG_EVENTS)
 
 
+def glued(folder: Path) -> list[str]:
+    return [event for event in cline.CONFIG_EVENTS if _ours(folder / event)]
+
+
 GLUE = HostGlue(
     name=cline.NAME, title=cline.TITLE, events=cline.FILE_EVENTS,
     # TaskComplete is Cline's stop.
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskComplete"),
     location=location, install=install, uninstall=uninstall, installed=installed,
+    glued=glued,
     no_managed="it reads hooks only from the project's .clinerules/hooks and the user's "
                "~/Documents/Cline/Hooks, both writable by the user: install with --scope user "
                "and keep the policy in /etc/prompthooks",

@@ -48,7 +48,7 @@ def host_tool(tool: str) -> str:
 def make_matcher(pattern: str | None, match_on: MatchOn) -> Matcher:
     from .matchers import cursor_matcher
 
-    return cursor_matcher(pattern, whole=match_on == "host_tool")
+    return cursor_matcher(pattern)
 
 
 def working_dirs(hook: Hook, event: Event) -> list[str | None]:
@@ -70,8 +70,7 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
 
 
 def sends_as_is(event: Event, hook: Hook) -> bool:
-    """Cursor sends each hook the event of its own key; prompthooks serves a hook on
-    ``beforeShellExecution`` from ``preToolUse`` too, in the shape the hook expects."""
+    """Cursor sends each hook the event of its own key (the only event that runs it)."""
     return hook.config_event == event.host_event
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +10,7 @@ from ...config import handlers
 from ...config.loaded import Loaded
 from ...core.hook import Hook, Source
 from ...errors import ConfigError
-from .matchers import cursor_matcher
+from .matchers import cursor_matcher, fixed_subject_missed
 from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
 
 if TYPE_CHECKING:
@@ -57,16 +56,22 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
         if config_event is None:
             handlers.unknown_event(path, event_key, TITLE, loaded)
             continue
-        make = functools.partial(cursor_matcher, whole=config_event.match_on == "host_tool")
         for i, handler in enumerate(entries):
             where = f"hooks.{event_key}[{i}]"
+            matcher = handlers.matcher(cursor_matcher, handler.matcher, path,
+                                       f"{where}.matcher", problems)
+            word = fixed_subject_missed(event_key, matcher)
+            if word is not None:
+                # Cursor never runs it; said like an unknown event key, not run silently.
+                loaded.unknown_events.append(
+                    f"{path}: {where}.matcher: {handler.matcher!r} is compared with "
+                    f"{word!r} on {event_key}, which it does not match; this hook never runs")
+                continue
             hook = handlers.hook(handler, label=f"{path}: {where}", where=where, path=path,
                                  loaded=loaded, problems=problems,
                                  default_timeout=DEFAULT_TIMEOUT, source=source, dialect=NAME,
                                  config_event=event_key, index=len(out),
-                                 trigger=config_event.trigger,
-                                 matcher=handlers.matcher(make, handler.matcher, path,
-                                                          f"{where}.matcher", problems),
+                                 trigger=config_event.trigger, matcher=matcher,
                                  match_on=config_event.match_on,
                                  loop_limit=handler.loop_limit, prompt_settings=settings,
                                  cwd=cwd, config_dir=str(path.parent.resolve()))

@@ -117,6 +117,11 @@ def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
         subject="startup" if host_event == "sessionStart" else subject,
         stop_hook_active=bool(loop_count),
         loop_count=loop_count,
+        # Cursor sends a shell command as preToolUse and as beforeShellExecution, each to
+        # the hooks written under that key; hooks of other hosts run on the general one.
+        own_key=host_event,
+        serves_other_dialects=not CONFIG_EVENTS[host_event].trigger.tools,
+        mcp_server_known=False,
     )
 
 

@@ -40,4 +40,4 @@ def test_bad_regex_is_a_value_error(pattern: str) -> None:
     with pytest.raises(ValueError, match="invalid matcher regex"):
         claude_matcher(pattern)
     with pytest.raises(ValueError, match="invalid matcher regex"):
-        cursor_matcher(pattern, whole=False)
+        cursor_matcher(pattern)

@@ -169,8 +169,9 @@ def test_cursor_block_reply_exit_code(tmp_path: Path) -> None:
 
 
 def test_cursor_events_without_ask_get_deny(tmp_path: Path) -> None:
-    cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command":
-                        """cat >/dev/null; echo '{"permission": "ask", "user_message": "check"}'"""})
+    ask = {"command": """cat >/dev/null; echo '{"permission": "ask", "user_message": "check"}'"""}
+    cfg = write_json(tmp_path / "h.json", {"version": 1, "hooks": {
+        "beforeReadFile": [ask], "beforeShellExecution": [ask]}})
     read = reply(run_cli(cursor_event("beforeReadFile", file_path="/p/x", content=""),
                          "--config", str(cfg)))
     assert read["permission"] == "deny"
