@@ -43,4 +43,6 @@ def translate(event: Event, hook: Hook) -> dict[str, Any]:
 
 
 def environment(event: Event) -> dict[str, str]:
+    """Claude Code's documented variable for every hook; CLAUDE_ENV_FILE (SessionStart) has no
+    file behind it under another host, so it is left unset."""
     return {"CLAUDE_PROJECT_DIR": event.project_dir}

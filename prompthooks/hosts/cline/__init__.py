@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 TOOL_NAMES = FROM_CLINE
 EVENT_ALIASES = SDK_EVENTS
 CONTINUE_FALSE_BLOCKS = False  # Cline has no "continue"; our reading stays Claude Code's
+# Cline documents no variables for its hooks (they inherit its process's); its CLI and SDK
+# read CLINE_* settings.
+HOOK_VARIABLES: tuple[str, ...] = ("CLINE_*",)
 
 
 def host_tool(tool: str) -> str:

@@ -60,5 +60,10 @@ def _text(value: Any) -> str:
 
 
 def environment(event: Event) -> dict[str, str]:
-    # Cursor sets both: CLAUDE_PROJECT_DIR is its alias for Claude Code compatibility.
-    return {"CURSOR_PROJECT_DIR": event.project_dir, "CLAUDE_PROJECT_DIR": event.project_dir}
+    """Cursor's variables, as the translated stdin has them: the project folder (Cursor sets
+    CLAUDE_PROJECT_DIR as its alias) and the transcript; its version and the user's email
+    are empty in stdin and so left unset."""
+    env = {"CURSOR_PROJECT_DIR": event.project_dir, "CLAUDE_PROJECT_DIR": event.project_dir}
+    if event.transcript_path:
+        env["CURSOR_TRANSCRIPT_PATH"] = event.transcript_path
+    return env
