@@ -14,10 +14,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Canonical event names. Events that exist in one host only keep a name of their own.
-TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+                         "PermissionDenied"})
 EVENTS = TOOL_EVENTS | frozenset(
     {
         "UserPromptSubmit",
+        "UserPromptExpansion",
+        "PostToolBatch",
+        "StopFailure",
+        "TaskCreated",
+        "TaskCompleted",
+        "TeammateIdle",
+        "ConfigChange",
+        "CwdChanged",
+        "FileChanged",
+        "DirectoryAdded",
+        "WorktreeRemove",
+        "PostCompact",
+        "Setup",
+        "InstructionsLoaded",
+        "Elicitation",
+        "ElicitationResult",
         "Stop",
         "SubagentStart",
         "SubagentStop",
