@@ -40,14 +40,14 @@ def _sender_env(host: str, project: Path) -> dict[str, str]:
         return {"CURSOR_VERSION": "2.1.0", "CURSOR_TRACE_ID": "trace-1",
                 "CURSOR_USER_EMAIL": "dev@example.com", "CURSOR_PROJECT_DIR": str(project),
                 "CLAUDE_PROJECT_DIR": str(project)}
-    return {"CLINE_DIR": str(project.parent / "cline-data")}
+    return {"CLINE_VERSION": "3.36.0", "CLINE_BUILD_ENV": "production"}
 
 
 # The variables that tell the sending host apart (the canaries: a hook of its own dialect
 # sees them).
 _MARKERS = {"claude": ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"),
             "cursor": ("CURSOR_VERSION", "CURSOR_TRACE_ID", "CURSOR_USER_EMAIL"),
-            "cline": ("CLINE_DIR",)}
+            "cline": ("CLINE_VERSION", "CLINE_BUILD_ENV")}
 
 
 def _event(host: str, project: Path) -> dict[str, Any]:

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 TOOL_NAMES = FROM_CLINE
 EVENT_ALIASES = SDK_EVENTS
 CONTINUE_FALSE_BLOCKS = False  # Cline has no "continue"; our reading stays Claude Code's
-# Cline documents no variables for its hooks (they inherit its process's); its CLI and SDK
-# read CLINE_* settings.
+# Cline documents no variables for its hooks, which inherit its process's environment; its
+# SDK engine adds CLINE_BUILD_ENV and reads CLINE_VERSION and other CLINE_* settings there.
 HOOK_VARIABLES: tuple[str, ...] = ("CLINE_*",)
 
 
