@@ -79,6 +79,7 @@ class Event:
     host_tool_name: str | None = None
     tool_input: Any = None
     tool_response: Any = None
+    tool_use_id: str | None = None  # the host's id of the tool call, shared by pre and post
     command: str | None = None
     prompt: str | None = None
     # What a matcher sees for non-tool events: SessionStart source, PreCompact trigger,

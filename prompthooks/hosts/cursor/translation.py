@@ -43,6 +43,8 @@ def translate(event: Event, hook: Hook) -> dict[str, Any]:
         out.update(file_path=tool_input.get("file_path", ""), edits=tool_input.get("edits", []))
     elif event.tool_name:
         out.update(tool_name=tool_to_cursor(event.tool_name), tool_input=tool_input, cwd=cwd)
+        if event.tool_use_id:
+            out["tool_use_id"] = event.tool_use_id
         if event.name != "PreToolUse":
             out["tool_output"] = _text(event.tool_response)
     if event.prompt is not None:
