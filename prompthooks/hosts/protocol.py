@@ -32,6 +32,8 @@ class Host(Protocol):
     NAME: str
     TITLE: str
     BUDGET: float  # the run's whole budget (seconds) when this host calls
+    # The host's events (its own names) it gives a hook less time than BUDGET allows.
+    EVENT_BUDGETS: dict[str, float]
     DEFAULT_TIMEOUT: float  # a command hook's timeout when its handler gives none
     CONFIG_EVENTS: dict[str, ConfigEvent]  # the dialect's event keys
     HOST_EVENTS: dict[str, str]  # the event names the host sends -> canonical events

@@ -16,6 +16,7 @@ from ...core.events import CANONICAL_TOOLS
 from .framing import frame_reply as frame_reply
 from .wire import BUDGET as BUDGET
 from .wire import CONFIG_EVENTS as CONFIG_EVENTS
+from .wire import EVENT_BUDGETS as EVENT_BUDGETS
 from .wire import HOST_EVENTS as HOST_EVENTS
 from .wire import NAME as NAME
 from .wire import TITLE as TITLE

@@ -17,6 +17,9 @@ TITLE = "Claude Code"
 # The run's whole budget (seconds): Claude Code gives a command hook 600 s.
 BUDGET = 590.0
 DEFAULT_TIMEOUT = 600.0  # a command hook's own timeout when its handler gives none
+# UserPromptSubmit lowers a command hook's default to 30 s: a glue entry without a timeout of
+# its own is killed then, and a killed hook is no block, so the run answers before.
+EVENT_BUDGETS: dict[str, float] = {"UserPromptSubmit": 28.0}
 
 # Event -> the input field its matcher is compared with (None: matchers are ignored).
 _SUBJECT_FIELD: dict[str, str | None] = {

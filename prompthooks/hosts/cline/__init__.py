@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ...transcripts.reading import TranscriptReader
     from ..protocol import Host
 
+EVENT_BUDGETS: dict[str, float] = {}  # every event has the host's whole budget
 TOOL_NAMES = FROM_CLINE
 EVENT_ALIASES = SDK_EVENTS
 CONTINUE_FALSE_BLOCKS = False  # Cline has no "continue"; our reading stays Claude Code's

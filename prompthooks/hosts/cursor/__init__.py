@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ...transcripts.reading import TranscriptReader
     from ..protocol import Host
 
+EVENT_BUDGETS: dict[str, float] = {}  # every event has the host's whole budget
 TOOL_NAMES = FROM_CURSOR
 EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = True  # beforeSubmitPrompt's {"continue": false} refuses the prompt

@@ -192,3 +192,27 @@ def test_continue_on_block_false_leaves_an_allowed_call_alone(tmp_path: Path,
                             "continueOnBlock": False})
     assert reply(run_cli(claude_bash("ls"), "--config", str(config))) == {}
     assert model.requests
+
+
+def test_user_prompt_submit_is_answered_within_claude_codes_30_seconds(tmp_path: Path) -> None:
+    """Claude Code gives a UserPromptSubmit hook 30 s unless its entry says otherwise, and a
+    hook it kills blocks nothing: a fail-closed hook that hangs must still block in time."""
+    started = tmp_path / "started"
+    hook = write_script(tmp_path / "hang.sh", f"cat >/dev/null; touch {started}; sleep 120")
+    config = claude_config(tmp_path / "hooks.json", "UserPromptSubmit",
+                           {"command": str(hook), "failClosed": True})
+    event = _event("UserPromptSubmit", permission_mode="default", prompt="deploy it")
+    # With the 590 s budget of other events the run would still be waiting here.
+    proc = run_cli(event, "--config", str(config), timeout=90)
+    assert started.exists(), "the hook ran"
+    out = reply(proc)
+    assert out["decision"] == "block" and "timed out" in out["reason"], (out, proc.stderr)
+
+
+def test_the_budget_follows_the_event() -> None:
+    from prompthooks import hosts
+
+    claude = hosts.get("claude")
+    assert hosts.budget(claude, "UserPromptSubmit") == 28.0
+    assert hosts.budget(claude, "PreToolUse") == claude.BUDGET == 590.0
+    assert hosts.budget(hosts.get("cline"), "UserPromptSubmit") == 28.0
