@@ -216,3 +216,24 @@ def test_the_budget_follows_the_event() -> None:
     assert hosts.budget(claude, "UserPromptSubmit") == 28.0
     assert hosts.budget(claude, "PreToolUse") == claude.BUDGET == 590.0
     assert hosts.budget(hosts.get("cline"), "UserPromptSubmit") == 28.0
+
+
+def test_an_mcp_tool_handler_is_skipped_not_the_whole_file(tmp_path: Path) -> None:
+    config = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "mcp_tool", "server": "memory", "tool": "check"},
+        {"type": "command", "command": "true"}]}]}})
+    loaded = load_config([str(config)], keep_managed=False, trusted_only=False).loaded
+    assert [hook.command for hook in loaded.hooks] == ["true"]
+    assert any("type 'mcp_tool' is not supported" in w for w in loaded.warnings)
+
+
+def test_a_prompt_hook_judges_a_newer_event(tmp_path: Path, model: FakeModel) -> None:
+    model.script(verdict(False, "project settings change only through review"))
+    config = claude_config(tmp_path / "hooks.json", "ConfigChange",
+                           {"type": "prompt", "prompt": "Refuse edits to project settings."},
+                           matcher="project_settings")
+    out = reply(run_cli(EVENTS["ConfigChange"], "--config", str(config)))
+    (request,) = model.requests
+    assert "the configuration change is not applied" in request.system
+    assert out == {"decision": "block",
+                   "reason": "project settings change only through review"}
