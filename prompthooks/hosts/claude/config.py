@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 _ENDS_TURN = frozenset({"PreToolUse", "PostToolUse", "TeammateIdle", "PostToolBatch",
                         "UserPromptSubmit", "UserPromptExpansion"})
 
+# A command hook's default timeout where Claude Code lowers it from 600 s.
+_TIMEOUTS = {"UserPromptSubmit": 30.0}
+
 # Handler keys of Claude Code's that prompthooks reads but does not honour, and what happens.
 _NOT_HONOURED = {
     "run_async": "'async' is not supported: the hook runs before the reply and its answer counts",
@@ -69,7 +72,8 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
                                     for w in not_honoured(handler)]
                 hook = handlers.hook(handler, label=f"{path}: {where}.hooks[{hi}]",
                                      where=f"{where}.hooks[{hi}]", path=path, loaded=loaded,
-                                     problems=problems, default_timeout=DEFAULT_TIMEOUT,
+                                     problems=problems,
+                                     default_timeout=_TIMEOUTS.get(event_key, DEFAULT_TIMEOUT),
                                      source=source, dialect=NAME, config_event=event_key,
                                      index=len(out), trigger=config_event.trigger,
                                      matcher=matcher, match_on=config_event.match_on,

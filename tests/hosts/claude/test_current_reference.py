@@ -237,3 +237,15 @@ def test_a_prompt_hook_judges_a_newer_event(tmp_path: Path, model: FakeModel) ->
     assert "the configuration change is not applied" in request.system
     assert out == {"decision": "block",
                    "reason": "project settings change only through review"}
+
+
+def test_a_user_prompt_submit_command_hook_has_claude_codes_default_timeout(
+        tmp_path: Path) -> None:
+    config = write_json(tmp_path / "hooks.json", {"hooks": {
+        event: [{"hooks": [{"type": "command", "command": "true"},
+                           {"type": "command", "command": "true", "timeout": 90}]}]
+        for event in ("UserPromptSubmit", "PreToolUse")}})
+    loaded = load_config([str(config)], keep_managed=False, trusted_only=False).loaded
+    assert {(h.config_event, h.timeout) for h in loaded.hooks} == {
+        ("UserPromptSubmit", 30.0), ("UserPromptSubmit", 90.0), ("PreToolUse", 600.0),
+        ("PreToolUse", 90.0)}
