@@ -4,6 +4,7 @@ what their matchers see, how their replies are read back, the handler keys it ha
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -249,3 +250,17 @@ def test_a_user_prompt_submit_command_hook_has_claude_codes_default_timeout(
     assert {(h.config_event, h.timeout) for h in loaded.hooks} == {
         ("UserPromptSubmit", 30.0), ("UserPromptSubmit", 90.0), ("PreToolUse", 600.0),
         ("PreToolUse", 90.0)}
+
+
+def test_the_thin_clients_event_budgets_are_the_hosts() -> None:
+    """The client that hands runs to the resident process keeps its own copy (it imports no
+    host module): it must give up no later than the run it handed over."""
+    from prompthooks import hosts
+    from prompthooks.dispatcher import client
+
+    expected = {event: seconds for host in hosts.HOSTS.values()
+                for event, seconds in host.EVENT_BUDGETS.items()}
+    assert expected == client.EVENT_BUDGETS
+    event = json.dumps(_event("UserPromptSubmit", prompt="hi")).encode()
+    assert client._event_budget(event, 590.0) == 28.0
+    assert client._event_budget(json.dumps(EVENTS["ConfigChange"]).encode(), 590.0) == 590.0
