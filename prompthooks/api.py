@@ -32,7 +32,8 @@ from .hosts import Host, Reply
 if TYPE_CHECKING:
     from .model.chain import Models
 
-# The run's whole budget per host (seconds), each host's own BUDGET.
+# The run's whole budget per host (seconds), each host's own BUDGET (a few of its events have
+# less: ``hosts.budget``).
 DEFAULT_BUDGET: dict[str, float] = {name: host.BUDGET for name, host in hosts.HOSTS.items()}
 _BOM = b"\xef\xbb\xbf"
 
@@ -151,12 +152,12 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
              cancel: threading.Event | None = None, count_stops: bool = True,
              models: Models | None = None) -> Outcome:
     """Run every hook that applies to one event and merge their answers, within ``budget``
-    seconds (default: the host's, see DEFAULT_BUDGET) of ``started`` (a ``time.monotonic()``
-    instant; default: now). Setting ``cancel`` makes the run answer at once: the hooks still
-    running count as timed out. ``count_stops``: a stop's blocks count towards the session's
-    cap (core.stop_cap); test suites, which replay events, leave it off. ``models`` is how
-    prompt hooks reach their model (a cassette, a suite's model...; default: the
-    environment's, see :class:`prompthooks.model.chain.Models`).
+    seconds (default: the host's for that event, see ``hosts.budget``) of ``started`` (a
+    ``time.monotonic()`` instant; default: now). Setting ``cancel`` makes the run answer at
+    once: the hooks still running count as timed out. ``count_stops``: a stop's blocks count
+    towards the session's cap (core.stop_cap); test suites, which replay events, leave it off.
+    ``models`` is how prompt hooks reach their model (a cassette, a suite's model...; default:
+    the environment's, see :class:`prompthooks.model.chain.Models`).
 
     Raises :class:`~prompthooks.errors.InputError` when the event cannot be read.
     """
@@ -164,7 +165,8 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     module, event = parse_event(data, host, event_name, environ)
     if config is None:
         config = load_config(config_paths, event.project_dir, environ, managed_dir)
-    deadline = start + (budget if budget is not None else DEFAULT_BUDGET[module.NAME])
+    deadline = start + (budget if budget is not None
+                        else hosts.budget(module, event.host_event))
     decision = _decide(config, event, deadline, cancel, count_stops,
                        os.environ if environ is None else environ, models)
     reply = module.render(decision, event)

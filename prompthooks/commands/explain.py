@@ -9,10 +9,11 @@ import argparse
 import sys
 from typing import Any
 
-from ..api import DEFAULT_BUDGET, load_config, parse_event
+from ..api import load_config, parse_event
 from ..config import discovery
 from ..devtools.explain import explain
 from ..errors import EXIT_OK
+from ..hosts import budget
 from . import output
 
 
@@ -24,7 +25,7 @@ def main(args: argparse.Namespace) -> int:
     # Every source, approved or not: the report says which hooks would not run, and why.
     config = load_config(args.config or None, event.project_dir, managed_dir=managed,
                          trusted_only=False)
-    report = explain(config, event, DEFAULT_BUDGET[host.NAME])
+    report = explain(config, event, budget(host, event.host_event))
     from ..config.unread import unread_in_sources
 
     # What makes hooks silently never run: event keys no host has, files never read.

@@ -27,7 +27,7 @@ from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from . import files
 
-_FORMAT = 8  # 8: Cursor matchers are searched, never matched whole
+_FORMAT = 9  # 9: Cursor matchers are searched, never matched whole; hooks carry halt_on_block
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
 
 
@@ -88,7 +88,9 @@ def entry_path(fingerprint: str, environ: Mapping[str, str]) -> Path:
 
 
 def hook_to_data(hook: Hook) -> dict[str, Any]:
-    return asdict(hook)
+    data = asdict(hook)
+    data["halt_on_block"] = sorted(hook.halt_on_block)  # JSON has no sets
+    return data
 
 
 def hook_from_data(data: Mapping[str, Any]) -> Hook:
@@ -100,6 +102,7 @@ def hook_from_data(data: Mapping[str, Any]) -> Hook:
     fields["matcher"] = Matcher(matcher["mode"], matcher["pattern"], tuple(matcher["names"]))
     settings = fields.get("prompt_settings")
     fields["prompt_settings"] = PromptSettings(**settings) if settings else None
+    fields["halt_on_block"] = frozenset(fields["halt_on_block"])
     return Hook(**fields)
 
 

@@ -24,7 +24,8 @@ from ..core.hook import check_name
 
 Seconds = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
 Megabytes = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
-HandlerType = Literal["command", "prompt", "agent", "http"]
+# Claude Code's five; those other than command and prompt are skipped with a warning.
+HandlerType = Literal["command", "prompt", "agent", "http", "mcp_tool"]
 
 
 class Lenient(BaseModel):

@@ -14,10 +14,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Canonical event names. Events that exist in one host only keep a name of their own.
-TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+                         "PermissionDenied"})
 EVENTS = TOOL_EVENTS | frozenset(
     {
         "UserPromptSubmit",
+        "UserPromptExpansion",
+        "PostToolBatch",
+        "StopFailure",
+        "TaskCreated",
+        "TaskCompleted",
+        "TeammateIdle",
+        "ConfigChange",
+        "CwdChanged",
+        "FileChanged",
+        "DirectoryAdded",
+        "WorktreeRemove",
+        "PostCompact",
+        "Setup",
+        "InstructionsLoaded",
+        "Elicitation",
+        "ElicitationResult",
         "Stop",
         "SubagentStart",
         "SubagentStop",
@@ -62,6 +79,7 @@ class Event:
     host_tool_name: str | None = None
     tool_input: Any = None
     tool_response: Any = None
+    tool_use_id: str | None = None  # the host's id of the tool call, shared by pre and post
     command: str | None = None
     prompt: str | None = None
     # What a matcher sees for non-tool events: SessionStart source, PreCompact trigger,

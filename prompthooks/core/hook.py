@@ -118,6 +118,9 @@ class Hook:
     # Prompt hooks: how many entries of the host's transcript the prompt holds (0: none;
     # None: the event's default, on for Stop and SubagentStop).
     transcript: int | None = None
+    # Prompt hooks: the canonical events on which this hook's block also ends the agent's turn
+    # (a Claude Code style prompt hook without ``continueOnBlock``, as Claude Code's own).
+    halt_on_block: frozenset[str] = frozenset()
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
@@ -128,7 +131,7 @@ class Hook:
         return (self.kind, self.command, self.executable, self.prompt, self.prompt_file,
                 self.model, self.dialect, self.cwd, folder, self.prompt_settings,
                 self.max_event_chars, self.cache_ttl, self.allow_approves,
-                self.raw_event, self.transcript)
+                self.raw_event, self.transcript, self.halt_on_block)
 
     @property
     def managed(self) -> bool:

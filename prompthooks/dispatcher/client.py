@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 # used when the host cannot be told without parsing the event.
 BUDGETS = {"claude": 590.0, "cursor": 55.0, "cline": 28.0}
 SMALLEST = min(BUDGETS.values())
+# The events a host gives less time (prompthooks.hosts.*.EVENT_BUDGETS; the same test).
+EVENT_BUDGETS = {"UserPromptSubmit": 28.0}
 MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
 # Seconds kept from the budget for answering here if the resident process does not (a fifth
 # of the budget for short ones): time to import the run's modules and load the config.
@@ -106,6 +108,15 @@ def _sniff(data: bytes) -> float:
     return SMALLEST
 
 
+def _event_budget(data: bytes, total: float) -> float:
+    """``total``, shortened when an event name a host gives less time appears in the bytes
+    (anywhere: a quoted one elsewhere only ever shortens it)."""
+    for name, seconds in EVENT_BUDGETS.items():
+        if b'"' + name.encode() + b'"' in data:
+            total = min(total, seconds)
+    return total
+
+
 def _may_hand_over(options: dict[str, str]) -> bool:
     env = os.environ
     if env.get("PROMPTHOOKS_DISPATCH") == "0" or env.get("PROMPTHOOKS_WORKER") == "0":
@@ -140,6 +151,8 @@ def _run(argv: list[str]) -> int:
         return _here(Handed(data, None, partial=True))
     if unreadable is None and _may_hand_over(options):
         total = budget if budget is not None else _sniff(data)
+        if "--budget" not in options:
+            total = _event_budget(data, total)
         reserve = min(RESERVE, total / 5)
         limit = started + total - reserve
         asked = [False]

@@ -25,6 +25,7 @@ from ..core.events import Event
 from ..core.hook import Hook
 from ..core.result import HookResult
 from ..hosts import get as dialect
+from ..hosts.environment import home, hook_variables
 from .replies import result_from_reply
 
 # Who hears of each command hook's process group as it starts and ends: the supervisor of a
@@ -60,8 +61,9 @@ class _Outcome:
 
 
 def working_dir(hook: Hook, event: Event) -> str:
-    """The hook's own directory if it has one, else its dialect's rule, else ours."""
-    candidates = [*dialect(hook.dialect).working_dirs(hook, event), event.project_dir]
+    """The hook's own directory if it has one, else the rule of the host whose world it runs
+    in (its dialect's, or the sending host's for a ``raw_event`` hook), else ours."""
+    candidates = [*home(hook, event).working_dirs(hook, event), event.project_dir]
     found = next((c for c in candidates if c and os.path.isdir(c)), None)
     if found:
         return found
@@ -81,15 +83,9 @@ def hook_input(hook: Hook, event: Event) -> bytes:
 
 
 def hook_environment(hook: Hook, event: Event) -> dict[str, str]:
-    """Ours and the host's variables on top of the caller's environment."""
-    env = dict(os.environ)
-    env.update(event.env)
-    if hook.dialect != event.host:
-        # A hook written for another host finds the variables that host would have set
-        # ("$CLAUDE_PROJECT_DIR"/.claude/hooks/x.py under Cline); the sending host's stay.
-        for name, value in dialect(hook.dialect).dialect_env(event).items():
-            if not env.get(name):
-                env[name] = value
+    """The caller's environment as the hook's own host would have given it (see
+    ``hosts.environment``), and ours on top."""
+    env = hook_variables(hook, event, os.environ)
     if hook.config_dir:
         env["PROMPTHOOKS_CONFIG_DIR"] = hook.config_dir
     env["PROMPTHOOKS_HOST"] = event.host

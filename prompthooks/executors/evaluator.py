@@ -14,6 +14,14 @@ _WHAT_FALSE_MEANS = {
     "Stop": "the agent may not stop yet: your reason becomes its next instruction",
     "SubagentStop": "the subagent may not stop yet: your reason becomes its next instruction",
     "SubagentStart": "the subagent is not started and your reason is shown",
+    "UserPromptExpansion": "the command is not expanded and your reason is shown to the user",
+    "PostToolBatch": "the agent stops before its next step and your reason is shown",
+    "ConfigChange": "the configuration change is not applied",
+    "TaskCreated": "the task is not created and your reason is fed back to the agent",
+    "TaskCompleted": "the task is not marked completed and the teammate stops",
+    "TeammateIdle": "the teammate stops and your reason is shown",
+    "Elicitation": "the MCP server's request for input is declined",
+    "ElicitationResult": "the user's answer to the MCP server is declined",
 }
 # Nothing the event holds reaches the system message: not even a tool's name, which the agent
 # chooses for an MCP tool (Cline's use_mcp_tool names its own server and tool, and an MCP server

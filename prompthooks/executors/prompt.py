@@ -119,9 +119,13 @@ def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
             f"prompthooks: '{hook.name}' lets the agent stop: its condition cannot be met"
             + (f": {verdict.reason}" if verdict.reason else ""), system) if m)
     reason = verdict.reason or ("Blocked by a prompthooks policy." if permission else None)
+    halt, stop_reason = verdict.halt, verdict.stop_reason
+    if permission == "deny" and event.name in hook.halt_on_block:
+        # Its dialect's hosts end the turn on this block unless the handler says otherwise.
+        halt, stop_reason = True, stop_reason or reason
     return HookResult(hook=hook, permission=permission, reason=reason,
-                      system_message=system, halt=verdict.halt,
-                      stop_reason=verdict.stop_reason, duration=duration,
+                      system_message=system, halt=halt,
+                      stop_reason=stop_reason, duration=duration,
                       model=reply.model if reply else None,
                       input_tokens=reply.input_tokens if reply else None,
                       output_tokens=reply.output_tokens if reply else None,

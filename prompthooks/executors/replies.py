@@ -108,7 +108,11 @@ def interpret(obj: Mapping[str, Any], hook: Hook, event: Event) -> dict[str, Any
         "stop_reason": _field(obj, "stopReason", str),
         "env": {str(k): str(v) for k, v in env.items()},
         "suppress_output": _field(obj, "suppressOutput", bool) is True,
-        "updated_tool_output": obj.get("updated_mcp_tool_output"),
+        # Cursor's, else Claude Code's (updatedMCPToolOutput is its older, MCP-only name).
+        "updated_tool_output": next((v for v in (obj.get("updated_mcp_tool_output"),
+                                                 specific.get("updatedToolOutput"),
+                                                 specific.get("updatedMCPToolOutput"))
+                                     if v is not None), None),
     }
 
 

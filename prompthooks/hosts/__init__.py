@@ -15,7 +15,7 @@ from . import claude, cline, cursor
 from ._common import Reply
 from .protocol import Host
 
-__all__ = ["CANONICAL", "FOLDER_DIALECT", "HOSTS", "NAMES", "Host", "Reply", "detect",
+__all__ = ["CANONICAL", "FOLDER_DIALECT", "HOSTS", "NAMES", "Host", "Reply", "budget", "detect",
            "file_dialect", "get", "host_tool"]
 
 HOSTS: dict[str, Host] = {host.NAME: host for host in (claude, cursor, cline)}
@@ -39,6 +39,11 @@ def detect(raw: Mapping[str, Any]) -> Host:
         # camelCase event names are Cursor's, PascalCase Claude Code's.
         return cursor if name[0].islower() else claude
     raise InputError(f"cannot tell which host sent this event; pass --host {'|'.join(NAMES)}")
+
+
+def budget(host: Host, event: str | None) -> float:
+    """The run's whole budget (seconds) when ``host`` sends ``event`` (its own name)."""
+    return host.EVENT_BUDGETS.get(event or "", host.BUDGET)
 
 
 def get(name: str) -> Host:

@@ -32,6 +32,8 @@ class Host(Protocol):
     NAME: str
     TITLE: str
     BUDGET: float  # the run's whole budget (seconds) when this host calls
+    # The host's events (its own names) it gives a hook less time than BUDGET allows.
+    EVENT_BUDGETS: dict[str, float]
     DEFAULT_TIMEOUT: float  # a command hook's timeout when its handler gives none
     CONFIG_EVENTS: dict[str, ConfigEvent]  # the dialect's event keys
     HOST_EVENTS: dict[str, str]  # the event names the host sends -> canonical events
@@ -41,6 +43,10 @@ class Host(Protocol):
     # A hook of this dialect that prints {"continue": false} blocks (Cursor's
     # beforeSubmitPrompt) instead of stopping everything (Claude Code).
     CONTINUE_FALSE_BLOCKS: bool
+    # The variables this host puts in its hooks' environment, a trailing ``*`` naming a
+    # prefix: taken away from a hook written for another host, which must not read this
+    # host's world beside a stdin in its own dialect.
+    HOOK_VARIABLES: tuple[str, ...]
 
     # The wire: what the host sends and what it reads back.
     def looks_like(self, raw: Mapping[str, Any]) -> bool: ...
@@ -98,7 +104,7 @@ class Host(Protocol):
 
     def dialect_env(self, event: Event) -> dict[str, str]:
         """The variables this host sets for its hooks, for a hook of this dialect that
-        another host runs."""
+        another host runs (set over the sending host's, which are taken away)."""
         ...
 
     # Glue and samples, imported only when asked for (never on the ``run`` path).

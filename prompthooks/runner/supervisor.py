@@ -219,7 +219,7 @@ def supervise(job: Job, managed: Sequence[Path], handed: Handed | None = None) -
                                       prefix=handed.data if handed is not None else b"")
     found = guess(data, job.host, job.event)
     total = job.budget if job.budget is not None else (
-        found.host.BUDGET if found.host else _SMALLEST_BUDGET)
+        hosts.budget(found.host, found.host_event) if found.host else _SMALLEST_BUDGET)
     deadline = job.started + total
     if handed is not None and handed.limit is not None:
         deadline = min(deadline, handed.limit)

@@ -154,3 +154,21 @@ def test_raw_event_gives_the_sending_hosts_own_bytes(tmp_path: Path) -> None:
             assert (got["hook_event_name"], got["tool_name"], got["tool_input"]) == \
                 ("PreToolUse", "Bash", {"command": "ls"})
             assert got["session_id"] == "conv-1" and "cursor_version" not in got
+
+
+def test_the_calls_id_crosses_hosts(tmp_path: Path) -> None:
+    """A hook that pairs its pre and post events by the call's id finds it in its own field."""
+    seen = tmp_path / "seen.json"
+    claude = claude_config(tmp_path / "claude.json", "PreToolUse",
+                           {"command": f"cat > {seen}"})
+    for event, expected in ((_cline_sdk("ls"), "c-1"),
+                            (cursor_event("preToolUse", tool_name="Shell",
+                                          tool_input={"command": "ls"},
+                                          tool_use_id="call-7"), "call-7")):
+        assert run_cli(event, "--config", str(claude)).returncode == 0
+        assert json.loads(seen.read_text())["tool_use_id"] == expected
+    cursor = cursor_config(tmp_path / "cursor" / "hooks.json", "preToolUse",
+                           {"command": f"cat > {seen}"})
+    assert run_cli(claude_bash("ls"), "--config", str(cursor)).returncode == 0
+    got = json.loads(seen.read_text())
+    assert (got["hook_event_name"], got["tool_use_id"]) == ("preToolUse", "tu-1")

@@ -16,6 +16,7 @@ from ...core.events import CANONICAL_TOOLS
 from .framing import frame_reply as frame_reply
 from .wire import BUDGET as BUDGET
 from .wire import CONFIG_EVENTS as CONFIG_EVENTS
+from .wire import EVENT_BUDGETS as EVENT_BUDGETS
 from .wire import HOST_EVENTS as HOST_EVENTS
 from .wire import NAME as NAME
 from .wire import TITLE as TITLE
@@ -40,6 +41,9 @@ from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 TOOL_NAMES = {tool: tool for tool in CANONICAL_TOOLS if tool != "Delete"}
 EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = False  # {"continue": false} stops everything
+# Hooks run with Claude Code's own environment: CLAUDE_PROJECT_DIR, CLAUDE_ENV_FILE,
+# CLAUDE_CODE_REMOTE, CLAUDE_PLUGIN_ROOT..., and CLAUDECODE=1 with CLAUDE_CODE_ENTRYPOINT.
+HOOK_VARIABLES: tuple[str, ...] = ("CLAUDE_*", "CLAUDECODE")
 
 
 def host_tool(tool: str) -> str:

@@ -15,6 +15,38 @@ from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
 
 if TYPE_CHECKING:
     from ..protocol import Host
+    from .schema import ClaudeHandler
+
+# Where Claude Code ends the turn on a prompt hook's ok: false (its default since 2.1.210):
+# PreToolUse, PostToolUse and TeammateIdle unless the handler sets continueOnBlock, and
+# PostToolBatch, UserPromptSubmit and UserPromptExpansion whatever it sets. A prompthooks
+# prompt hook's block goes back to the agent unless the handler asks for Claude Code's
+# default with "continueOnBlock": false (README: "Decisions where the hosts are silent").
+_ENDS_TURN = frozenset({"PreToolUse", "PostToolUse", "TeammateIdle", "PostToolBatch",
+                        "UserPromptSubmit", "UserPromptExpansion"})
+
+# A command hook's default timeout where Claude Code lowers it from 600 s.
+_TIMEOUTS = {"UserPromptSubmit": 30.0}
+
+# Handler keys of Claude Code's that prompthooks reads but does not honour, and what happens.
+_NOT_HONOURED = {
+    "run_async": "'async' is not supported: the hook runs before the reply and its answer counts",
+    "asyncRewake": "'asyncRewake' is not supported: the hook runs before the reply and its "
+                   "answer counts",
+    "run_if": "'if' is not evaluated: the hook runs on every event its matcher selects",
+    "args": "'args' is not supported: 'command' runs through the shell, without them",
+    "shell": "'shell' is not supported: 'command' runs through /bin/sh",
+}
+
+
+def halt_on_block(handler: ClaudeHandler) -> frozenset[str]:
+    """The events on which a handler's block also ends the turn, as Claude Code reads it."""
+    return _ENDS_TURN if handler.type == "prompt" and handler.continueOnBlock is False \
+        else frozenset()
+
+
+def not_honoured(handler: ClaudeHandler) -> list[str]:
+    return [text for key, text in _NOT_HONOURED.items() if getattr(handler, key) is not None]
 
 
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
@@ -36,13 +68,17 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
             matcher = handlers.matcher(claude_matcher, group.matcher, path, f"{where}.matcher",
                                        problems)
             for hi, handler in enumerate(group.hooks):
+                loaded.warnings += [f"{path}: {where}.hooks[{hi}]: {w}"
+                                    for w in not_honoured(handler)]
                 hook = handlers.hook(handler, label=f"{path}: {where}.hooks[{hi}]",
                                      where=f"{where}.hooks[{hi}]", path=path, loaded=loaded,
-                                     problems=problems, default_timeout=DEFAULT_TIMEOUT,
+                                     problems=problems,
+                                     default_timeout=_TIMEOUTS.get(event_key, DEFAULT_TIMEOUT),
                                      source=source, dialect=NAME, config_event=event_key,
                                      index=len(out), trigger=config_event.trigger,
                                      matcher=matcher, match_on=config_event.match_on,
                                      prompt_settings=settings,
+                                     halt_on_block=halt_on_block(handler),
                                      config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)

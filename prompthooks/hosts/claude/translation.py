@@ -1,11 +1,12 @@
 """Any host's event as Claude Code would have sent it, for a hook written for Claude Code.
 
 Kept: the event (its canonical name is Claude Code's), the session, the working folder, the
-tool's name and input (canonical: Bash's ``command``, a file's ``file_path``), the tool's
-response, the prompt, a stop hook's ``stop_hook_active``, and what a matcher looks at (a
-session's source, a compaction's trigger, a subagent's type). Dropped: fields only the
-sending host has (Cursor's model and generation, Cline's user id and model); they are in the
-raw event, which ``raw_event: true`` gives the hook instead."""
+tool's name and input (canonical: Bash's ``command``, a file's ``file_path``), the call's id
+where the sending host gives one, the tool's response, the prompt, a stop hook's
+``stop_hook_active``, and what a matcher looks at (a session's source, a compaction's trigger,
+a subagent's type). Dropped: fields only the sending host has (Cursor's model and generation,
+Cline's user id and model); they are in the raw event, which ``raw_event: true`` gives the
+hook instead."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def translate(event: Event, hook: Hook) -> dict[str, Any]:
     if event.tool_name:
         out["tool_name"] = event.tool_name
         out["tool_input"] = canonical_input(event)
+        if event.tool_use_id:
+            out["tool_use_id"] = event.tool_use_id
         if event.name != "PreToolUse" and event.tool_response is not None:
             out["tool_response"] = event.tool_response
     if event.prompt is not None:
@@ -43,4 +46,6 @@ def translate(event: Event, hook: Hook) -> dict[str, Any]:
 
 
 def environment(event: Event) -> dict[str, str]:
+    """Claude Code's documented variable for every hook; CLAUDE_ENV_FILE (SessionStart) has no
+    file behind it under another host, so it is left unset."""
     return {"CLAUDE_PROJECT_DIR": event.project_dir}

@@ -17,6 +17,9 @@ TITLE = "Claude Code"
 # The run's whole budget (seconds): Claude Code gives a command hook 600 s.
 BUDGET = 590.0
 DEFAULT_TIMEOUT = 600.0  # a command hook's own timeout when its handler gives none
+# UserPromptSubmit lowers a command hook's default to 30 s: a glue entry without a timeout of
+# its own is killed then, and a killed hook is no block, so the run answers before.
+EVENT_BUDGETS: dict[str, float] = {"UserPromptSubmit": 28.0}
 
 # Event -> the input field its matcher is compared with (None: matchers are ignored).
 _SUBJECT_FIELD: dict[str, str | None] = {
@@ -32,6 +35,26 @@ _SUBJECT_FIELD: dict[str, str | None] = {
     "SubagentStop": "agent_type",
     "UserPromptSubmit": None,
     "Stop": None,
+    # Events of Claude Code's current reference. WorktreeCreate (its hook makes the worktree
+    # and prints its path) and MessageDisplay (its hook rewrites text as it streams) are
+    # left out: they ask a hook for a product, not for a verdict.
+    "PermissionDenied": "tool_name",
+    "UserPromptExpansion": "command_name",
+    "PostToolBatch": None,
+    "StopFailure": "error",
+    "TaskCreated": None,
+    "TaskCompleted": None,
+    "TeammateIdle": None,
+    "ConfigChange": "source",
+    "CwdChanged": None,
+    "FileChanged": "file_path",
+    "DirectoryAdded": "source",
+    "WorktreeRemove": None,
+    "PostCompact": "trigger",
+    "Setup": "trigger",
+    "InstructionsLoaded": "load_reason",
+    "Elicitation": "mcp_server_name",
+    "ElicitationResult": "mcp_server_name",
 }
 HOST_EVENTS: dict[str, str] = {name: name for name in _SUBJECT_FIELD}
 
@@ -44,12 +67,18 @@ CONFIG_EVENTS: dict[str, ConfigEvent] = {
 }
 
 _BLOCK_BY_DECISION = frozenset({"UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop",
-                                "PreCompact"})
+                                "PreCompact", "UserPromptExpansion", "PostToolUseFailure",
+                                "PostToolBatch", "ConfigChange", "TaskCreated"})
+# Events whose block Claude Code reads only from exit 2 (with the reason on stderr) or as
+# {"continue": false}; the reply says the latter, which stops the teammate.
+_BLOCK_BY_HALT = frozenset({"TeammateIdle", "TaskCompleted"})
+# Events whose block is an elicitation declined.
+_BLOCK_BY_ACTION = frozenset({"Elicitation", "ElicitationResult"})
 # Events whose hookSpecificOutput.additionalContext Claude Code reads. On Stop and
 # SubagentStop it keeps the turn going with that context, as feedback rather than an error.
 _CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
                              "UserPromptSubmit", "SessionStart", "SubagentStart", "Stop",
-                             "SubagentStop"})
+                             "SubagentStop", "UserPromptExpansion", "PostToolBatch", "Setup"})
 
 
 def looks_like(raw: Mapping[str, Any]) -> bool:
@@ -74,14 +103,24 @@ def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
         transcript_path=text(raw, "transcript_path"),
         tool_name=tool_name,
         host_tool_name=tool_name,
+        tool_use_id=text(raw, "tool_use_id"),
         tool_input=tool_input,
         tool_response=raw.get("tool_response", raw.get("tool_output")),
         command=shell_command(tool_input) if tool_name == "Bash" else None,
         prompt=text(raw, "prompt"),
-        subject=text(raw, subject_field) if subject_field and subject_field != "tool_name"
-        else None,
+        subject=_subject(raw, host_event, subject_field),
         stop_hook_active=raw.get("stop_hook_active") is True,
     )
+
+
+def _subject(raw: Mapping[str, Any], host_event: str, field: str | None) -> str | None:
+    """What a non-tool event's matcher is compared with (FileChanged's: the file's name)."""
+    if not field or field == "tool_name":
+        return None
+    value = text(raw, field)
+    if value and host_event == "FileChanged":
+        return value.rsplit("/", 1)[-1]
+    return value
 
 
 def hook_env(event: Event) -> dict[str, str]:
@@ -118,6 +157,13 @@ def render(decision: Decision, event: Event) -> Reply:
     elif name in _BLOCK_BY_DECISION and blocked:
         out["decision"] = "block"
         out["reason"] = decision.reason or "Blocked by a prompthooks hook"
+    elif name in _BLOCK_BY_HALT and blocked and not decision.halt:
+        out["continue"] = False
+        out["stopReason"] = decision.reason or "Stopped by a prompthooks hook"
+    elif name in _BLOCK_BY_ACTION and blocked:
+        specific["action"] = "decline"
+    if name == "PostToolUse" and decision.updated_tool_output is not None and not blocked:
+        specific["updatedToolOutput"] = decision.updated_tool_output
     if decision.contexts and name in _CONTEXT_EVENTS:
         specific["additionalContext"] = "\n\n".join(decision.contexts)
     if decision.halt:

@@ -39,9 +39,13 @@ if TYPE_CHECKING:
     from ...transcripts.reading import TranscriptReader
     from ..protocol import Host
 
+EVENT_BUDGETS: dict[str, float] = {}  # every event has the host's whole budget
 TOOL_NAMES = FROM_CLINE
 EVENT_ALIASES = SDK_EVENTS
 CONTINUE_FALSE_BLOCKS = False  # Cline has no "continue"; our reading stays Claude Code's
+# Cline documents no variables for its hooks, which inherit its process's environment; its
+# SDK engine adds CLINE_BUILD_ENV and reads CLINE_VERSION and other CLINE_* settings there.
+HOOK_VARIABLES: tuple[str, ...] = ("CLINE_*",)
 
 
 def host_tool(tool: str) -> str:

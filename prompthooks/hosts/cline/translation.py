@@ -45,4 +45,4 @@ def translate(event: Event, hook: Hook) -> dict[str, Any]:
 
 
 def environment(event: Event) -> dict[str, str]:
-    return {}  # Cline sets no variables of its own
+    return {}  # Cline sets no variables of its own; its hooks run in the workspace root

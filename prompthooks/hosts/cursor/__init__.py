@@ -36,9 +36,14 @@ if TYPE_CHECKING:
     from ...transcripts.reading import TranscriptReader
     from ..protocol import Host
 
+EVENT_BUDGETS: dict[str, float] = {}  # every event has the host's whole budget
 TOOL_NAMES = FROM_CURSOR
 EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = True  # beforeSubmitPrompt's {"continue": false} refuses the prompt
+# CURSOR_PROJECT_DIR, CURSOR_VERSION, CURSOR_USER_EMAIL, CURSOR_TRANSCRIPT_PATH and the
+# editor's own (CURSOR_TRACE_ID...), with CLAUDE_PROJECT_DIR as Cursor's alias of the first
+# (and CLAUDE_PLUGIN_ROOT of CURSOR_PLUGIN_ROOT for a plugin's hooks).
+HOOK_VARIABLES: tuple[str, ...] = ("CURSOR_*", "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT")
 
 
 def host_tool(tool: str) -> str:

@@ -43,6 +43,8 @@ def translate(event: Event, hook: Hook) -> dict[str, Any]:
         out.update(file_path=tool_input.get("file_path", ""), edits=tool_input.get("edits", []))
     elif event.tool_name:
         out.update(tool_name=tool_to_cursor(event.tool_name), tool_input=tool_input, cwd=cwd)
+        if event.tool_use_id:
+            out["tool_use_id"] = event.tool_use_id
         if event.name != "PreToolUse":
             out["tool_output"] = _text(event.tool_response)
     if event.prompt is not None:
@@ -60,5 +62,10 @@ def _text(value: Any) -> str:
 
 
 def environment(event: Event) -> dict[str, str]:
-    # Cursor sets both: CLAUDE_PROJECT_DIR is its alias for Claude Code compatibility.
-    return {"CURSOR_PROJECT_DIR": event.project_dir, "CLAUDE_PROJECT_DIR": event.project_dir}
+    """Cursor's variables, as the translated stdin has them: the project folder (Cursor sets
+    CLAUDE_PROJECT_DIR as its alias) and the transcript; its version and the user's email
+    are empty in stdin and so left unset."""
+    env = {"CURSOR_PROJECT_DIR": event.project_dir, "CLAUDE_PROJECT_DIR": event.project_dir}
+    if event.transcript_path:
+        env["CURSOR_TRANSCRIPT_PATH"] = event.transcript_path
+    return env
