@@ -53,12 +53,11 @@ def _write(settings: AuditSettings, rows: list[dict[str, Any]], by: float | None
     wait = BUSY_TIMEOUT if by is None else min(BUSY_TIMEOUT,
                                                max(_MIN_WAIT, by - time.monotonic()))
     try:
-        write(settings.path, rows, timeout=wait)
+        return write(settings.path, rows, timeout=wait)
     except AuditError as exc:
         return str(exc)
     except Exception as exc:  # the log never changes the answer, whatever is wrong with it
         return f"audit log {settings.path}: {len(rows)} row(s) lost: {exc!r}"
-    return None
 
 
 def record(outcome: Judged, environ: Mapping[str, str] | None = None) -> str | None:
