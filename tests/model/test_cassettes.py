@@ -230,3 +230,42 @@ def test_shipped_library_suites_pass_offline() -> None:
     summary = proc.stdout.splitlines()[-1]
     passed = int(summary.split()[0])
     assert passed >= 24 and summary.endswith(" 0 failed, 0 errors")
+
+
+@pytest.mark.parametrize("place", ["writable", "a folder", "under a file", "a FIFO"])
+def test_a_recording_that_cannot_be_written_never_changes_the_verdict(
+        tmp_path: Path, model: FakeModel, place: str) -> None:
+    """Recording is a side effect: a cassette path that cannot be written (tests run as root,
+    so not a read-only folder) is said in one line, and the model's deny stands."""
+    import os
+    import time
+
+    model.script(verdict(False, "model says no"))
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "timeout": 20}]}]}})
+    tape = tmp_path / "tape.yaml"
+    if place == "a folder":
+        tape.mkdir()
+    elif place == "under a file":
+        (tmp_path / "file").write_text("not a folder")
+        tape = tmp_path / "file" / "tape.yaml"
+    elif place == "a FIFO":
+        os.mkfifo(tape)  # no writer ever comes: a blocking read would hold the run
+    started = time.monotonic()
+    proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), "--record", str(tape),
+                   "--budget", "60", timeout=120)
+    assert time.monotonic() - started < 30, proc.stderr  # well before the budget
+    assert len(model.requests) == 1  # the canary: the model was asked
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny", proc.stderr
+    assert output["permissionDecisionReason"] == "model says no"
+    said = [line for line in proc.stderr.splitlines() if "not recorded" in line]
+    if place == "writable":
+        assert said == [] and len(_entries(tape)) == 1
+        return
+    assert "Traceback" not in proc.stderr
+    assert len(said) == 1 and said[0].startswith(
+        "prompthooks: hook 'inline prompt': the model's reply was not recorded (cassette ")
+    assert said[0].endswith("; its verdict stands")
+    assert {"a folder": "is not a regular file (a folder)", "a FIFO": "(a FIFO)",
+            "under a file": "file is a file, not a folder"}[place] in said[0]
