@@ -228,3 +228,34 @@ def test_a_link_at_the_audit_spool_is_neither_read_nor_emptied(
     what = "a symbolic link" if link == "symlink" else "a hard link"
     assert proc.stderr.splitlines() == [
         f"prompthooks: audit log {db}: {spool}: {what}, not a file prompthooks wrote; ignored"]
+
+
+@pytest.mark.parametrize("planted", ["symlink", "FIFO"])
+def test_a_link_or_fifo_at_the_resident_process_lock_is_refused(
+        tmp_path: Path, planted: str) -> None:
+    """The lock beside the resident process's socket is opened to be locked: through a
+    symlink, that open would create (or lock) a file elsewhere."""
+    import fcntl
+
+    from prompthooks.model import worker
+
+    folder = tmp_path / "run"
+    folder.mkdir(mode=0o700)
+    socket = folder / "worker.sock"
+    lock = worker.lock_path(socket)
+    # Canary: the lock at that path is the one looked at: held here, the worker is "held".
+    holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        assert worker._start_unless_running(socket, {}, may_start=False) == "held"
+    finally:
+        os.close(holder)
+    lock.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    if planted == "symlink":
+        lock.symlink_to(elsewhere)
+    else:
+        os.mkfifo(lock)
+    with pytest.raises(worker.WorkerUnavailable):
+        worker._start_unless_running(socket, {}, may_start=False)
+    assert not elsewhere.exists()
