@@ -77,15 +77,24 @@ def _create_private(path: Path) -> None:
 
 def _regular_or_absent(path: Path) -> None:
     """Refuse a database (or its journal) that is a FIFO, a device or a socket: opening or
-    reading one can block forever, and the process must end by its deadline. (The spool is
-    checked where it is opened: see :func:`_take_pending`.)"""
+    reading one can block forever, and the process must end by its deadline. Refuse a
+    symbolic or hard link too: SQLite writes through it, so a link planted at ``audit.db``
+    would have the log's tables written into another program's database, and one at
+    ``audit.db-wal`` would have WAL frames written over the file it shares (a shell
+    profile). SQLite opens the files itself, so this is checked just before; the spool is
+    checked as it is opened (see :func:`_take_pending`)."""
     for name in (path.name, *(path.name + s for s in ("-wal", "-shm", "-journal"))):
         try:
-            mode = os.stat(path.with_name(name)).st_mode
+            info = os.lstat(path.with_name(name))
         except FileNotFoundError:
             continue
-        if not stat.S_ISREG(mode):
-            raise AuditError(f"audit log {path}: {path.with_name(name)} is not a regular file")
+        where = f"audit log {path}: {path.with_name(name)}"
+        if stat.S_ISLNK(info.st_mode):
+            raise AuditError(f"{where} is a symbolic link; refused (name the file itself)")
+        if not stat.S_ISREG(info.st_mode):
+            raise AuditError(f"{where} is not a regular file")
+        if info.st_nlink != 1:
+            raise AuditError(f"{where} is a file with other names (hard links); refused")
 
 
 def connect(path: Path, create: bool = True, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:

@@ -259,3 +259,46 @@ def test_a_link_or_fifo_at_the_resident_process_lock_is_refused(
     with pytest.raises(worker.WorkerUnavailable):
         worker._start_unless_running(socket, {}, may_start=False)
     assert not elsewhere.exists()
+
+
+@pytest.mark.parametrize("name, link, victim", [
+    ("audit.db-wal", "hard link", "profile"),
+    ("audit.db", "symlink", "database"),
+    ("audit.db", "hard link", "database"),
+])
+def test_a_link_at_the_audit_database_or_its_journal_is_not_written_through(
+        tmp_path: Path, isolated_home: Path, name: str, link: str, victim: str) -> None:
+    """SQLite writes through a link: WAL frames over a shell profile, the log's tables into
+    another program's database. The run refuses the database and spools its rows."""
+    import sqlite3
+
+    cfg = write_json(tmp_path / "conf" / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": f"echo '{MANAGED_REASON}' >&2; exit 2"}]}]}})
+    db = isolated_home / ".local" / "share" / "prompthooks" / "audit.db"
+    # Canary: the database at that path is the one written.
+    _denied(_run(tmp_path, cfg, managed=False)[0])
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM decisions").fetchone() == (1,)
+    target = tmp_path / "victim"
+    if victim == "profile":
+        target.write_text("export PATH=$PATH:~/bin\n" * 100)
+    else:
+        with sqlite3.connect(target) as other:
+            other.execute("CREATE TABLE bookmarks (url TEXT)")
+        db.unlink()
+    before = target.read_bytes()
+    planted = db.with_name(name)
+    planted.unlink(missing_ok=True)  # a WAL may stay beside the database between runs
+    if link == "symlink":
+        planted.symlink_to(target)
+    else:
+        os.link(target, planted)
+    proc, took = _run(tmp_path, cfg, managed=False)
+    assert took < IN_TIME
+    assert MANAGED_REASON in _denied(proc)
+    assert target.read_bytes() == before
+    what = "a symbolic link" if link == "symlink" else "a file with other names (hard links)"
+    assert proc.stderr.splitlines() == [
+        f"prompthooks: audit log {db}: {planted} is {what}; refused"
+        + (" (name the file itself)" if link == "symlink" else "")
+        + f"; 1 row(s) kept in {db}.pending for the next write"]
