@@ -22,7 +22,7 @@ import pytest
 from prompthooks.model import dead
 
 from ..fake_model import FakeModel, verdict
-from ..helpers import claude_bash, claude_event, reply, run_cli, write_json
+from ..helpers import claude_bash, claude_event, cline_event, reply, run_cli, write_json
 
 BUDGET = 60  # seconds: the run's, which a blocked read would use up
 IN_TIME = 30  # "well before the budget": a run takes about a second on an idle machine
@@ -92,6 +92,27 @@ def test_a_fifo_at_the_dead_endpoint_memory(tmp_path: Path, model: FakeModel,
     proc, took = _run(tmp_path, cfg, managed)
     _answered_in_time(proc, took, managed)
     assert len(model.requests) == 1  # the FIFO is no memory: the endpoint was asked
+
+
+def test_a_fifo_at_the_dead_endpoint_memory_on_a_cline_event(
+        tmp_path: Path, model: FakeModel, isolated_home: Path) -> None:
+    """As it was found: a managed deny on a Cline event, under Cline's own budget (28 s of
+    its 30), held by the FIFO until then."""
+    model.script(verdict(True))
+    cfg = _config(tmp_path)
+    dead.remember(dead.address(model.url, "test-model"), "cannot connect (planted)",
+                  dict(os.environ))
+    (record,) = isolated_home.rglob("dead-*.json")
+    _fifo_in_place_of(record)
+    event = cline_event("PreToolUse", str(tmp_path), toolName="execute_command",
+                        parameters={"command": "rm -rf /"})
+    started = time.monotonic()
+    proc = run_cli(event, "--config", str(cfg), "--managed-dir", str(_managed(tmp_path)),
+                   cwd=tmp_path, timeout=120)
+    assert time.monotonic() - started < 14, proc.stderr  # half of the budget
+    out = reply(proc)
+    assert out["cancel"] is True and MANAGED_REASON in out["errorMessage"], proc.stderr
+    assert len(model.requests) == 1  # the FIFO was no memory: the endpoint was asked
 
 
 @pytest.mark.parametrize("managed", [False, True], ids=["fail-closed", "managed-deny"])
