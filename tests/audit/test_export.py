@@ -473,3 +473,23 @@ def test_a_refused_export_file_that_cannot_be_replaced_is_said_on_every_run(
         exported.parent.chmod(0o755)
     assert profile.read_text() == "export PATH=$PATH:~/bin\n"
     assert exported.samefile(profile)
+
+
+@pytest.mark.parametrize("link", ["symlink", "hard link"])
+def test_doctor_sees_a_link_at_the_export_file_as_run_does(tmp_path: Path, link: str) -> None:
+    profile = tmp_path / "profile"
+    profile.write_text("export PATH=$PATH:~/bin\n")
+    cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl"}})
+    assert _doctor(cfg, "--offline")[1]["audit export (jsonl)"]["status"] == "ok"  # canary
+    if link == "symlink":
+        (tmp_path / "d.jsonl").symlink_to(profile)
+    else:
+        os.link(profile, tmp_path / "d.jsonl")
+    code, checks = _doctor(cfg, "--offline")
+    assert code == 1
+    assert checks["audit export (jsonl)"] == {
+        "check": "audit export (jsonl)", "status": "fail",
+        "detail": f"{tmp_path / 'd.jsonl'}: "
+                  + ("a symbolic link" if link == "symlink"
+                     else "a file with other names (hard links)")
+                  + "; refused (run moves it aside and begins a new file there)"}
