@@ -269,3 +269,22 @@ def test_a_recording_that_cannot_be_written_never_changes_the_verdict(
     assert said[0].endswith("; its verdict stands")
     assert {"a folder": "is not a regular file (a folder)", "a FIFO": "(a FIFO)",
             "under a file": "file is a file, not a folder"}[place] in said[0]
+
+
+def test_a_fifo_named_as_the_cassette_is_an_error_at_once_on_replay(
+        tmp_path: Path, model: FakeModel) -> None:
+    import os
+    import time
+
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "failClosed": True}]}]}})
+    tape = tmp_path / "tape.yaml"
+    os.mkfifo(tape)  # no writer ever comes: a blocking read would hold the run to its budget
+    started = time.monotonic()
+    proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), "--replay", str(tape),
+                   "--budget", "60", timeout=120)
+    assert time.monotonic() - started < 30, proc.stderr
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"  # fail-closed: the hook's own policy
+    assert f"cassette {tape} is not a regular file (a FIFO)" in output["permissionDecisionReason"]
+    assert model.requests == []  # a replay never asks
