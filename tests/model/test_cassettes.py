@@ -288,3 +288,24 @@ def test_a_fifo_named_as_the_cassette_is_an_error_at_once_on_replay(
     assert output["permissionDecision"] == "deny"  # fail-closed: the hook's own policy
     assert f"cassette {tape} is not a regular file (a FIFO)" in output["permissionDecisionReason"]
     assert model.requests == []  # a replay never asks
+
+
+def test_prompthooks_test_record_fails_when_a_reply_is_not_recorded(
+        tmp_path: Path, model: FakeModel) -> None:
+    """The case is judged by the model's verdict, but the run asked for a recording: exit 1."""
+    hooks = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Judge $ARGUMENTS", "model": "test-model"}]}]}})
+    (tmp_path / "tape.yaml").mkdir()  # a folder where the cassette should be
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(json.dumps({"config": hooks.name, "cassette": "tape.yaml", "cases": [
+        {"name": "rm", "event": claude_bash("rm -rf /"), "expect": {"decision": "deny"}}]}))
+    model.script(verdict(False, "no"))
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "test", "--record", "--json",
+                           str(cases)], capture_output=True, text=True, timeout=120)
+    assert len(model.requests) == 1  # the canary: the model was asked
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 1
+    assert data["passed"] == 1 and data["failed"] == 0  # the deny stood
+    (unrecorded,) = data["unrecorded"]
+    assert "the model's reply was not recorded" in unrecorded["line"]
+    assert "not recorded" in proc.stderr
