@@ -3,9 +3,11 @@
 Each folder is the XDG base folder's ``prompthooks`` (one override each: the XDG variable);
 the project folder is the host's (``CLAUDE_PROJECT_DIR``, ``CURSOR_PROJECT_DIR``), else the
 working directory. Every file replaced in place is written by :func:`atomic_write`, so a
-reader sees the old file or the new one, never half of one. Every file read back from these
-folders (which the agent, running as the user, can write too) is read by :func:`read_state`:
-a FIFO, device, link or huge file put in its place cannot hold or steer a run.
+reader sees the old file or the new one, never half of one (and a link or FIFO planted at the
+name is replaced, never written through). Every file read back from these folders (which the
+agent, running as the user, can write too) is read by :func:`read_state`, and one appended
+to or locked is opened by :func:`open_state`: a FIFO, device, link or huge file put in its
+place cannot hold or steer a run, nor have it write to another file.
 """
 
 from __future__ import annotations
