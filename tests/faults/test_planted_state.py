@@ -323,3 +323,26 @@ def test_a_link_at_the_audit_database_or_its_journal_is_not_written_through(
         f"prompthooks: audit log {db}: {planted} is {what}; refused"
         + (" (name the file itself)" if link == "symlink" else "")
         + f"; 1 row(s) kept in {db}.pending for the next write"]
+
+
+@pytest.mark.parametrize("planted", ["FIFO", "symlink"])
+def test_a_fifo_or_link_at_the_install_record_is_no_record(
+        tmp_path: Path, isolated_home: Path, planted: str) -> None:
+    """The folders install created, which uninstall removes once empty: a planted record
+    must neither hold uninstall nor name folders for it to remove."""
+    from prompthooks.install import made
+
+    env = dict(os.environ)
+    made.remember([str(tmp_path / "made-by-install")], env)
+    record = isolated_home / ".local" / "share" / "prompthooks" / made.RECORD
+    assert made._read(env) == [str(tmp_path / "made-by-install")]  # canary: read from there
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"folders": [str(tmp_path / "someone-elses")]}))
+    record.unlink()
+    if planted == "FIFO":
+        os.mkfifo(record)
+    else:
+        record.symlink_to(other)
+    started = time.monotonic()
+    assert made._read(env) == []
+    assert time.monotonic() - started < IN_TIME
