@@ -91,10 +91,15 @@ def _begin_anew(path: Path, refused: RefusedTarget) -> tuple[int, str]:
     a rename never follows a link, nor writes to what a hard link shares); the descriptor,
     and the line that says so. Another run may have done it meanwhile: its new file is
     used. Raises RefusedTarget when no new file can be had."""
-    aside = path.with_name(f"{path.name}.refused-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-"
-                           f"{os.getpid()}")
+    when = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside = path.with_name(f"{path.name}.refused-{when}-{os.getpid()}")
     try:
         now = os.lstat(path)
+        if stat.S_ISDIR(now.st_mode):
+            # A folder is a path written wrong ("." or the project), not a planted entry:
+            # it is never moved.
+            raise RefusedTarget(f"{refused}; a folder is not moved aside: these rows are not "
+                                "exported", refused.seen)
         if refused.seen is None or (now.st_dev, now.st_ino) == refused.seen:
             os.rename(path, aside)
             said = f"{refused}; moved to {aside.name} and a new file begun"

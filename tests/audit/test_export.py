@@ -493,3 +493,16 @@ def test_doctor_sees_a_link_at_the_export_file_as_run_does(tmp_path: Path, link:
                   + ("a symbolic link" if link == "symlink"
                      else "a file with other names (hard links)")
                   + "; refused (run moves it aside and begins a new file there)"}
+
+
+def test_a_folder_at_the_export_path_is_never_moved_and_said_on_every_run(
+        tmp_path: Path) -> None:
+    """"." names the config's own folder: a path written wrong, which is not moved aside."""
+    cfg = _config(tmp_path, {"jsonl": {"path": "."}})
+    for _ in range(2):
+        proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg))
+        assert _denied(proc)
+        (said,) = [x for x in proc.stderr.splitlines() if "audit export" in x]
+        assert said.endswith("a folder, not a regular file; a folder is not moved aside: "
+                             "these rows are not exported")
+    assert cfg.exists() and not list(tmp_path.parent.glob("*.refused-*"))
