@@ -109,7 +109,8 @@ def test_a_fifo_at_the_dead_endpoint_memory_on_a_cline_event(
     started = time.monotonic()
     proc = run_cli(event, "--config", str(cfg), "--managed-dir", str(_managed(tmp_path)),
                    cwd=tmp_path, timeout=120)
-    assert time.monotonic() - started < 14, proc.stderr  # half of the budget
+    # The FIFO held it until 27 s; a run takes a second or two, more on a loaded machine.
+    assert time.monotonic() - started < 20, proc.stderr
     out = reply(proc)
     assert out["cancel"] is True and MANAGED_REASON in out["errorMessage"], proc.stderr
     assert len(model.requests) == 1  # the FIFO was no memory: the endpoint was asked
