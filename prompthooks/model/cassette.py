@@ -187,7 +187,14 @@ class Cassette:
         """The recorded reply, or ``call_model``'s (by the mode; the chain passes the model
         itself, as ``Models.ask`` reaches it)."""
         key = request_key(request)
-        recorded = None if self.mode == "record" else self.entries().get(key)
+        try:
+            recorded = None if self.mode == "record" else self.entries().get(key)
+        except CassetteError:
+            if self.mode != "auto":
+                raise
+            # auto records what is missing: an unreadable cassette holds nothing to replay,
+            # and the model is asked; its write then fails, said in one line (_unrecorded)
+            recorded = None
         if recorded is not None and self.mode in ("replay", "auto"):
             self._count("reference" if is_reference(recorded) else "recording")
             return ModelReply(text=recorded["reply"], model=str(recorded.get("model", "")),

@@ -243,8 +243,7 @@ def test_a_recording_that_cannot_be_written_fails_the_test_not_the_verdict(
     (suite / "test_policies.py").write_text(SHARED)
     (suite / "tape.yaml").mkdir()  # a folder where the cassette should be
     model.script(verdict(False, "wipes the home directory"), verdict(True))
-    # all: every call asks the model and records (new_episodes would first read the
-    # cassette, and a folder there is a hook error, as on replay)
+    # all: every call asks the model and records
     result = pytester.runpytest("suite", "--prompthooks-record-mode=all", *QUIET)
     result.assert_outcomes(failed=2)
     assert len(model.requests) == 2  # the canary: the model was asked for each

@@ -309,3 +309,20 @@ def test_prompthooks_test_record_fails_when_a_reply_is_not_recorded(
     (unrecorded,) = data["unrecorded"]
     assert "the model's reply was not recorded" in unrecorded["line"]
     assert "not recorded" in proc.stderr
+
+
+def test_auto_mode_asks_past_an_unreadable_cassette_and_the_verdict_stands(
+        tmp_path: Path, model: FakeModel) -> None:
+    model.script(verdict(False, "model says no"))
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "timeout": 20}]}]}})
+    tape = tmp_path / "tape.yaml"
+    tape.mkdir()
+    proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), env={
+        "PROMPTHOOKS_CASSETTE": str(tape), "PROMPTHOOKS_CASSETTE_MODE": "auto"})
+    assert len(model.requests) == 1  # the canary: the model was asked
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecisionReason"] == "model says no", proc.stderr
+    (said,) = proc.stderr.splitlines()
+    assert said == (f"prompthooks: hook 'inline prompt': the model's reply was not recorded "
+                    f"(cassette {tape} is not a regular file (a folder)); its verdict stands")
