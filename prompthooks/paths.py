@@ -3,9 +3,11 @@
 Each folder is the XDG base folder's ``prompthooks`` (one override each: the XDG variable);
 the project folder is the host's (``CLAUDE_PROJECT_DIR``, ``CURSOR_PROJECT_DIR``), else the
 working directory. Every file replaced in place is written by :func:`atomic_write`, so a
-reader sees the old file or the new one, never half of one. Every file read back from these
-folders (which the agent, running as the user, can write too) is read by :func:`read_state`:
-a FIFO, device, link or huge file put in its place cannot hold or steer a run.
+reader sees the old file or the new one, never half of one (and a link or FIFO planted at the
+name is replaced, never written through). Every file read back from these folders (which the
+agent, running as the user, can write too) is read by :func:`read_state`, and one appended
+to or locked is opened by :func:`open_state`: a FIFO, device, link or huge file put in its
+place cannot hold or steer a run, nor have it write to another file.
 """
 
 from __future__ import annotations
@@ -26,34 +28,62 @@ class BadStateFile(OSError):
     line that names the file; callers ignore the file and say that line."""
 
 
-def read_state(path: str | os.PathLike[str], limit: int = STATE_LIMIT) -> bytes | None:
-    """The bytes of a file in one of prompthooks' own folders, or None when there is none.
+def open_state(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """A descriptor on a file in one of prompthooks' own folders, to read, append to or lock.
 
-    Read through one descriptor: opened without following a final symbolic link and without
-    blocking (a FIFO cannot stall the run), checked to be a regular file with one link and at
-    most ``limit`` bytes, then read to its end (at most ``limit`` bytes, whatever it grows to
-    meanwhile). Raises :class:`BadStateFile` for a file that fails a check, OSError for a
-    file that cannot be read."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
+    Opened without following a final symbolic link and without blocking (a FIFO cannot stall
+    the run; ``flags`` adds the access mode and ``O_CREAT``, ``O_APPEND``...), then checked to
+    be a regular file with one link: a link planted there would have prompthooks write to,
+    truncate or lock another file. Raises FileNotFoundError when there is none (without
+    ``O_CREAT``), :class:`BadStateFile` for a file that fails a check, OSError for others."""
+    name = os.fspath(path)
+    try:  # a device is never even opened (opening some has effects); fstat below sees a swap
+        before = os.lstat(path)
     except FileNotFoundError:
-        return None
+        if not flags & os.O_CREAT:
+            raise
+    else:
+        if stat.S_ISLNK(before.st_mode):
+            raise BadStateFile(f"{name}: a symbolic link, not a file prompthooks wrote; "
+                               "ignored")
+        if not stat.S_ISREG(before.st_mode):
+            raise BadStateFile(f"{name}: not a regular file; ignored")
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY,
+                     mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise BadStateFile(f"{os.fspath(path)}: a symbolic link, not a file prompthooks "
-                               "wrote; ignored") from None
-        if exc.errno in (errno.ENXIO, errno.EISDIR):  # a socket or a folder
-            raise BadStateFile(f"{os.fspath(path)}: not a regular file; ignored") from None
+            raise BadStateFile(f"{name}: a symbolic link, not a file prompthooks wrote; "
+                               "ignored") from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):
+            # a socket (or a FIFO opened to write with no reader), a folder
+            raise BadStateFile(f"{name}: not a regular file; ignored") from None
         raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise BadStateFile(f"{os.fspath(path)}: not a regular file; ignored")
+            raise BadStateFile(f"{name}: not a regular file; ignored")
         if info.st_nlink != 1:
-            raise BadStateFile(f"{os.fspath(path)}: a hard link, not a file prompthooks "
-                               "wrote; ignored")
-        if info.st_size > limit:
+            raise BadStateFile(f"{name}: a hard link, not a file prompthooks wrote; ignored")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_state(path: str | os.PathLike[str], limit: int = STATE_LIMIT) -> bytes | None:
+    """The bytes of a file in one of prompthooks' own folders, or None when there is none.
+
+    Read through one descriptor from :func:`open_state` (no link followed, no blocking open,
+    a regular file with one link), of at most ``limit`` bytes, read to its end (at most
+    ``limit`` bytes, whatever it grows to meanwhile). Raises :class:`BadStateFile` for a file
+    that fails a check, OSError for a file that cannot be read."""
+    try:
+        fd = open_state(path)
+    except FileNotFoundError:
+        return None
+    try:
+        if os.fstat(fd).st_size > limit:
             raise BadStateFile(f"{os.fspath(path)}: larger than {limit} bytes; ignored")
         chunks: list[bytes] = []
         left = limit + 1

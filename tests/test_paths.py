@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.paths import BadStateFile, read_state
+from prompthooks.paths import BadStateFile, open_state, read_state
 
 
 def test_a_regular_file_reads_back_and_a_missing_one_is_none(tmp_path: Path) -> None:
@@ -59,3 +59,24 @@ def test_a_file_past_its_limit_is_refused(tmp_path: Path) -> None:
     assert read_state(tmp_path / "fits", limit=100) == b"x" * 100
     with pytest.raises(BadStateFile, match="larger than 100 bytes"):
         read_state(tmp_path / "big", limit=100)
+
+
+def test_open_state_creates_and_appends_but_never_through_a_link_or_fifo(
+        tmp_path: Path) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    fd = open_state(tmp_path / "spool", flags)  # the canary: a plain file is made and written
+    os.write(fd, b"row\n")
+    os.close(fd)
+    assert (tmp_path / "spool").read_bytes() == b"row\n"
+    profile = tmp_path / "profile"
+    profile.write_bytes(b"kept")
+    (tmp_path / "soft").symlink_to(profile)
+    os.link(profile, tmp_path / "hard")
+    os.mkfifo(tmp_path / "fifo")
+    for name, what in (("soft", "symbolic link"), ("hard", "hard link"),
+                       ("fifo", "not a regular file")):
+        with pytest.raises(BadStateFile, match=what):
+            open_state(tmp_path / name, flags)
+    assert profile.read_bytes() == b"kept"
+    with pytest.raises(FileNotFoundError):
+        open_state(tmp_path / "absent")

@@ -27,7 +27,8 @@ def record_rows(settings: AuditSettings, rows: list[dict[str, Any]],
                 by: float | None = None, environ: Mapping[str, str] | None = None) -> str | None:
     """Write rows, waiting for a busy database until ``by`` (a ``time.monotonic()`` instant)
     at most, and mirror them to the export targets meanwhile; the problem as one line, or
-    None. An export's problem is said only with ``PROMPTHOOKS_DEBUG=1``."""
+    None. An export's problem is said only with ``PROMPTHOOKS_DEBUG=1``, except a refused
+    JSON Lines file (see export.RefusedTarget)."""
     if not rows or not (settings.enabled or settings.exporting):
         return None
     env = os.environ if environ is None else environ
@@ -41,9 +42,8 @@ def record_rows(settings: AuditSettings, rows: list[dict[str, Any]],
     if exporting is not None:
         from .export import debugging
 
-        problems = exporting.finish()
-        if debugging(env):
-            said += problems
+        always, debug = exporting.finish()
+        said += always + (debug if debugging(env) else [])
     return "; ".join(said) or None
 
 
@@ -53,12 +53,11 @@ def _write(settings: AuditSettings, rows: list[dict[str, Any]], by: float | None
     wait = BUSY_TIMEOUT if by is None else min(BUSY_TIMEOUT,
                                                max(_MIN_WAIT, by - time.monotonic()))
     try:
-        write(settings.path, rows, timeout=wait)
+        return write(settings.path, rows, timeout=wait)
     except AuditError as exc:
         return str(exc)
     except Exception as exc:  # the log never changes the answer, whatever is wrong with it
         return f"audit log {settings.path}: {len(rows)} row(s) lost: {exc!r}"
-    return None
 
 
 def record(outcome: Judged, environ: Mapping[str, str] | None = None) -> str | None:

@@ -5,7 +5,11 @@ waits for only until the export's own timeout or the run's deadline, whichever c
 a collector that does not answer costs at most that wait, never the reply, and the process
 ends on time whatever the thread is doing. A failure is one line, shown with
 ``PROMPTHOOKS_DEBUG=1`` (the hosts log stderr on every event; an unreachable collector must
-not fill their logs).
+not fill their logs), except for a JSON Lines file whose place holds something else (a link,
+a FIFO...): that was put there, often by an agent that can write the folder, to stop the
+export (a managed one included) or to write elsewhere. It is moved aside, a new file is begun
+in its place, and a line says so whether debugging or not; if it cannot be, every run says
+that its rows were not exported.
 
 The rows are the audit rows as stored, so what is exported has passed the same redaction pass.
 """
@@ -13,6 +17,7 @@ The rows are the audit rows as stored, so what is exported has passed the same r
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import stat
@@ -24,6 +29,18 @@ from typing import Any
 
 from .records import ExportError, line
 from .settings import EXPORT_TIMEOUT, AuditSettings, JsonlTarget
+
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY | os.O_NOFOLLOW
+
+
+class RefusedTarget(ExportError):
+    """An export file's place holds what prompthooks will not append to: a FIFO, device,
+    socket or folder, a symbolic link, or a file with other names. ``seen`` is that entry's
+    (device, inode). Said on every run, never only when debugging."""
+
+    def __init__(self, message: str, seen: tuple[int, int] | None) -> None:
+        super().__init__(message)
+        self.seen = seen
 
 
 def _kind(mode: int) -> str:
@@ -44,23 +61,63 @@ def _open_append(path: Path) -> int:
     holding agent-written text appended to a file the user's shell runs."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        mode: int | None = os.lstat(path).st_mode
+        before: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
-        mode = None
-    if mode is not None and stat.S_ISLNK(mode):
-        raise ExportError(f"{path} is a symlink; refused (name the file itself)")
-    if mode is not None and not stat.S_ISREG(mode):
-        raise ExportError(f"{path} is {_kind(mode)}, not a regular file")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
-                 | os.O_NOCTTY | os.O_NOFOLLOW, 0o600)
+        before = None
+    if before is not None:
+        seen = (before.st_dev, before.st_ino)
+        if stat.S_ISLNK(before.st_mode):
+            raise RefusedTarget(f"{path} is a symlink; refused (name the file itself)", seen)
+        if not stat.S_ISREG(before.st_mode):
+            raise RefusedTarget(f"{path} is {_kind(before.st_mode)}, not a regular file", seen)
+    try:
+        fd = os.open(path, _APPEND | os.O_CREAT, 0o600)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):  # swapped in since the lstat
+            raise RefusedTarget(f"{path} is not a regular file; refused", None) from None
+        raise
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
         os.close(fd)
         what = _kind(info.st_mode) if not stat.S_ISREG(info.st_mode) else (
             "a file with other names (hard links)")
-        raise ExportError(f"{path} is {what}; refused")
+        raise RefusedTarget(f"{path} is {what}; refused", (info.st_dev, info.st_ino))
     os.set_blocking(fd, True)
     return fd
+
+
+def _begin_anew(path: Path, refused: RefusedTarget) -> tuple[int, str]:
+    """A new file in the place of a refused entry, which is moved aside (the entry itself:
+    a rename never follows a link, nor writes to what a hard link shares); the descriptor,
+    and the line that says so. Another run may have done it meanwhile: its new file is
+    used. Raises RefusedTarget when no new file can be had."""
+    when = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    aside = path.with_name(f"{path.name}.refused-{when}-{os.getpid()}")
+    try:
+        now = os.lstat(path)
+        if stat.S_ISDIR(now.st_mode):
+            # A folder is a path written wrong ("." or the project), not a planted entry:
+            # it is never moved.
+            raise RefusedTarget(f"{refused}; a folder is not moved aside: these rows are not "
+                                "exported", refused.seen)
+        if refused.seen is None or (now.st_dev, now.st_ino) == refused.seen:
+            os.rename(path, aside)
+            said = f"{refused}; moved to {aside.name} and a new file begun"
+        else:
+            said = ""  # another run moved it aside already
+        try:
+            fd = os.open(path, _APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            fd = _open_append(path)  # the new file another run has just begun
+        else:
+            os.set_blocking(fd, True)
+    except RefusedTarget:
+        raise
+    except OSError as exc:
+        raise RefusedTarget(f"{refused}; cannot begin a new file in its place "
+                            f"({exc.strerror or exc}): these rows are not exported",
+                            refused.seen) from None
+    return fd, said
 
 
 def _rotate(path: Path, fd: int) -> int:
@@ -79,11 +136,16 @@ def _rotate(path: Path, fd: int) -> int:
     return _open_append(path)
 
 
-def append_jsonl(target: JsonlTarget, rows: Sequence[Mapping[str, Any]]) -> None:
+def append_jsonl(target: JsonlTarget, rows: Sequence[Mapping[str, Any]]) -> str:
     """Append one line per row, each in one ``write`` on an O_APPEND descriptor: lines of
-    concurrent runs never interleave. The file is rotated once it reaches its size."""
+    concurrent runs never interleave. The file is rotated once it reaches its size. Returns
+    the line to say when a refused entry was moved aside (else ``""``)."""
     data = [line(row).encode("ascii") for row in rows]
-    fd = _open_append(target.path)
+    said = ""
+    try:
+        fd = _open_append(target.path)
+    except RefusedTarget as refused:
+        fd, said = _begin_anew(target.path, refused)
     try:
         if os.fstat(fd).st_size >= target.max_bytes:
             fd = _rotate(target.path, fd)
@@ -95,6 +157,7 @@ def append_jsonl(target: JsonlTarget, rows: Sequence[Mapping[str, Any]]) -> None
     finally:
         with contextlib.suppress(OSError):
             os.close(fd)
+    return said
 
 
 def _why(exc: BaseException) -> str:
@@ -111,7 +174,8 @@ class Exporting:
 
     def __init__(self, settings: AuditSettings, rows: Sequence[Mapping[str, Any]],
                  by: float | None, environ: Mapping[str, str]) -> None:
-        self._jobs: list[tuple[str, threading.Thread, float, list[str]]] = []
+        # per job: what it is, its thread, its end, and what it said (line, said always)
+        self._jobs: list[tuple[str, threading.Thread, float, list[tuple[str, bool]]]] = []
         now = time.monotonic()
         limit = float("inf") if by is None else by
         if settings.jsonl is not None:
@@ -122,38 +186,41 @@ class Exporting:
             otlp = settings.otlp
             end = min(limit, now + otlp.timeout)
 
-            def send() -> None:
+            def send() -> str:
                 from .otlp import send as send_otlp
 
                 send_otlp(otlp, rows, max(0.05, end - time.monotonic()), environ)
+                return ""
 
             self._start(f"audit export to {otlp.endpoint}", send, end)
 
-    def _start(self, what: str, work: Callable[[], None], end: float) -> None:
-        said: list[str] = []
+    def _start(self, what: str, work: Callable[[], str], end: float) -> None:
+        said: list[tuple[str, bool]] = []
 
         def run() -> None:
             try:
-                work()
+                note = work()
             except BaseException as exc:  # nothing about an export may reach the run
-                said.append(f"{what}: {_why(exc)}")
+                said.append((f"{what}: {_why(exc)}", isinstance(exc, RefusedTarget)))
             else:
-                said.append("")
+                said.append((f"{what}: {note}" if note else "", True))
 
         thread = threading.Thread(target=run, name="prompthooks-export", daemon=True)
         thread.start()
         self._jobs.append((what, thread, end, said))
 
-    def finish(self) -> list[str]:
-        """One line per export that failed or was not done in time."""
-        problems = []
+    def finish(self) -> tuple[list[str], list[str]]:
+        """One line per export that failed or was not done in time: those to say on every
+        run (a refused file, see RefusedTarget), and those to say when debugging."""
+        always: list[str] = []
+        debug: list[str] = []
         for what, thread, end, said in self._jobs:
             thread.join(max(0.0, end - time.monotonic()))
             if not said:
-                problems.append(f"{what}: not done in time; left behind")
-            elif said[0]:
-                problems.append(said[0])
-        return problems
+                debug.append(f"{what}: not done in time; left behind")
+            elif said[0][0]:
+                (always if said[0][1] else debug).append(said[0][0])
+        return always, debug
 
 
 def debugging(environ: Mapping[str, str] | None = None) -> bool:

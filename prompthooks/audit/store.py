@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..paths import BadStateFile, open_state
+
 # Every column of a decision row, in order (the table also has an integer ``id``).
 COLUMNS: tuple[str, ...] = (
     "time", "run_id", "host", "event", "host_event", "tool", "session_id", "project",
@@ -74,15 +76,25 @@ def _create_private(path: Path) -> None:
 
 
 def _regular_or_absent(path: Path) -> None:
-    """Refuse a database (or its journal, or the spool) that is a FIFO, a device or a socket:
-    opening or reading one can block forever, and the process must end by its deadline."""
-    for name in (path.name, *(path.name + s for s in ("-wal", "-shm", "-journal", ".pending"))):
+    """Refuse a database (or its journal) that is a FIFO, a device or a socket: opening or
+    reading one can block forever, and the process must end by its deadline. Refuse a
+    symbolic or hard link too: SQLite writes through it, so a link planted at ``audit.db``
+    would have the log's tables written into another program's database, and one at
+    ``audit.db-wal`` would have WAL frames written over the file it shares (a shell
+    profile). SQLite opens the files itself, so this is checked just before; the spool is
+    checked as it is opened (see :func:`_take_pending`)."""
+    for name in (path.name, *(path.name + s for s in ("-wal", "-shm", "-journal"))):
         try:
-            mode = os.stat(path.with_name(name)).st_mode
+            info = os.lstat(path.with_name(name))
         except FileNotFoundError:
             continue
-        if not stat.S_ISREG(mode):
-            raise AuditError(f"audit log {path}: {path.with_name(name)} is not a regular file")
+        where = f"audit log {path}: {path.with_name(name)}"
+        if stat.S_ISLNK(info.st_mode):
+            raise AuditError(f"{where} is a symbolic link; refused (name the file itself)")
+        if not stat.S_ISREG(info.st_mode):
+            raise AuditError(f"{where} is not a regular file")
+        if info.st_nlink != 1:
+            raise AuditError(f"{where} is a file with other names (hard links); refused")
 
 
 def connect(path: Path, create: bool = True, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
@@ -156,13 +168,20 @@ def _pending(path: Path) -> Path:
     return path.with_name(path.name + ".pending")
 
 
-def _take_pending(path: Path) -> tuple[list[dict[str, Any]], Any]:
-    """Rows spooled by writers that could not get in, and the locked spool to empty. A line
-    that is not a row (anyone who can write the spool can append one) is left out."""
-    spool = _pending(path)
-    if not spool.exists():
-        return [], None
-    handle = open(spool, "r+", encoding="utf-8", errors="replace")  # noqa: SIM115 - held until committed
+def _take_pending(path: Path) -> tuple[list[dict[str, Any]], Any, str | None]:
+    """Rows spooled by writers that could not get in, the locked spool to empty, and why a
+    spool that is there was left alone. A line that is not a row (anyone who can write the
+    spool can append one) is left out. A spool that is not a file prompthooks wrote (a FIFO,
+    a symbolic or hard link: emptying it would empty the file it links to) is neither read
+    nor emptied, and does not keep this run's rows out of the database."""
+    try:
+        fd = open_state(_pending(path), os.O_RDWR)
+    except FileNotFoundError:
+        return [], None, None
+    except BadStateFile as exc:
+        return [], None, f"audit log {path}: {exc}"
+    os.set_blocking(fd, True)
+    handle = open(fd, "r+", encoding="utf-8", errors="replace")  # noqa: SIM115 - held until committed
     fcntl.flock(handle, fcntl.LOCK_EX)
     rows = []
     for line in handle:
@@ -170,7 +189,7 @@ def _take_pending(path: Path) -> tuple[list[dict[str, Any]], Any]:
             row = json.loads(line)
             if isinstance(row, dict):
                 rows.append(row)
-    return rows, handle
+    return rows, handle, None
 
 
 def _insert_spooled(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -186,26 +205,26 @@ def _insert_spooled(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]])
 
 
 def _spool(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    # O_NONBLOCK: a FIFO put in the spool's place fails here instead of blocking the run.
-    fd = os.open(_pending(path), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o600)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(f"{_pending(path)} is not a regular file")
+    # open_state: a FIFO put in the spool's place fails here instead of blocking the run, and
+    # a link is not followed (rows appended to the file it names).
+    fd = open_state(_pending(path), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.set_blocking(fd, True)
     with os.fdopen(fd, "a", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         handle.write("".join(json.dumps(dict(r), ensure_ascii=True) + "\n" for r in rows))
 
 
-def write(path: Path, rows: Sequence[Mapping[str, Any]], timeout: float = BUSY_TIMEOUT) -> None:
+def write(path: Path, rows: Sequence[Mapping[str, Any]],
+          timeout: float = BUSY_TIMEOUT) -> str | None:
     """Append ``rows`` in one transaction (with any spooled rows). If the database cannot be
-    written, the rows are spooled; AuditError says why, and whether they were kept."""
+    written, the rows are spooled; AuditError says why, and whether they were kept. Returns
+    one line when the rows went in but a spool in place was left alone (see _take_pending)."""
     if not rows:
-        return
+        return None
     try:
         conn = connect(path, timeout=timeout)
         try:
-            spooled, spool = _take_pending(path)
+            spooled, spool, left_alone = _take_pending(path)
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 _insert(conn, rows)
@@ -228,6 +247,7 @@ def write(path: Path, rows: Sequence[Mapping[str, Any]], timeout: float = BUSY_T
                              f"({_why(spool_exc)})") from None
         raise AuditError(f"{why}; {len(rows)} row(s) kept in {_pending(path)} for the next "
                          "write") from None
+    return left_alone
 
 
 def read(path: Path, where: str = "", params: Sequence[Any] = (),

@@ -75,6 +75,10 @@ def main(args: argparse.Namespace) -> int:
         reports.append(report)
     limits = Thresholds(args.min_precision, args.min_recall, args.max_fpr, args.max_errors)
     misses = [line for report in reports for line in missed(report, limits)]
+    if tape is not None and tape.unrecorded:  # each said on stderr as it happened
+        # The metrics stand (the verdicts were the model's), but the cassette is not filled.
+        misses.append(f"{len(tape.unrecorded)} of the model's replies not recorded in "
+                      f"{tape.path}")
     if args.report:
         from ..devtools.eval_report import html_page, markdown
 

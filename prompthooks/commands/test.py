@@ -58,6 +58,7 @@ def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: 
     cases: list[dict[str, Any]] = []
     drift: list[dict[str, str]] = []
     failed_calls: list[dict[str, str]] = []
+    unrecorded: list[dict[str, str]] = []  # each said on stderr as it happened
     calls = 0
     sources: dict[str, int] = {}
     for path, config in suites:
@@ -68,18 +69,20 @@ def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: 
         drift += [{"file": str(path), "hook": d.hook, "change": verdict_change(d), "key": d.key}
                   for d in run.drift]
         failed_calls += [{"file": str(path), "call": line} for line in run.failed_calls]
+        unrecorded += [{"file": str(path), "line": line} for line in run.unrecorded]
         calls += run.calls
         for source, count in run.sources.items():
             sources[source] = sources.get(source, 0) + count
     counts = {status: sum(c["status"] == status for c in cases)
               for status in ("pass", "fail", "error")}
-    bad = bool(counts["fail"] or counts["error"] or failed_calls)
+    # A recording asked for and not written fails the run, though each verdict stood.
+    bad = bool(counts["fail"] or counts["error"] or failed_calls or unrecorded)
     code = EXIT_ERROR if bad else EXIT_OK
     if as_json:
         output.print_json({"cases": cases, "drift": drift, "passed": counts["pass"],
                            "failed": counts["fail"], "errors": counts["error"],
                            "model_calls": calls, "failed_calls": failed_calls,
-                           "sources": sources})
+                           "unrecorded": unrecorded, "sources": sources})
         return code
     if cases:
         output.table(("result", "case", "decision", "time", "file", "detail"),
@@ -93,6 +96,8 @@ def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: 
     if mode != "replay":
         output.line(f"{_plural(calls, 'model call', 'model calls')}, "
                     f"{len(failed_calls)} failed", "red" if failed_calls else None)
+    if unrecorded:
+        output.line(f"{_plural(len(unrecorded), 'reply', 'replies')} not recorded", "red")
     if mode == "rerecord":
         answered = calls - len(failed_calls)
         output.line(f"{_plural(len(drift), 'recorded reply', 'recorded replies')} drifted "

@@ -110,7 +110,10 @@ def load(key: str, environ: Mapping[str, str]) -> dict[str, Any] | None:
     if environ.get("PROMPTHOOKS_NO_CACHE") == "1":
         return None
     try:
-        data = json.loads(files.read_bytes(entry_path(key, environ), MAX_CACHE_BYTES))
+        # read_state: a FIFO, link or huge file planted in the entry's place is a miss,
+        # never a wait
+        data = json.loads(paths.read_state(entry_path(key, environ), MAX_CACHE_BYTES)
+                          or b"null")
     except Exception:  # missing, damaged, or planted: a miss
         return None
     if isinstance(data, dict) and data.get("format") == _FORMAT and data.get("key") == key:

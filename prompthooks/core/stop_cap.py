@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,18 +98,10 @@ def for_event(event: Event, hooks: Iterable[Hook],
 
 def _count(path: Path) -> int:
     """The stored count; none for a missing or damaged file, or for anything but a regular
-    file (a FIFO planted there must not stall the run)."""
+    file prompthooks wrote (a FIFO or link planted there must not stall or steer the run)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        data = json.loads(paths.read_state(path, 4096) or b"null")
+    except (OSError, ValueError):  # BadStateFile is an OSError
         return 0
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return 0
-        data = json.loads(os.read(fd, 4096))
-    except (OSError, ValueError):
-        return 0
-    finally:
-        os.close(fd)
     blocks = data.get("blocks") if isinstance(data, dict) else None
     return max(blocks, 0) if isinstance(blocks, int) and not isinstance(blocks, bool) else 0

@@ -123,6 +123,7 @@ class FileRun:
     drift: list[Drift] = field(default_factory=list)
     calls: int = 0  # model calls made (record, rerecord)
     failed_calls: list[str] = field(default_factory=list)  # one line per failed model call
+    unrecorded: list[str] = field(default_factory=list)  # one line per reply not recorded
     sources: dict[str, int] = field(default_factory=dict)  # recording / reference / model
 
 
@@ -230,6 +231,7 @@ def run_file(path: Path, mode: Mode = "replay", model: str | None = None,
         run.results.append(run_case(path, case, config, spec.budget, models))
     run.drift = list(cassette.drift)
     run.calls, run.failed_calls = cassette.calls, list(cassette.failed_calls)
+    run.unrecorded = list(cassette.unrecorded)
     run.sources = dict(cassette.sources)
     return run
 

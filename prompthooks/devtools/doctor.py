@@ -260,12 +260,19 @@ def export_checks(config: Config, offline: bool,
     if settings.jsonl is not None:
         path = settings.jsonl.path
         try:
-            mode = os.stat(path).st_mode
+            info: os.stat_result | None = os.lstat(path)
         except OSError:
-            mode = None
+            info = None
+        mode = None if info is None else info.st_mode
         folder = next((p for p in path.parents if p.exists()), Path("/"))
-        if mode is not None and not stat.S_ISREG(mode):
-            yield check("audit export (jsonl)", "fail", f"{path}: not a regular file; refused")
+        # as run sees it (audit/export.py): the entry itself, a link is not the file
+        what = ("a symbolic link" if mode is not None and stat.S_ISLNK(mode) else
+                "not a regular file" if mode is not None and not stat.S_ISREG(mode) else
+                "a file with other names (hard links)" if info is not None
+                and info.st_nlink > 1 else None)
+        if what is not None:
+            yield check("audit export (jsonl)", "fail", f"{path}: {what}; refused (run moves "
+                        "it aside and begins a new file there)")
         elif not os.access(path if mode is not None else folder, os.W_OK):
             yield check("audit export (jsonl)", "fail", f"{path}: not writable; rows would "
                         "not be exported")

@@ -63,12 +63,15 @@ class PolicyCase(pytest.Item):
         except PromptHooksError as exc:
             raise CaseFailed(f"ERROR, not judged: {exc}") from None
         models = Models(cassette=cassette, model=spec.model, suite=True)
+        said = len(cassette.unrecorded)  # the file's cases share one cassette
         result = run_case(self.path, self.case, config, spec.budget, models)
         if result.status == "error":
             detail = result.detail.removeprefix("not judged: ")
             raise CaseFailed(f"ERROR, not judged: {detail}")
         if result.status == "fail":
             raise CaseFailed(f"FAIL: {result.detail}")
+        if cassette.unrecorded[said:]:  # judged, but the recording asked for is not there
+            raise CaseFailed("; ".join(cassette.unrecorded[said:]))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str | Any:

@@ -114,9 +114,15 @@ def prompthooks_run(request: pytest.FixtureRequest,
                         "with @pytest.mark.prompthooks(config=...)", pytrace=False)
         tape = cassette if cassette is not None else marked.get("cassette")
         tape_path = here / tape if tape is not None else prompthooks_cassette
-        return run_event(data, config=_beside(here, config),
-                         cassette=recorder.cassette(tape_path), host=host, budget=budget,
-                         model=model if model is not None else marked.get("model"))
+        used = recorder.cassette(tape_path)
+        outcome = run_event(data, config=_beside(here, config), cassette=used, host=host,
+                            budget=budget,
+                            model=model if model is not None else marked.get("model"))
+        if used.unrecorded:
+            # The verdicts stood, but the run asked for a recording that is not there: the
+            # next replay would miss it. As `prompthooks test --record`, a failure.
+            pytest.fail("prompthooks_run: " + "; ".join(used.unrecorded), pytrace=False)
+        return outcome
 
     return run
 

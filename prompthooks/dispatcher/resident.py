@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..model.worker import answer_request, lock_path, private_dir, socket_path
+from ..paths import open_state
 from .address import LOCK_FD_VAR
 from .protocol import UNAVAILABLE
 from .server import Zygote, first_bytes, is_run, warm
@@ -50,7 +51,7 @@ def _take_lock(path: Path, env: Mapping[str, str]) -> int | None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held already: a no-op
                 os.set_inheritable(fd, False)
                 return fd
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = open_state(lock, os.O_RDWR | os.O_CREAT)  # a FIFO or link there is refused
     end = time.monotonic() + _LOCK_WAIT
     while True:
         try:

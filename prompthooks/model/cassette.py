@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import paths
+from ..config import files
 from ..core.hook import Hook
 from ..errors import excerpt
 from .types import ModelError, ModelReply, ModelRequest
@@ -39,6 +40,7 @@ from .types import ModelError, ModelReply, ModelRequest
 Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
 NONCE_TOKEN = "NONCE"
+MAX_CASSETTE_BYTES = 64 * 1024 * 1024  # far above a suite's recordings; read whole each replay
 HEADER = ("# prompthooks cassette: recorded model replies, one entry per model call.\n"
           "# An entry with 'source: reference' was written from a test case's expectation,\n"
           "# not by a model. Review each prompt with its reply. Re-record with --record.\n")
@@ -97,6 +99,7 @@ class Cassette:
     drift: list[Drift] = field(default_factory=list)
     calls: int = 0  # model calls made
     failed_calls: list[str] = field(default_factory=list)  # "hook: error" per failed call
+    unrecorded: list[str] = field(default_factory=list)  # one line per reply not written
     # Where the replies came from: "recording" (a model's reply replayed), "reference" (a
     # verdict written by people, marked ``source: reference``), "model" (asked now).
     sources: dict[str, int] = field(default_factory=dict)
@@ -107,16 +110,25 @@ class Cassette:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        if not self.path.exists():
-            return {}
         import yaml
 
         try:
+            # Never a blocking open: a FIFO named as the cassette would hold the run (and a
+            # recording) until its budget.
+            raw = files.read_bytes(self.path, MAX_CASSETTE_BYTES)
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        except files.UnsafeFile as exc:
+            raise CassetteError(f"cassette {self.path} {exc}") from None
+        except OSError as exc:
+            raise CassetteError(f"cassette {self.path} cannot be read: "
+                                f"{exc.strerror or exc}") from None
+        try:
             # libyaml's loader where PyYAML has it: some 20 times faster, and every replaying
             # run reads the whole cassette.
-            data = yaml.load(self.path.read_text(encoding="utf-8"),
+            data = yaml.load(raw.decode("utf-8"),
                              Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        except (UnicodeDecodeError, yaml.YAMLError) as exc:
             raise CassetteError(f"cassette {self.path} cannot be read: "
                                 f"{excerpt(str(exc))}") from None
         entries = data.get("entries") if isinstance(data, dict) else None
@@ -175,7 +187,14 @@ class Cassette:
         """The recorded reply, or ``call_model``'s (by the mode; the chain passes the model
         itself, as ``Models.ask`` reaches it)."""
         key = request_key(request)
-        recorded = None if self.mode == "record" else self.entries().get(key)
+        try:
+            recorded = None if self.mode == "record" else self.entries().get(key)
+        except CassetteError:
+            if self.mode != "auto":
+                raise
+            # auto records what is missing: an unreadable cassette holds nothing to replay,
+            # and the model is asked; its write then fails, said in one line (_unrecorded)
+            recorded = None
         if recorded is not None and self.mode in ("replay", "auto"):
             self._count("reference" if is_reference(recorded) else "recording")
             return ModelReply(text=recorded["reply"], model=str(recorded.get("model", "")),
@@ -204,14 +223,38 @@ class Cassette:
         # What is stored passes the redaction pass (the key stays computed from the real
         # request): a cassette is committed to a repository and read by people.
         hidden = [request.endpoint.api_key]
-        self.write({
-            "key": key, "hook": hook.name, "model": request.endpoint.model,
-            "prompt": redact(_normalize(user, request.nonce), hidden),
-            "reply": redact(reply.text, hidden),
-            "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
-            "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        })
+        try:
+            self.write({
+                "key": key, "hook": hook.name, "model": request.endpoint.model,
+                "prompt": redact(_normalize(user, request.nonce), hidden),
+                "reply": redact(reply.text, hidden),
+                "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+                "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            })
+        except Exception as exc:  # recording never changes a verdict: the reply stands
+            self._unrecorded(hook, exc)
         return reply
+
+    def _unrecorded(self, hook: Hook, exc: Exception) -> None:
+        """One line on stderr for a reply that could not be recorded, kept in
+        :attr:`unrecorded` too."""
+        import sys
+
+        from ..redaction import redact
+
+        if isinstance(exc, CassetteError):
+            why = str(exc)
+        elif isinstance(exc, FileExistsError) and exc.filename:  # its folder is a file
+            why = f"cassette {self.path}: {exc.filename} is a file, not a folder"
+        elif isinstance(exc, OSError):
+            where = exc.filename or self.path
+            why = f"cassette {self.path}: {where}: {exc.strerror or exc}"
+        else:
+            why = f"cassette {self.path}: {type(exc).__name__}: {excerpt(str(exc))}"
+        line = f"hook '{hook.name}': the model's reply was not recorded ({why}); its verdict stands"
+        with self._lock:
+            self.unrecorded.append(line)
+        print(redact(f"prompthooks: {line}"), file=sys.stderr, flush=True)
 
 
 def is_reference(entry: Mapping[str, Any]) -> bool:

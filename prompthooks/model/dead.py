@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from .. import paths
 
 DEAD_SECONDS = 10.0
+_LIMIT = 4096  # bytes: a record is a time and one line
 
 
 def address(base: str | None, model: str) -> str:
@@ -48,7 +49,9 @@ def _file(name: str, environ: Mapping[str, str]) -> Path:
 def recall(name: str, environ: Mapping[str, str]) -> tuple[str, float] | None:
     """(the reason, seconds since) when ``name`` was seen dead within DEAD_SECONDS."""
     try:
-        data = json.loads(_file(name, environ).read_bytes())
+        # read_state: a FIFO, link or huge file planted here is not a memory (BadStateFile
+        # is an OSError): the endpoint is tried, so nothing planted can hold the run
+        data = json.loads(paths.read_state(_file(name, environ), _LIMIT) or b"null")
         age = time.time() - float(data["time"])
         why = str(data["why"])
     except (OSError, ValueError, KeyError, TypeError):

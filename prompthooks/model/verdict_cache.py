@@ -24,7 +24,9 @@ def _path(key: str, environ: Mapping[str, str]) -> Path:
 def lookup(key: str, ttl: float, environ: Mapping[str, str]) -> tuple[Verdict, float] | None:
     """The cached verdict and its age in seconds, if one younger than ``ttl`` exists."""
     try:
-        data = json.loads(_path(key, environ).read_text())
+        # read_state: a FIFO, link or huge file planted here is a miss (BadStateFile is an
+        # OSError), never a wait
+        data = json.loads(paths.read_state(_path(key, environ)) or b"null")
         age = time.time() - float(data["time"])
         verdict = Verdict(**data["verdict"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -42,6 +42,7 @@ from ..dispatcher.address import LOCK_FD_VAR as LOCK_FD_VAR
 from ..dispatcher.address import MAX_SOCKET_PATH, socket_name
 from ..dispatcher.address import model_environment as model_environment
 from ..dispatcher.address import private_dir as is_private
+from ..paths import open_state
 from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
 from .verdicts import Verdict, VerdictError, parse_verdict
@@ -156,7 +157,8 @@ def _start_unless_running(path: Path, env: Mapping[str, str],
     """Whether a worker for ``path`` holds its lock (it serves, or is starting), or one was
     started here (when ``may_start``: the lock is taken here and handed to it), or neither."""
     try:
-        fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # open_state: a FIFO or link planted at the lock is refused, never followed
+        fd = open_state(lock_path(path), os.O_RDWR | os.O_CREAT)
     except OSError as exc:
         raise WorkerUnavailable from exc
     try:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..paths import atomic_write, data_home
+from ..paths import atomic_write, data_home, read_state
 
 STATE = "warned.json"
 KEEP = 64  # the fingerprints remembered (a few configs per project, a few projects)
@@ -26,7 +26,9 @@ def _state(environ: Mapping[str, str]) -> Path:
 
 def _said(environ: Mapping[str, str]) -> list[str]:
     try:
-        data = json.loads(_state(environ).read_text(encoding="utf-8"))
+        # read_state: a FIFO or link planted here is no record (the warnings are said, and
+        # the record written anew), never a wait
+        data = json.loads(read_state(_state(environ)) or b"null")
     except (OSError, ValueError):
         return []
     keys = data.get("said") if isinstance(data, dict) else None

@@ -407,3 +407,102 @@ def test_doctor_checks_the_export_targets(tmp_path: Path, collector: Collector) 
     _, checks = _doctor(cfg)
     assert checks["audit export (otlp)"]["status"] == "fail"
     assert "the collector answered 404" in checks["audit export (otlp)"]["detail"]
+
+
+def _managed_export_run(tmp_path: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    etc = _managed(tmp_path, {"jsonl": {"path": str(tmp_path / "siem" / "all.jsonl")}})
+    project = tmp_path / "project"
+    deny = write_script(project / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
+    cfg = write_json(project / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": str(deny)}]}]}})
+    proc = run_cli(claude_bash("rm -rf /", cwd=str(project)), "--config", str(cfg),
+                   "--managed-dir", str(etc), cwd=project, **kwargs)
+    assert _denied(proc), proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc
+
+
+def _hard_link_at_the_export(tmp_path: Path) -> tuple[Path, Path]:
+    """A hard link to a shell profile planted where the managed export's file goes."""
+    profile = tmp_path / "home" / ".bashrc"
+    profile.parent.mkdir()
+    profile.write_text("export PATH=$PATH:~/bin\n")
+    exported = tmp_path / "siem" / "all.jsonl"
+    exported.parent.mkdir()
+    os.link(profile, exported)
+    # The canary: the export's name and the profile are one file with two names.
+    assert exported.stat().st_nlink == 2 and exported.samefile(profile)
+    return exported, profile
+
+
+def test_a_hard_link_at_the_managed_export_is_moved_aside_and_the_export_goes_on(
+        tmp_path: Path) -> None:
+    """Not only with PROMPTHOOKS_DEBUG: a planted link must not silently stop the managed
+    export. The link is moved aside, a new file begun where the log shipper looks, and one
+    line says so; the next run finds a plain file and says nothing."""
+    exported, profile = _hard_link_at_the_export(tmp_path)
+    first = _managed_export_run(tmp_path)
+    (said,) = [x for x in first.stderr.splitlines() if "audit export" in x]
+    assert said.startswith(f"prompthooks: audit export to {exported}: {exported} is a file "
+                           "with other names (hard links); refused; moved to all.jsonl.refused-")
+    assert said.endswith(" and a new file begun")
+    assert profile.read_text() == "export PATH=$PATH:~/bin\n"  # never written through
+    (aside,) = exported.parent.glob("all.jsonl.refused-*")
+    assert aside.samefile(profile)  # the planted name itself, moved
+    assert exported.stat().st_nlink == 1 and not exported.samefile(profile)
+    second = _managed_export_run(tmp_path)
+    assert "audit export" not in second.stderr
+    assert [x["decision"] for x in _lines(exported)] == ["deny", "deny"]
+
+
+def test_a_refused_export_file_that_cannot_be_replaced_is_said_on_every_run(
+        tmp_path: Path) -> None:
+    """Where the link cannot be moved aside (a folder the run may not write; root's override
+    of file modes is dropped for the run), every run says its rows were not exported."""
+    from ..helpers import file_modes_bind_root
+
+    exported, profile = _hard_link_at_the_export(tmp_path)
+    exported.parent.chmod(0o555)
+    try:
+        for _ in range(2):
+            proc = _managed_export_run(tmp_path, preexec_fn=file_modes_bind_root)
+            (said,) = [x for x in proc.stderr.splitlines() if "audit export" in x]
+            assert "(hard links); refused; cannot begin a new file in its place (Permission " \
+                   "denied): these rows are not exported" in said
+    finally:
+        exported.parent.chmod(0o755)
+    assert profile.read_text() == "export PATH=$PATH:~/bin\n"
+    assert exported.samefile(profile)
+
+
+@pytest.mark.parametrize("link", ["symlink", "hard link"])
+def test_doctor_sees_a_link_at_the_export_file_as_run_does(tmp_path: Path, link: str) -> None:
+    profile = tmp_path / "profile"
+    profile.write_text("export PATH=$PATH:~/bin\n")
+    cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl"}})
+    assert _doctor(cfg, "--offline")[1]["audit export (jsonl)"]["status"] == "ok"  # canary
+    if link == "symlink":
+        (tmp_path / "d.jsonl").symlink_to(profile)
+    else:
+        os.link(profile, tmp_path / "d.jsonl")
+    code, checks = _doctor(cfg, "--offline")
+    assert code == 1
+    assert checks["audit export (jsonl)"] == {
+        "check": "audit export (jsonl)", "status": "fail",
+        "detail": f"{tmp_path / 'd.jsonl'}: "
+                  + ("a symbolic link" if link == "symlink"
+                     else "a file with other names (hard links)")
+                  + "; refused (run moves it aside and begins a new file there)"}
+
+
+def test_a_folder_at_the_export_path_is_never_moved_and_said_on_every_run(
+        tmp_path: Path) -> None:
+    """"." names the config's own folder: a path written wrong, which is not moved aside."""
+    cfg = _config(tmp_path, {"jsonl": {"path": "."}})
+    for _ in range(2):
+        proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg))
+        assert _denied(proc)
+        (said,) = [x for x in proc.stderr.splitlines() if "audit export" in x]
+        assert said.endswith("a folder, not a regular file; a folder is not moved aside: "
+                             "these rows are not exported")
+    assert cfg.exists() and not list(tmp_path.parent.glob("*.refused-*"))

@@ -125,3 +125,27 @@ def test_thresholds_fail_the_run_one_line_each(tmp_path: Path) -> None:
     assert markdown.returncode == 0
     text = (tmp_path / "r.md").read_text()
     assert "| expected stop | 2 (TP) | 1 (FN) |" in text and "| overall | 0.667 |" in text
+
+
+def test_replies_that_cannot_be_recorded_fail_the_run_not_the_metrics(tmp_path: Path) -> None:
+    cfg = write_json(tmp_path / "h.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt_file": "destructive-shell", "model": "test-model"}]}]}})
+    data = _dataset(tmp_path / "d.jsonl", [("rm -rf /", "deny"), ("ls", "allow")])
+    (tmp_path / "file").write_text("not a folder")
+    tape = tmp_path / "file" / "eval.cassette.yaml"  # its folder is a file
+    server = serve()
+    model: FakeModel = next(server)
+    model.responder = lambda body: verdict(True) if '"command": "ls"' in str(
+        body["messages"][-1]["content"]) else verdict(False, "no")
+    try:
+        proc = _eval(str(data), "--config", str(cfg), "--json", "--record", str(tape),
+                     env={"PROMPTHOOKS_API_BASE": model.url})
+    finally:
+        next(server, None)
+    assert len(model.requests) == 2  # the canary: the model was asked for each row
+    (report,) = json.loads(proc.stdout)
+    assert report["overall"]["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 1}
+    assert proc.returncode == 1
+    assert proc.stderr.count("the model's reply was not recorded") == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"prompthooks: eval: 2 of the model's replies not recorded in {tape}")

@@ -103,3 +103,16 @@ def test_a_config_that_does_not_load_fails_each_case_as_not_judged(
     result = pytester.runpytest(*QUIET)
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*home wipe is blocked: ERROR, not judged: *hooks.json*"])
+
+
+def test_a_case_whose_recording_cannot_be_written_fails_though_judged(
+        pytester: pytest.Pytester, suite: Path, model: FakeModel) -> None:
+    (suite / "shell.cases.cassette.yaml").mkdir()  # a folder where the file's cassette goes
+    model.script(verdict(False, "wipes the home directory"), verdict(True))
+    result = pytester.runpytest("--prompthooks-record-mode=all", *QUIET)
+    assert len(model.requests) == 2  # the canary: the model was asked for each case
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*home wipe is blocked: hook 'prompt destructive-shell': the model's reply was not "
+        "recorded (cassette *shell.cases.cassette.yaml is not a regular file (a folder)); its "
+        "verdict stands*"])

@@ -234,3 +234,19 @@ def test_missing_config(prompthooks_event, prompthooks_run):
         "*@pytest.mark.prompthooks takes only the keywords config, cassette, model; got mode*",
         "*config does not load:*suite/policies/missing.json*"])
     assert len(model.requests) == 1
+
+
+def test_a_recording_that_cannot_be_written_fails_the_test_not_the_verdict(
+        pytester: pytest.Pytester, suite: Path, model: FakeModel) -> None:
+    """The model's verdict stood (the run's own line says so), but the cassette asked for
+    was not filled: the test fails, naming why, as `prompthooks test --record` exits 1."""
+    (suite / "test_policies.py").write_text(SHARED)
+    (suite / "tape.yaml").mkdir()  # a folder where the cassette should be
+    model.script(verdict(False, "wipes the home directory"), verdict(True))
+    # all: every call asks the model and records
+    result = pytester.runpytest("suite", "--prompthooks-record-mode=all", *QUIET)
+    result.assert_outcomes(failed=2)
+    assert len(model.requests) == 2  # the canary: the model was asked for each
+    result.stdout.fnmatch_lines([
+        "*prompthooks_run: hook 'prompt destructive-shell': the model's reply was not "
+        "recorded (cassette *tape.yaml is not a regular file (a folder)); its verdict stands*"])

@@ -230,3 +230,99 @@ def test_shipped_library_suites_pass_offline() -> None:
     summary = proc.stdout.splitlines()[-1]
     passed = int(summary.split()[0])
     assert passed >= 24 and summary.endswith(" 0 failed, 0 errors")
+
+
+@pytest.mark.parametrize("place", ["writable", "a folder", "under a file", "a FIFO"])
+def test_a_recording_that_cannot_be_written_never_changes_the_verdict(
+        tmp_path: Path, model: FakeModel, place: str) -> None:
+    """Recording is a side effect: a cassette path that cannot be written (tests run as root,
+    so not a read-only folder) is said in one line, and the model's deny stands."""
+    import os
+    import time
+
+    model.script(verdict(False, "model says no"))
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "timeout": 20}]}]}})
+    tape = tmp_path / "tape.yaml"
+    if place == "a folder":
+        tape.mkdir()
+    elif place == "under a file":
+        (tmp_path / "file").write_text("not a folder")
+        tape = tmp_path / "file" / "tape.yaml"
+    elif place == "a FIFO":
+        os.mkfifo(tape)  # no writer ever comes: a blocking read would hold the run
+    started = time.monotonic()
+    proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), "--record", str(tape),
+                   "--budget", "60", timeout=120)
+    assert time.monotonic() - started < 30, proc.stderr  # well before the budget
+    assert len(model.requests) == 1  # the canary: the model was asked
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny", proc.stderr
+    assert output["permissionDecisionReason"] == "model says no"
+    said = [line for line in proc.stderr.splitlines() if "not recorded" in line]
+    if place == "writable":
+        assert said == [] and len(_entries(tape)) == 1
+        return
+    assert "Traceback" not in proc.stderr
+    assert len(said) == 1 and said[0].startswith(
+        "prompthooks: hook 'inline prompt': the model's reply was not recorded (cassette ")
+    assert said[0].endswith("; its verdict stands")
+    assert {"a folder": "is not a regular file (a folder)", "a FIFO": "(a FIFO)",
+            "under a file": "file is a file, not a folder"}[place] in said[0]
+
+
+def test_a_fifo_named_as_the_cassette_is_an_error_at_once_on_replay(
+        tmp_path: Path, model: FakeModel) -> None:
+    import os
+    import time
+
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "failClosed": True}]}]}})
+    tape = tmp_path / "tape.yaml"
+    os.mkfifo(tape)  # no writer ever comes: a blocking read would hold the run to its budget
+    started = time.monotonic()
+    proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), "--replay", str(tape),
+                   "--budget", "60", timeout=120)
+    assert time.monotonic() - started < 30, proc.stderr
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny"  # fail-closed: the hook's own policy
+    assert f"cassette {tape} is not a regular file (a FIFO)" in output["permissionDecisionReason"]
+    assert model.requests == []  # a replay never asks
+
+
+def test_prompthooks_test_record_fails_when_a_reply_is_not_recorded(
+        tmp_path: Path, model: FakeModel) -> None:
+    """The case is judged by the model's verdict, but the run asked for a recording: exit 1."""
+    hooks = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Judge $ARGUMENTS", "model": "test-model"}]}]}})
+    (tmp_path / "tape.yaml").mkdir()  # a folder where the cassette should be
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(json.dumps({"config": hooks.name, "cassette": "tape.yaml", "cases": [
+        {"name": "rm", "event": claude_bash("rm -rf /"), "expect": {"decision": "deny"}}]}))
+    model.script(verdict(False, "no"))
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "test", "--record", "--json",
+                           str(cases)], capture_output=True, text=True, timeout=120)
+    assert len(model.requests) == 1  # the canary: the model was asked
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 1
+    assert data["passed"] == 1 and data["failed"] == 0  # the deny stood
+    (unrecorded,) = data["unrecorded"]
+    assert "the model's reply was not recorded" in unrecorded["line"]
+    assert "not recorded" in proc.stderr
+
+
+def test_auto_mode_asks_past_an_unreadable_cassette_and_the_verdict_stands(
+        tmp_path: Path, model: FakeModel) -> None:
+    model.script(verdict(False, "model says no"))
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "timeout": 20}]}]}})
+    tape = tmp_path / "tape.yaml"
+    tape.mkdir()
+    proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), env={
+        "PROMPTHOOKS_CASSETTE": str(tape), "PROMPTHOOKS_CASSETTE_MODE": "auto"})
+    assert len(model.requests) == 1  # the canary: the model was asked
+    output = reply(proc)["hookSpecificOutput"]
+    assert output["permissionDecisionReason"] == "model says no", proc.stderr
+    (said,) = proc.stderr.splitlines()
+    assert said == (f"prompthooks: hook 'inline prompt': the model's reply was not recorded "
+                    f"(cassette {tape} is not a regular file (a folder)); its verdict stands")
