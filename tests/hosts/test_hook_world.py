@@ -163,8 +163,9 @@ def test_a_claude_hook_that_picks_its_adapter_from_cursor_version_still_blocks(
     project = tmp_path / "project"
     project.mkdir()
     picked = tmp_path / "picked.txt"
-    event = cursor_event("beforeShellExecution", root=str(project), command="rm -rf /",
-                         cwd=str(project))
+    # preToolUse: Cursor runs hooks written for Claude Code on its general event only.
+    event = cursor_event("preToolUse", root=str(project), tool_name="Shell",
+                         tool_input={"command": "rm -rf /", "cwd": str(project)})
     env = _sender_env("cursor", project)
     # The canary: given Cursor's bytes and world (raw_event), the hook takes the Cursor path,
     # so CURSOR_VERSION really reached prompthooks and would reach the hook.
