@@ -97,6 +97,9 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
 
     env = dict(os.environ if environ is None else environ)
     os.environ.pop(LOCK_FD_VAR, None)
+    # Runs enter their callers' folders (projects the agent writes): a relative entry on the
+    # import path (``python -c`` puts ``''`` first) would import from each in turn.
+    sys.path[:] = [entry for entry in sys.path if os.path.isabs(entry)]
     path = socket_path(env)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path.parent, 0o700)

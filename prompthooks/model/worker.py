@@ -141,9 +141,18 @@ def remote_complete(request: ModelRequest, deadline: float,
 
 def _spawn(env: Mapping[str, str], lock_fd: int) -> None:
     """Start a worker and hand it the lock this client holds (the worker's copy of the file
-    descriptor keeps the lock once this one is closed)."""
+    descriptor keeps the lock once this one is closed).
+
+    It runs this installation's code and nothing the project holds: this process runs in the
+    project, which the agent writes, and a plain ``-m`` puts the working folder first on the
+    import path (a ``prompthooks/`` written there would be the worker). ``-P`` leaves it off,
+    and the worker starts in ``/``, so that a relative or empty ``PYTHONPATH`` entry names
+    that folder, not the project, for as long as it serves; its runs enter their callers'
+    folders later with an import path made of absolute folders only. Not ``-I``: that would
+    leave out the user's site folder (``pip install --user``) and ``PYTHONPATH``, where an
+    installation may be."""
     try:
-        subprocess.Popen([sys.executable, "-m", "prompthooks", "serve"],
+        subprocess.Popen([sys.executable, "-P", "-m", "prompthooks", "serve"], cwd="/",
                          env={**env, LOCK_FD_VAR: str(lock_fd)}, pass_fds=(lock_fd,),
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
