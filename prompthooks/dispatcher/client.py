@@ -156,7 +156,7 @@ def _run(argv: list[str]) -> int:
             stdout, code = answer
             _write(stdout)
             os._exit(code)  # nothing else to do: no interpreter teardown
-        # Handed over, and no answer came back: the time left is all there is.
+        # No answer: the run is done here (if it was handed over, in the time left).
         handed = Handed(data, unreadable, guarded_if_unknown=hand.asked)
         hand.stopped_by = handed  # a SIGTERM from now on, before the run's own handler
         handed.terminated = hand.term_by is not None
@@ -215,11 +215,11 @@ def _ask(argv: list[str], data: bytes, started: float, limit: float, give_up: fl
         os.umask(umask)
         head = Request(_version(), os.getcwdb(), umask, started, limit,
                        [os.fsencode(a) for a in argv], dict(os.environb), data).head()
-        conn.sendall(head)
+        answer = _Answer(conn, give_up, hand)
+        answer.send(head)
         hand.asked = True
         _forward_signals(conn, TERMINATE, hand)
-        conn.sendall(data)
-        answer = _Answer(conn, give_up, hand)
+        answer.send(data)
         kind = answer.read(1)
         if kind == ALIVE:  # the run's process is there: it gets this process's stderr
             stderr = (2).to_bytes(4, sys.byteorder)
@@ -250,10 +250,12 @@ def _version() -> str:
 
 
 class _Answer:
-    """The resident process's answer, read under one deadline (``give_up``, or the grace
-    after a SIGTERM) and :data:`~.protocol.SILENCE` since the last byte: each read waits
-    until the earliest of those instants, so a peer that trickles bytes cannot stretch the
-    wait past the deadline, nor one that was stopped hold it past the silence."""
+    """The exchange with the resident process: the request sent and the answer read under
+    one deadline (``give_up``, or the grace after a SIGTERM) and :data:`~.protocol.SILENCE`
+    since the last byte went or came: each send or read waits until the earliest of those
+    instants, so a peer that trickles bytes cannot stretch the wait past the deadline, nor one
+    that was stopped (whose socket's queue fills with a large event) hold it past the
+    silence."""
 
     __slots__ = ("_buffer", "_conn", "_give_up", "_hand", "_heard")
 
@@ -264,17 +266,28 @@ class _Answer:
         self._heard = time.monotonic()
         self._buffer = bytearray()
 
-    def read(self, size: int) -> bytes:
+    def _wait(self) -> None:
+        """The socket's timeout for the next send or read: until the earliest instant."""
         from .protocol import SILENCE
 
+        by = min(self._give_up, self._heard + SILENCE)
+        if self._hand.term_by is not None:
+            by = min(by, self._hand.term_by)
+        left = by - time.monotonic()
+        if left <= 0:
+            raise _NoAnswer
+        self._conn.settimeout(left)
+
+    def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            self._wait()
+            view = view[self._conn.send(view[:1 << 20]):]
+            self._heard = time.monotonic()
+
+    def read(self, size: int) -> bytes:
         while len(self._buffer) < size:
-            by = min(self._give_up, self._heard + SILENCE)
-            if self._hand.term_by is not None:
-                by = min(by, self._hand.term_by)
-            left = by - time.monotonic()
-            if left <= 0:
-                raise _NoAnswer
-            self._conn.settimeout(left)
+            self._wait()
             chunk = self._conn.recv(min(size - len(self._buffer), 1 << 20) if size > 1
                                     else 1 << 16)
             if not chunk:

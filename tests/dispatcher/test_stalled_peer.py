@@ -91,10 +91,11 @@ def _fail_closed(tmp_path: Path, command: str = "exit 1") -> Path:
                          {"command": command, "failClosed": True})
 
 
-def _run(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str],
-                                                                  float]:
+def _run(*args: str, env: dict[str, str] | None = None, padding: int = 0
+         ) -> tuple[subprocess.CompletedProcess[str], float]:
     start = time.monotonic()
-    proc = subprocess.run([SCRIPT, "run", *args], input=json.dumps(claude_bash("rm -rf /")),
+    event = claude_bash("rm -rf /" + (" #" + "x" * padding if padding else ""))
+    proc = subprocess.run([SCRIPT, "run", *args], input=json.dumps(event),
                           text=True, capture_output=True, env={**os.environ, **(env or {})},
                           timeout=120)
     return proc, time.monotonic() - start
@@ -168,11 +169,14 @@ def stopped(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
         proc.wait(30)
 
 
+# A large event fills the socket's queue of the stopped process before it is all sent.
+@pytest.mark.parametrize("padding", [0, 8 << 20], ids=["small-event", "large-event"])
 def test_a_stopped_resident_process_costs_a_fail_closed_deny_a_second(
-        tmp_path: Path, stopped: int) -> None:
+        tmp_path: Path, stopped: int, padding: int) -> None:
     path = socket_name(os.environ)
     assert _queued(path) == 0
-    proc, took = _run("--config", str(_fail_closed(tmp_path)), "--budget", "30")
+    proc, took = _run("--config", str(_fail_closed(tmp_path)), "--budget", "30",
+                      padding=padding)
     assert _queued(path) == 1  # the client connected and handed the run over
     assert _state(stopped) == "T"
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
