@@ -37,8 +37,10 @@ ALIVE = b"K"
 STDERR = b"E"
 ALIVE_EVERY = 0.2  # seconds between a run's signs of life
 # Seconds without a byte after which a client stops waiting for the resident process (stopped
-# with SIGSTOP, say) and does the run itself: a few signs of life missed, on a busy machine.
-SILENCE = 1.0
+# with SIGSTOP, say) and does the run itself: ten signs of life missed, which a machine busy
+# with hundreds of runs can make a run's process wait for its turn; and a client that gives
+# up too soon does the run a second time, adding to that load.
+SILENCE = 2.0
 
 
 def _length(n: int) -> bytes:

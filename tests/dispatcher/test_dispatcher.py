@@ -221,7 +221,7 @@ def test_a_hanging_socket_cannot_open_a_fail_closed_gate_nor_outlast_the_budget(
     took = time.monotonic() - start
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
     assert impostor.connections == 1
-    # No sign of life: the client did the run itself after a second of silence, not at the
+    # No sign of life: the client did the run itself after 2 s of silence, not at the
     # reserve before the budget (18 s in).
     assert took < 10
 

@@ -171,7 +171,7 @@ def stopped(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
 
 # A large event fills the socket's queue of the stopped process before it is all sent.
 @pytest.mark.parametrize("padding", [0, 8 << 20], ids=["small-event", "large-event"])
-def test_a_stopped_resident_process_costs_a_fail_closed_deny_a_second(
+def test_a_stopped_resident_process_costs_a_fail_closed_deny_seconds_not_its_budget(
         tmp_path: Path, stopped: int, padding: int) -> None:
     path = socket_name(os.environ)
     assert _queued(path) == 0
