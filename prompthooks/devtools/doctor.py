@@ -9,6 +9,7 @@ the redaction pass: a key never appears, only whether one is set.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import socket
@@ -235,6 +236,21 @@ def _glue_commands(place: Path) -> Iterator[str]:
         return
 
 
+def _import_path_warning(place: Path) -> str | None:
+    """Installed glue of the ``python -m prompthooks run`` form without ``-P`` (written by
+    earlier versions): the host runs it in the project, whose folder then comes first on the
+    import path, so a ``prompthooks/`` written there would run instead."""
+    import shlex
+
+    for command in _glue_commands(place):
+        with contextlib.suppress(ValueError):
+            if shlex.split(command)[1:] == ["-m", "prompthooks", "run"]:
+                return (f"{place}: the glue `{command}` imports from the project folder first "
+                        "(a prompthooks/ written there would run in its place); run "
+                        "`prompthooks uninstall` then `prompthooks install` to write it with -P")
+    return None
+
+
 def _path_warning(place: Path) -> str | None:
     """Why installed glue that names prompthooks by PATH may not find it, if it may not."""
     import shutil
@@ -320,9 +336,9 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
             if installed:
                 found = True
                 yield check(f"glue {glue.name} ({scope})", "ok", f"installed in {place}")
-                warning = _path_warning(place)
-                if warning:
-                    yield check(f"glue {glue.name} ({scope})", "warn", warning)
+                for warning in (_path_warning(place), _import_path_warning(place)):
+                    if warning:
+                        yield check(f"glue {glue.name} ({scope})", "warn", warning)
     if not found:
         from ..hosts import NAMES
 

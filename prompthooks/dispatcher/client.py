@@ -19,9 +19,14 @@ Python layer, ``signal`` or ``dataclasses`` either): its cost is an interpreter 
   another version or model environment (it answers ``U``).
 
 Once handed over, the client waits no later than a reserve before the run's budget (the
-resident process is told to answer before it); if no whole answer has come by then (the
-process died, hung, or something else is on the socket and answers garbage), the run is done
-here in the time that is left, by the same code and failure policy: a fail-closed gate blocks.
+resident process is told to answer before it), and no longer than :data:`~.protocol.SILENCE`
+without a byte (the run sends signs of life while it goes on: a resident process stopped with
+SIGSTOP sends none); each read is bounded by those instants, which no trickle of bytes moves.
+If no whole answer has come by then (the process died, was stopped, hung, or something else is
+on the socket and answers garbage), the run is done here in the time that is left, by the same
+code and failure policy: a fail-closed gate blocks. SIGTERM or SIGINT is passed on, and the
+resident process gets :data:`TERM_GRACE` to answer with what it has; then the run is done here
+as one told to stop (the hooks still running count as timed out).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import time
 TYPE_CHECKING = False  # not typing's: importing typing would cost more than this whole module
 if TYPE_CHECKING:
     import _socket
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from ..runner.handed import Handed
 
@@ -49,6 +54,9 @@ MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
 RESERVE = 2.0
 _MAX_REPLY = 1 << 26
 _FIRST_READ = 1.0  # seconds the client waits for the event before loading the full run
+# Seconds the resident process has to answer once told to stop (its run's supervisor gives
+# its work a second), after which the client answers on its own.
+TERM_GRACE = 1.5
 _KNOWN = frozenset({"--host", "--config", "--budget", "--managed-dir", "--record", "--replay"})
 
 
@@ -155,14 +163,17 @@ def _run(argv: list[str]) -> int:
             total = _event_budget(data, total)
         reserve = min(RESERVE, total / 5)
         limit = started + total - reserve
-        asked = [False]
-        answer = _ask(argv, data, started, limit, limit + min(0.25, reserve / 4), asked)
+        hand = _HandOver()
+        answer = _ask(argv, data, started, limit, limit + min(0.25, reserve / 4), hand)
         if answer is not None:
             stdout, code = answer
             _write(stdout)
             os._exit(code)  # nothing else to do: no interpreter teardown
-        if asked[0]:  # handed over, and no answer came back: the time left is all there is
-            return _here(Handed(data, unreadable, guarded_if_unknown=True))
+        # No answer: the run is done here (if it was handed over, in the time left).
+        handed = Handed(data, unreadable, guarded_if_unknown=hand.asked)
+        hand.stopped_by = handed  # a SIGTERM from now on, before the run's own handler
+        handed.terminated = hand.term_by is not None
+        return _here(handed)
     return _here(Handed(data, unreadable))
 
 
@@ -179,14 +190,26 @@ class _NoAnswer(Exception):
     pass
 
 
+class _HandOver:
+    """What became of a hand-over: whether the run was handed over (then no answer is a
+    failure), and when the client was told to stop (SIGTERM or SIGINT), if it was."""
+
+    __slots__ = ("asked", "stopped_by", "term_by")
+
+    def __init__(self) -> None:
+        self.asked = False
+        self.term_by: float | None = None  # the instant to stop waiting, once told to stop
+        self.stopped_by: Handed | None = None  # the run done here, told of a later signal
+
+
 def _ask(argv: list[str], data: bytes, started: float, limit: float, give_up: float,
-         asked: list[bool]) -> tuple[bytes, int] | None:
-    """The reply and exit code from the resident process, or None to run here (``asked``
-    says whether the run was handed over: then no answer is a failure)."""
+         hand: _HandOver) -> tuple[bytes, int] | None:
+    """The reply and exit code from the resident process, or None to run here (``hand``
+    says whether the run was handed over, and whether the client was told to stop)."""
     import _socket
 
     from .address import MAX_SOCKET_PATH, private_dir, socket_name
-    from .protocol import EXIT, TERMINATE, UNAVAILABLE, Request
+    from .protocol import ALIVE, EXIT, STDERR, TERMINATE, UNAVAILABLE, Request
 
     path = socket_name(os.environ)
     if len(os.fsencode(path)) >= MAX_SOCKET_PATH or not private_dir(os.path.dirname(path)):
@@ -205,27 +228,28 @@ def _ask(argv: list[str], data: bytes, started: float, limit: float, give_up: fl
         os.umask(umask)
         head = Request(_version(), os.getcwdb(), umask, started, limit,
                        [os.fsencode(a) for a in argv], dict(os.environb), data).head()
-        stderr = (2).to_bytes(4, sys.byteorder)
-        sent = conn.sendmsg([head], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, stderr)])
-        asked[0] = True
-        conn.sendall(memoryview(head)[sent:])
-        conn.sendall(data)
-        restore = _forward_signals(conn, TERMINATE)
-        try:
-            kind = _read(conn, 1, give_up)
-            if kind == UNAVAILABLE:  # of another version, or told to leave it to us
-                asked[0] = False
-                return None
-            if kind != EXIT:
-                return None  # not our protocol at all
-            head = _read(conn, 12, give_up)
-            code = int.from_bytes(head[:4], "big", signed=True)
-            size = int.from_bytes(head[4:], "big")
-            if not 0 <= code <= 255 or size > _MAX_REPLY:
-                return None
-            return _read(conn, size, give_up), code
-        finally:
-            restore()
+        answer = _Answer(conn, give_up, hand)
+        answer.send(head)
+        hand.asked = True
+        _forward_signals(conn, TERMINATE, hand)
+        answer.send(data)
+        kind = answer.read(1)
+        if kind == ALIVE:  # the run's process is there: it gets this process's stderr
+            stderr = (2).to_bytes(4, sys.byteorder)
+            conn.sendmsg([STDERR], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, stderr)])
+        while kind == ALIVE:
+            kind = answer.read(1)
+        if kind == UNAVAILABLE:  # of another version, or told to leave it to us
+            hand.asked = False
+            return None
+        if kind != EXIT:
+            return None  # not our protocol at all
+        head = answer.read(12)
+        code = int.from_bytes(head[:4], "big", signed=True)
+        size = int.from_bytes(head[4:], "big")
+        if not 0 <= code <= 255 or size > _MAX_REPLY:
+            return None
+        return answer.read(size), code
     except (OSError, ValueError, _NoAnswer):
         return None
     finally:
@@ -238,36 +262,72 @@ def _version() -> str:
     return __version__
 
 
-def _read(conn: _socket.socket, size: int, give_up: float) -> bytes:
-    chunks: list[bytes] = []
-    while size:
-        left = give_up - time.monotonic()
+class _Answer:
+    """The exchange with the resident process: the request sent and the answer read under
+    one deadline (``give_up``, or the grace after a SIGTERM) and :data:`~.protocol.SILENCE`
+    since the last byte went or came: each send or read waits until the earliest of those
+    instants, so a peer that trickles bytes cannot stretch the wait past the deadline, nor one
+    that was stopped (whose socket's queue fills with a large event) hold it past the
+    silence."""
+
+    __slots__ = ("_buffer", "_conn", "_give_up", "_hand", "_heard")
+
+    def __init__(self, conn: _socket.socket, give_up: float, hand: _HandOver) -> None:
+        self._conn = conn
+        self._give_up = give_up
+        self._hand = hand
+        self._heard = time.monotonic()
+        self._buffer = bytearray()
+
+    def _wait(self) -> None:
+        """The socket's timeout for the next send or read: until the earliest instant."""
+        from .protocol import SILENCE
+
+        by = min(self._give_up, self._heard + SILENCE)
+        if self._hand.term_by is not None:
+            by = min(by, self._hand.term_by)
+        left = by - time.monotonic()
         if left <= 0:
             raise _NoAnswer
-        conn.settimeout(left)
-        chunk = conn.recv(min(size, 1 << 20))
-        if not chunk:
-            raise _NoAnswer
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+        self._conn.settimeout(left)
+
+    def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            self._wait()
+            view = view[self._conn.send(view[:1 << 20]):]
+            self._heard = time.monotonic()
+
+    def read(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            self._wait()
+            chunk = self._conn.recv(min(size - len(self._buffer), 1 << 20) if size > 1
+                                    else 1 << 16)
+            if not chunk:
+                raise _NoAnswer
+            self._heard = time.monotonic()
+            self._buffer += chunk
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
 
 
-def _forward_signals(conn: _socket.socket, message: bytes) -> Callable[[], None]:
+def _forward_signals(conn: _socket.socket, message: bytes, hand: _HandOver) -> None:
     """SIGTERM and SIGINT (the host gave up, or the user cancelled) are passed on: the
-    resident process answers at once with what it has. Returns what restores the handlers."""
+    resident process answers at once with what it has, within :data:`TERM_GRACE`. A signal
+    after the client gave up on it is noted for the run done here, until that run's own
+    handler takes over (it then stops the run at once)."""
     import _signal  # type: ignore[import-not-found]  # signal's Python layer builds enums
 
     def forward(signum: int, frame: object) -> None:
+        if hand.term_by is None:
+            hand.term_by = time.monotonic() + TERM_GRACE
+        if hand.stopped_by is not None:
+            hand.stopped_by.terminated = True
         try:
             conn.send(message)
         except OSError:  # the resident process has gone: the client answers on its own
             return
 
-    old = {sig: _signal.signal(sig, forward) for sig in (_signal.SIGTERM, _signal.SIGINT)}
-
-    def restore() -> None:
-        for sig, handler in old.items():
-            _signal.signal(sig, handler)
-
-    return restore
+    for sig in (_signal.SIGTERM, _signal.SIGINT):
+        _signal.signal(sig, forward)

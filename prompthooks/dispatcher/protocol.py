@@ -7,14 +7,18 @@ one JSON line and starts with ``{``; a run request starts with :data:`MAGIC`:
 - request: ``MAGIC``, an 8-byte length and the header (NUL-separated: version, working
   directory, umask, the client's start and the latest instant to answer by, as
   ``time.monotonic()`` values, the number of arguments, the arguments, then the environment's
-  ``NAME=value`` entries), an 8-byte length and the event's bytes. The client's stderr goes
-  along as a file descriptor (``SCM_RIGHTS``), so the run's lines reach the host as they are
-  said.
-- then, client to server: ``T`` when the client got SIGTERM or SIGINT (answer now with what
-  you have); the end of the connection when it gave up or went away.
+  ``NAME=value`` entries), an 8-byte length and the event's bytes.
+- then, client to server: ``E`` with the client's stderr as a file descriptor
+  (``SCM_RIGHTS``), once it has heard from the run's process, so that the run's lines reach
+  the host as they are said (sent with the request, it would wait in the socket's queue of a
+  stopped resident process, and hold the host's pipe open: a host reads a hook's stderr to
+  its end); ``T`` when the client got SIGTERM or SIGINT (answer now with what you have); the
+  end of the connection when it gave up or went away.
 - answer: ``U`` (unavailable: run it yourself), or ``X``, a 4-byte exit code, an 8-byte length
-  and the reply for stdout. Anything else, or the end of the connection before a whole ``X``
-  frame, is no answer.
+  and the reply for stdout. Before it, while the run goes on, ``K`` every
+  :data:`ALIVE_EVERY` seconds: a client that hears nothing for :data:`SILENCE` seconds takes
+  the resident process for stopped or gone. Anything else, or the end of the connection before
+  a whole ``X`` frame, is no answer.
 """
 
 from __future__ import annotations
@@ -29,6 +33,14 @@ MAGIC = b"PHRUN1\n"
 UNAVAILABLE = b"U"
 EXIT = b"X"
 TERMINATE = b"T"
+ALIVE = b"K"
+STDERR = b"E"
+ALIVE_EVERY = 0.2  # seconds between a run's signs of life
+# Seconds without a byte after which a client stops waiting for the resident process (stopped
+# with SIGSTOP, say) and does the run itself: ten signs of life missed, which a machine busy
+# with hundreds of runs can make a run's process wait for its turn; and a client that gives
+# up too soon does the run a second time, adding to that load.
+SILENCE = 2.0
 
 
 def _length(n: int) -> bytes:

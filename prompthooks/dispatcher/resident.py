@@ -30,7 +30,7 @@ from ..model.worker import answer_request, lock_path, private_dir, socket_path
 from ..paths import open_state
 from .address import LOCK_FD_VAR
 from .protocol import UNAVAILABLE
-from .server import Zygote, first_bytes, is_run, warm
+from .server import Zygote, first_bytes, first_line, is_run, warm
 
 IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
 _POLL = 0.1  # seconds between tries for the lock of a worker on its way out
@@ -98,6 +98,9 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
 
     env = dict(os.environ if environ is None else environ)
     os.environ.pop(LOCK_FD_VAR, None)
+    # Runs enter their callers' folders (projects the agent writes): a relative entry on the
+    # import path (``python -c`` puts ``''`` first) would import from each in turn.
+    sys.path[:] = [entry for entry in sys.path if os.path.isabs(entry)]
     path = socket_path(env)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path.parent, 0o700)
@@ -142,7 +145,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
                 first, fds = first_bytes(conn)
                 if is_run(first):  # a whole run: the zygote forks a child for it
                     try:
-                        if not zygote.hand(conn, first, fds):
+                        if not zygote.hand(conn, first):
                             conn.sendall(UNAVAILABLE)
                     finally:
                         for fd in fds:
@@ -151,9 +154,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
                     return
                 for fd in fds:
                     os.close(fd)
-                if b"\n" not in first:
-                    first += conn.makefile("rb").readline()
-                answer = answer_request(json.loads(first), env)
+                answer = answer_request(json.loads(first_line(conn, first)), env)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 answer = {"error": f"bad request: {exc}"}
             with contextlib.suppress(OSError):

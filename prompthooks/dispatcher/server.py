@@ -28,10 +28,21 @@ from typing import NoReturn
 
 from .._version import __version__
 from .address import model_environment, model_environment_of
-from .protocol import MAGIC, TERMINATE, UNAVAILABLE, Request, exit_frame, length, passed_fds
+from .protocol import (
+    ALIVE,
+    ALIVE_EVERY,
+    MAGIC,
+    STDERR,
+    TERMINATE,
+    UNAVAILABLE,
+    Request,
+    exit_frame,
+    length,
+    passed_fds,
+)
 from .work import Work, take_caller
 
-_FIRST_READ = 10.0  # seconds a connection may take to say what it is
+_FIRST_READ = 10.0  # seconds a connection may take to say what it is, in all
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
 _MAX_HEADER = 1 << 24
 _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
@@ -68,13 +79,27 @@ def warm() -> argparse.ArgumentParser:
     return parser
 
 
+def _recv(conn: socket.socket, size: int, by: float) -> bytes:
+    """One read from a client, by the instant ``by``: a client that trickles its bytes cannot
+    stretch it (a socket's timeout starts again on every read). TimeoutError when late."""
+    left = by - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the request did not come in time")
+    conn.settimeout(left)
+    return conn.recv(size)
+
+
 def first_bytes(conn: socket.socket) -> tuple[bytes, list[int]]:
     """What a connection starts with (enough to tell a run from a model request), and the
     file descriptors that came with it."""
-    conn.settimeout(_FIRST_READ)
+    by = time.monotonic() + _FIRST_READ
     data = b""
     fds: list[int] = []
     while len(data) < len(MAGIC) and not data.startswith(b"{"):
+        left = by - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not come in time")
+        conn.settimeout(left)
         chunk, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(4 * 4))
         fds += passed_fds(ancillary)
         if not chunk:
@@ -84,13 +109,26 @@ def first_bytes(conn: socket.socket) -> tuple[bytes, list[int]]:
     return data, fds
 
 
+def first_line(conn: socket.socket, first: bytes) -> bytes:
+    """A model request's one line, of which ``first`` was read, within :data:`_FIRST_READ`."""
+    by = time.monotonic() + _FIRST_READ
+    data = bytearray(first)
+    while b"\n" not in data:
+        chunk = _recv(conn, 1 << 16, by)
+        if not chunk:
+            break
+        data += chunk
+    conn.settimeout(None)
+    return bytes(data)
+
+
 def is_run(first: bytes) -> bool:
     return first.startswith(MAGIC)
 
 
-def _exactly(conn: socket.socket, size: int, have: bytearray) -> bytes:
+def _exactly(conn: socket.socket, size: int, have: bytearray, by: float) -> bytes:
     while len(have) < size:
-        chunk = conn.recv(min(1 << 20, size - len(have)))
+        chunk = _recv(conn, min(1 << 20, size - len(have)), by)
         if not chunk:
             raise ValueError("the request ended early")
         have += chunk
@@ -101,16 +139,16 @@ def _exactly(conn: socket.socket, size: int, have: bytearray) -> bytes:
 
 def read_request(conn: socket.socket, first: bytes) -> Request:
     """The whole request (ValueError or OSError if it is not one, or does not come in time)."""
-    conn.settimeout(_FIRST_READ)
+    by = time.monotonic() + _FIRST_READ
     buffer = bytearray(first[len(MAGIC):])
-    size = length(_exactly(conn, 8, buffer))
+    size = length(_exactly(conn, 8, buffer, by))
     if size > _MAX_HEADER:
         raise ValueError("header too large")
-    header = _exactly(conn, size, buffer)
-    size = length(_exactly(conn, 8, buffer))
+    header = _exactly(conn, size, buffer, by)
+    size = length(_exactly(conn, 8, buffer, by))
     if size > _MAX_EVENT:
         raise ValueError("event too large")
-    request = Request.decode(header, _exactly(conn, size, buffer))
+    request = Request.decode(header, _exactly(conn, size, buffer, by))
     conn.settimeout(None)
     return request
 
@@ -152,10 +190,10 @@ class Zygote:
         self._sock = ours
         self._lock = threading.Lock()
 
-    def hand(self, conn: socket.socket, first: bytes, fds: list[int]) -> bool:
-        """Give the zygote a run's connection, what was read of it, and the client's stderr;
-        False if the zygote is gone."""
-        passed = [conn.fileno(), *fds[:1]]
+    def hand(self, conn: socket.socket, first: bytes) -> bool:
+        """Give the zygote a run's connection and what was read of it (the client's stderr
+        comes later, to the run's own process); False if the zygote is gone."""
+        passed = [conn.fileno()]
         payload = b"".join(fd.to_bytes(4, sys.byteorder) for fd in passed)
         try:
             with self._lock:
@@ -215,7 +253,7 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
                 sock.close()
                 for other in busy:
                     other.close()
-                _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser)
+                _run(fds[0], first, own_env, parser)
             # Not pushed back by each run that comes: runs that keep overlapping still get
             # a spare SPARE_AFTER after the first of them.
             soon = time.monotonic() + SPARE_AFTER
@@ -262,7 +300,7 @@ class _Spare:
     def give(self, first: bytes, fds: list[int]) -> bool:
         """Hand the spare its run (False: it is gone, and its socket closed); it is used
         once. The socket stays open until the spare's run ends (its end closes with it)."""
-        payload = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds[:2])
+        payload = fds[0].to_bytes(4, sys.byteorder)
         try:
             self._sock.sendmsg([first], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, payload)])
         except OSError:
@@ -286,33 +324,82 @@ def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str],
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
         fds = passed_fds(ancillary)
         if fds:
-            _run(fds[0], fds[1] if len(fds) > 1 else None, first, own_env, parser, work)
+            _run(fds[0], first, own_env, parser, work)
     finally:
         os._exit(0)
 
 
-def _run(conn_fd: int, stderr: int | None, first: bytes, own_env: Mapping[str, str],
+def _run(conn_fd: int, first: bytes, own_env: Mapping[str, str],
          parser: argparse.ArgumentParser, work: Work | None = None) -> NoReturn:
     """One handed-over run, in a child of the zygote; ``work``: its work process, forked
     ahead (None: the supervisor forks one). Never returns."""
     try:
         conn = socket.socket(fileno=conn_fd)
+        alive = _Alive(conn)
         try:
             request = read_request(conn, first)
         except (OSError, ValueError):
             os._exit(0)  # not a client of ours, or one that went away: nothing to answer
         if not _acceptable(request, own_env):
-            with contextlib.suppress(OSError):
-                conn.sendall(UNAVAILABLE)
+            alive.answer(UNAVAILABLE)
             os._exit(0)
+        try:
+            stderr = caller_stderr(conn)
+        except (OSError, ValueError):
+            os._exit(0)  # the client went away, or is not ours
         # The work process sets itself up meanwhile (it leaves if the folder is gone).
         given = work.give(request, stderr) if work is not None else None
-        _child(conn, request, stderr, parser, given)
+        _child(conn, alive, request, stderr, parser, given)
     finally:
         os._exit(0)
 
 
-def _child(conn: socket.socket, request: Request, stderr: int | None,
+def caller_stderr(conn: socket.socket) -> int:
+    """The client's stderr, which it sends once it has heard from this process (a stopped or
+    absent resident process never holds it: a host reads a hook's stderr to its end)."""
+    conn.settimeout(_FIRST_READ)
+    data, ancillary, _, _ = conn.recvmsg(len(STDERR), socket.CMSG_SPACE(4))
+    fds = passed_fds(ancillary)
+    for extra in fds[1:]:
+        os.close(extra)
+    if data != STDERR or not fds:
+        raise ValueError("no stderr from the client")
+    return fds[0]
+
+
+class _Alive:
+    """The run's signs of life to its client (:data:`ALIVE`, every :data:`ALIVE_EVERY`
+    seconds, from a thread) until its answer, which goes through :meth:`answer` so that no sign
+    lands inside the answer's frame. A client that hears none for a while takes this process
+    for stopped and does the run itself."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        threading.Thread(target=self._beat, daemon=True).start()
+
+    def _beat(self) -> None:
+        while True:
+            with self._lock:
+                if self._done.is_set():
+                    return
+                try:
+                    self._conn.sendall(ALIVE)
+                except OSError:  # the client has gone
+                    return
+            if self._done.wait(ALIVE_EVERY):
+                return
+
+    def answer(self, data: bytes) -> None:
+        """Send the answer, the last thing the client is sent."""
+        with self._lock:
+            self._done.set()
+            with contextlib.suppress(OSError):
+                self._conn.sendall(data)
+
+
+def _child(conn: socket.socket, alive: _Alive, request: Request, stderr: int | None,
            parser: argparse.ArgumentParser, work: tuple[int, int] | None) -> NoReturn:
     """The run, in the forked child. Never returns."""
     replied = threading.Event()
@@ -325,7 +412,7 @@ def _child(conn: socket.socket, request: Request, stderr: int | None,
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
         if not take_caller(request, stderr):
-            conn.sendall(UNAVAILABLE)  # the client runs it where it is
+            alive.answer(UNAVAILABLE)  # the client runs it where it is
             os._exit(0)
         # A reply the supervisor writes itself (an event it answered for) lands here.
         out = os.memfd_create("prompthooks-reply")
@@ -333,8 +420,7 @@ def _child(conn: socket.socket, request: Request, stderr: int | None,
         argv = sys.argv[1:]
 
         def on_reply(data: bytes, code: int) -> None:
-            with contextlib.suppress(OSError):
-                conn.sendall(exit_frame(data, code))
+            alive.answer(exit_frame(data, code))
             replied.set()
 
         threading.Thread(target=_watch, args=(conn, replied), daemon=True).start()

@@ -44,7 +44,9 @@ def _absolute(ours: Sequence[str], executable: str) -> str:
     if ours:
         return f"{shlex.quote(os.path.abspath(ours[0]))} run"
     # No script at all (run from a source tree): the interpreter can still run the package.
-    return f"{shlex.quote(os.path.abspath(executable))} -m {NAME} run"
+    # `-P`: the host runs the glue in the project, and a plain `-m` would put that folder
+    # first on the import path, so a `prompthooks/` the agent wrote there would run instead.
+    return f"{shlex.quote(os.path.abspath(executable))} -P -m {NAME} run"
 
 
 def choose(on_path: str | None, executable: str, argv0: str, choice: Choice = "auto",
@@ -96,7 +98,8 @@ def current_glue(choice: Choice = "auto") -> Glue:
 
 def is_glue(command: object) -> bool:
     """Whether a host config's command is prompthooks' glue, whichever installation it names
-    (``prompthooks run``, ``/path/to/prompthooks run``, ``/path/python -m prompthooks run``)."""
+    (``prompthooks run``, ``/path/to/prompthooks run``, ``/path/python -P -m prompthooks run``,
+    and the ``-m`` form without ``-P`` that earlier versions wrote)."""
     if not isinstance(command, str):
         return False
     try:
@@ -105,4 +108,4 @@ def is_glue(command: object) -> bool:
         return False
     if len(words) == 2:
         return os.path.basename(words[0]) == NAME and words[1] == "run"
-    return len(words) == 4 and words[1:] == ["-m", NAME, "run"]
+    return words[1:] in (["-m", NAME, "run"], ["-P", "-m", NAME, "run"])

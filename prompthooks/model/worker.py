@@ -102,6 +102,23 @@ def _connect(conn: socket.socket, path: Path, deadline: float) -> None:
             time.sleep(_RETRY_CONNECT)
 
 
+def _line(conn: socket.socket, give_up: float) -> bytes:
+    """The worker's one line, by ``give_up`` whatever comes: a socket's timeout starts again on
+    every read, so a peer that trickles bytes (anything running as the user can listen at the
+    socket's path) would hold a plain ``readline`` as long as it likes."""
+    data = bytearray()
+    while b"\n" not in data:
+        left = give_up - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        conn.settimeout(left)
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
 def remote_complete(request: ModelRequest, deadline: float,
                     environ: Mapping[str, str] | None = None) -> ModelReply:
     """Ask the worker; raises WorkerUnavailable when it cannot (then call in process)."""
@@ -112,6 +129,8 @@ def remote_complete(request: ModelRequest, deadline: float,
         raise WorkerUnavailable
     if not path.exists():
         raise NotListening
+    # The worker answers by the deadline; a second more for its answer to come back.
+    give_up = deadline + 1.0
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(remaining + 1.0)
@@ -120,7 +139,7 @@ def remote_complete(request: ModelRequest, deadline: float,
             except (FileNotFoundError, ConnectionRefusedError) as exc:
                 raise NotListening from exc
             conn.sendall(json.dumps(_request_data(request, remaining)).encode() + b"\n")
-            answer = json.loads(conn.makefile("rb").readline())
+            answer = json.loads(_line(conn, give_up))
     except TimeoutError:
         # A worker is there but did not answer in time (a busy machine): another worker, or
         # litellm imported here, would only add to the load that made it late.
@@ -142,9 +161,18 @@ def remote_complete(request: ModelRequest, deadline: float,
 
 def _spawn(env: Mapping[str, str], lock_fd: int) -> None:
     """Start a worker and hand it the lock this client holds (the worker's copy of the file
-    descriptor keeps the lock once this one is closed)."""
+    descriptor keeps the lock once this one is closed).
+
+    It runs this installation's code and nothing the project holds: this process runs in the
+    project, which the agent writes, and a plain ``-m`` puts the working folder first on the
+    import path (a ``prompthooks/`` written there would be the worker). ``-P`` leaves it off,
+    and the worker starts in ``/``, so that a relative or empty ``PYTHONPATH`` entry names
+    that folder, not the project, for as long as it serves; its runs enter their callers'
+    folders later with an import path made of absolute folders only. Not ``-I``: that would
+    leave out the user's site folder (``pip install --user``) and ``PYTHONPATH``, where an
+    installation may be."""
     try:
-        subprocess.Popen([sys.executable, "-m", "prompthooks", "serve"],
+        subprocess.Popen([sys.executable, "-P", "-m", "prompthooks", "serve"], cwd="/",
                          env={**env, LOCK_FD_VAR: str(lock_fd)}, pass_fds=(lock_fd,),
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)

@@ -24,10 +24,12 @@ class Handed:
     process, the supervisor's work process is forked before the run arrives
     (:mod:`prompthooks.dispatcher.work`): ``work`` is, for the supervisor, that process's pid
     and the pipe to read its reports from; ``channel_fd`` is, for the work process, the pipe to
-    report on."""
+    report on. ``terminated``: the host sent SIGTERM or SIGINT before this process's run
+    began (while the thin client waited for the resident process): the run stops at once, as
+    it would for one that came while it went on."""
 
     __slots__ = ("channel_fd", "data", "guarded_if_unknown", "limit", "on_reply", "partial",
-                 "started", "unreadable", "work")
+                 "started", "terminated", "unreadable", "work")
 
     def __init__(self, data: bytes, unreadable: str | None, started: float | None = None,
                  limit: float | None = None,
@@ -43,3 +45,4 @@ class Handed:
         self.started = started
         self.limit = limit
         self.on_reply = on_reply
+        self.terminated = False

@@ -95,11 +95,13 @@ def _reply_bytes(text: str) -> bytes:
     return (text + "\n").encode("utf-8", "surrogateescape") if text else b""
 
 
-def _child(job: Job, write_fd: int, detached: bool = False) -> None:
+def _child(job: Job, write_fd: int, detached: bool = False, stopped: bool = False) -> None:
     """The work, in the forked child. Never returns. ``detached``: nobody waits for the end of
     this process once it has replied (a run handed over by the thin client): its audit rows
-    then give way to others' work."""
+    then give way to others' work. ``stopped``: told to stop before it began."""
     cancel = threading.Event()
+    if stopped:
+        cancel.set()
 
     def stop(signum: int, frame: FrameType | None) -> None:
         cancel.set()
@@ -230,6 +232,7 @@ def supervise(job: Job, managed: Sequence[Path], handed: Handed | None = None) -
                                        or handed.channel_fd is not None)
     if handed is not None and handed.channel_fd is not None:
         _child(job, handed.channel_fd, detached)  # the work process, forked before the run
+    stopped = handed is not None and handed.terminated
     if handed is not None and handed.work is not None:
         pid, read_fd = handed.work
     else:
@@ -237,12 +240,16 @@ def supervise(job: Job, managed: Sequence[Path], handed: Handed | None = None) -
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
-            _child(job, write_fd, detached)
+            _child(job, write_fd, detached, stopped)
         os.close(write_fd)
     waiter = _Waiter(read_fd, pid)
     waiter.give_up_at = child_deadline + (deadline - child_deadline) / 4
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, waiter.on_signal)
+    if stopped:  # the host's SIGTERM came while the thin client waited for the resident one
+        waiter.give_up_at = min(waiter.give_up_at, time.monotonic() + TERM_GRACE)
+    elif handed is not None and handed.terminated:  # it came while the child was forked
+        waiter.on_signal(signal.SIGTERM, None)
     waiter.wait(lambda report: report.reply is not None or report.failed is not None)
     report = waiter.report
     if report.reply is not None:

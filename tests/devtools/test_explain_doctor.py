@@ -196,6 +196,20 @@ def test_doctor_fails_for_an_unreachable_model_and_a_broken_config(tmp_path: Pat
     assert proc.stdout.rstrip().endswith("2 checks failed")
 
 
+def test_doctor_warns_of_glue_that_imports_from_the_project(tmp_path: Path) -> None:
+    """Glue written by earlier versions, `python -m prompthooks run` without -P: the host runs
+    it in the project, whose folder Python then searches first."""
+    project = tmp_path / "project"
+    old = f"{sys.executable} -m prompthooks run"
+    write_json(project / ".claude" / "settings.json", {"hooks": {"PreToolUse": [
+        {"hooks": [{"type": "command", "command": old}]}]}})
+    report = json.loads(_cli("doctor", "--offline", "--json", "--project", str(project)).stdout)
+    glue = [c for c in report["checks"] if c["check"] == "glue claude (project)"]
+    assert [c["status"] for c in glue] == ["ok", "warn"], glue
+    assert "imports from the project folder first" in glue[1]["detail"]
+    assert "prompthooks uninstall" in glue[1]["detail"]
+
+
 def test_doctor_finds_the_installed_glue(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()

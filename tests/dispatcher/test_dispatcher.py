@@ -217,11 +217,13 @@ def test_a_hanging_socket_cannot_open_a_fail_closed_gate_nor_outlast_the_budget(
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
                         {"command": "exit 1", "failClosed": True})
     start = time.monotonic()
-    proc = _run(claude_bash("rm -rf /"), "--config", str(cfg), "--budget", "10")
+    proc = _run(claude_bash("rm -rf /"), "--config", str(cfg), "--budget", "20")
     took = time.monotonic() - start
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
     assert impostor.connections == 1
-    assert 6 < took < 10 + 3  # waited for the hand-over, answered by the budget
+    # No sign of life: the client did the run itself after 2 s of silence, not at the
+    # reserve before the budget (18 s in).
+    assert took < 10
 
 
 def test_a_run_whose_dispatcher_dies_midway_is_answered_in_process(

@@ -93,12 +93,14 @@ def test_glue_command_rule(tmp_path: Path) -> None:
     assert glue_command(str(other), str(bare), str(other), defaults) == "prompthooks run"
     assert glue_command(None, str(bare), str(other), defaults) == f"{other} run"
     # No script at all: the interpreter runs the package.
-    assert glue_command(None, str(bare), "-c", defaults) == f"{bare} -m prompthooks run"
+    # No script at all: the interpreter runs the package, with no folder of the host's (the
+    # project) on its import path.
+    assert glue_command(None, str(bare), "-c", defaults) == f"{bare} -P -m prompthooks run"
 
 
 def test_is_glue_recognises_every_form_and_nothing_else() -> None:
     for command in ("prompthooks run", "/opt/x/bin/prompthooks run", "'/a b/prompthooks' run",
-                    "/usr/bin/python3 -m prompthooks run"):
+                    "/usr/bin/python3 -P -m prompthooks run", "/usr/bin/python3 -m prompthooks run"):
         assert is_glue(command), command
     for other in ("prompthooks run --config x", "prompthooks validate", "./guard.sh",
                   "my-prompthooks run", "'unclosed", None, 3):
