@@ -13,7 +13,7 @@ import sys
 
 from prompthooks.commands import demo
 from prompthooks.core.hook import Hook
-from prompthooks.model.cassette import using
+from prompthooks.model.chain import Models
 from prompthooks.model.references import Reference, ReferenceCassette, verdict_text
 from prompthooks.model.types import ModelRequest
 
@@ -41,8 +41,7 @@ def main() -> int:
     tape = folder / "demo.cassette.yaml"
     tape.unlink(missing_ok=True)
     writer = ReferenceCassette(tape, answer=answer)
-    with using(writer):
-        demo._run(folder)
+    demo._run(folder, Models(cassette=writer))
     print(f"{tape}: {sum(t.written for t in writer.take())} reference verdicts written",
           file=sys.stderr)
     return 0

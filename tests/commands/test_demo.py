@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_demo_runs_offline_and_blocks_what_it_should() -> None:
@@ -46,3 +47,31 @@ def test_demo_into_a_closed_pipe_is_quiet() -> None:
         os.close(write_end)
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
     assert proc.returncode == 1
+
+
+def test_the_reference_writer_rewrites_the_demo_cassette_as_shipped(tmp_path: Path) -> None:
+    """config/examples/record_reference.py, run on a copy of the examples, writes the entries
+    the shipped cassette holds: same keys, same verdicts (only the writing time differs)."""
+    import shutil
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    shipped = root / "config" / "examples"
+    copy = tmp_path / "config" / "examples"
+    shutil.copytree(shipped, copy)
+    (copy / "demo.cassette.yaml").unlink()
+    # demo.examples_dir() looks beside the package first: point it at the copy
+    code = ("import sys; from pathlib import Path; from prompthooks.commands import demo; "
+            f"demo.EXAMPLE_DIRS = (Path({str(copy)!r}),); "
+            f"sys.argv = ['x']; exec(open({str(copy / 'record_reference.py')!r}).read())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+    def entries(path: Path) -> dict[str, object]:
+        data = yaml.safe_load(path.read_text())
+        return {e["key"]: e["reply"] for e in data["entries"]}
+
+    written = entries(copy / "demo.cassette.yaml")
+    assert written and written == entries(shipped / "demo.cassette.yaml")
