@@ -23,14 +23,17 @@ def main(args: argparse.Namespace) -> int:
     project = paths.project_dir()
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env, trusted_only=False)
+    from ..config.checks import check_sources, unique
     from ..config.unread import unread_in_sources
     from ..model.pinned import unpinned_warnings
 
     failures = config.loaded.failures
-    errors = [*(d for f in failures if f.kind == "config" for d in (f.details or (f.message,))),
-              *config.unknown_events]
-    warnings = [*config.warnings, *unpinned_warnings(config.hooks),
-                *unread_in_sources(config.loaded.sources)]
+    found = check_sources(config.loaded, project, env)
+    errors = unique([*(d for f in failures if f.kind == "config"
+                       for d in (f.details or (f.message,))),
+                     *config.unknown_events, *found.errors])
+    warnings = unique([*config.warnings, *unpinned_warnings(config.hooks),
+                       *unread_in_sources(config.loaded.sources), *found.warnings])
     # Sources left out on purpose (the managed policy allows managed hooks only): not errors.
     left_out = [f.message for f in failures if f.kind != "config"]
     # A folder with nothing prompthooks loads in it (left by hand, or by an editor) is no

@@ -8,13 +8,14 @@ config reader, the glue and the samples are imported only when used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
 from .framing import frame_reply as frame_reply
 from .tools import FROM_CLINE, tool_to_cline
+from .tools import KNOWN_TOOLS as KNOWN_TOOLS
 from .wire import BUDGET as BUDGET
 from .wire import CONFIG_EVENTS as CONFIG_EVENTS
 from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from ...core.matchers import Matcher
     from ...install.host import HostGlue
     from ...transcripts.reading import TranscriptReader
+    from .._common import RawHandler
     from ..protocol import Host
 
 TOOL_NAMES = FROM_CLINE
@@ -67,6 +69,11 @@ def claims_file(data: Mapping[str, Any]) -> bool:
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
               project_dir: str, canonical: Host) -> list[Hook]:
     raise ConfigError(str(path), "Cline hooks are a folder of executables, not a JSON file")
+
+
+def raw_handlers(data: Mapping[str, Any], path: Path,
+                 project_dir: str) -> Iterator[RawHandler]:
+    return iter(())  # Cline's hooks are never a JSON file
 
 
 def load_folder(path: Path, source: Source, loaded: Loaded) -> None:
