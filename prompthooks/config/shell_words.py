@@ -17,6 +17,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Where the first simple command ends: a list, a pipe, a redirection, a subshell.
 _ENDS = frozenset(";&|<>()\n")
 _GLOB = frozenset("*?[")
+_BLANKS = re.compile(r"[ \t\n]+")
 
 
 class Unresolved(Exception):
@@ -94,16 +95,25 @@ class _Reader:
                 break
             current = current or Word("")
             try:
-                self.part(c, current)
+                if c == "$":
+                    # Unquoted, a variable's value is split into words at its blanks, as
+                    # "$CLAUDE_PROJECT_DIR" quoted is not: /my project/x.sh is two words.
+                    first, *rest = _BLANKS.split(self.variable())
+                    current.text += first
+                    for piece in rest:
+                        words.append(current)
+                        current = Word(piece)
+                else:
+                    self.part(c, current)
             except Unresolved as exc:
                 current.unresolved = str(exc)
                 break  # what follows cannot be read with certainty either
         if current is not None and len(words) < limit:
             words.append(current)
-        return words
+        return [w for w in words if w.text or w.unresolved][:limit]
 
     def part(self, c: str, current: Word) -> None:
-        """Read the next part of the word (a quoted string, an escape, a variable...)."""
+        """Read the next part of the word (a quoted string, an escape...)."""
         if c == "'":
             end = self.text.find("'", self.i + 1)
             if end == -1:
@@ -115,8 +125,6 @@ class _Reader:
         elif c == "\\":
             current.text += self.peek(1)
             self.i += 2
-        elif c == "$":
-            current.text += self.variable()
         elif c == "`":
             raise Unresolved("a command substitution is expanded only when it runs")
         elif c == "~" and not current.text and self.peek(1) in ("/", "", " ", "\t"):
