@@ -36,7 +36,7 @@ from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..errors import ConfigError
 from . import files, handlers
 from .loaded import Loaded
-from .shell_words import Word, first_words
+from .shell_words import TOO_LONG, Word, first_words
 
 if TYPE_CHECKING:
     from ..hosts import Host
@@ -63,6 +63,8 @@ _INTERPRETERS = re.compile(r"(sh|bash|zsh|dash|ksh|fish|python[0-9.]*|pypy[0-9.]
                            r"perl|php|deno|bun|tsx|ts-node|Rscript|lua|osascript)")
 # A regex matcher that is only names (Cursor's "Shell|Read"): each name is checked as one.
 _PLAIN_NAMES = re.compile(r"[A-Za-z0-9_:]+(\|[A-Za-z0-9_:]+)*")
+_MAX_PATTERN = 4096
+_MAX_NAMES = 64
 _SUBCOMMAND_RUN = frozenset({"deno", "bun"})  # deno run x.ts, bun run x.ts
 
 
@@ -188,10 +190,14 @@ def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path:
         return  # MCP tools: their names are the user's own servers'
     every = {host.host_tool(tool) for tool in _canonical_tools()}
     seen = {host.host_tool(tool) for tool in tools} if tools else every
+    pattern = matcher.pattern
     names = (matcher.names if matcher.mode == "names"
-             else matcher.pattern.split("|") if _PLAIN_NAMES.fullmatch(matcher.pattern) else ())
+             else pattern.split("|") if len(pattern) <= _MAX_PATTERN
+             and _PLAIN_NAMES.fullmatch(pattern) else ())
     if names:
-        for name in names:
+        # A matcher comes from a file an agent may write: a bounded number of names is
+        # compared, so that a list of a million cannot hold validate up.
+        for name in names[:_MAX_NAMES]:
             _check_tool_name(name, host, raw.event_key, seen, every, where, found)
     elif not any(matcher.matches(name) for name in seen) and "mcp" not in matcher.pattern.lower():
         found.warnings.append(f"{where}: {matcher.pattern!r} matches none of the tools "
@@ -250,7 +256,7 @@ def command_problem(command: str, cwd: str, env: Mapping[str, str]) -> tuple[str
         return None
     program = words[index]
     if program.unresolved is not None:
-        if program.unresolved.endswith("is not set here"):
+        if program.unresolved.endswith("is not set here") or program.unresolved == TOO_LONG:
             return "warning", f"not checked: {program.unresolved}"
         return None
     if program.glob or not program.text or program.text in _BUILTINS:

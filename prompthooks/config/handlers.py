@@ -199,6 +199,8 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'X'?)`` for the known name closest to ``name``, or nothing."""
     import difflib
 
+    if len(name) > 100:  # no event or tool is named that long: nothing to compare
+        return ""
     choices = sorted(known)
     same_letters = [c for c in choices if c.lower() == name.lower()]
     close = same_letters or difflib.get_close_matches(name, choices, n=1, cutoff=0.6)

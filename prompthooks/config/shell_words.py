@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+MAX_READ = 8192
+TOO_LONG = f"the command is longer than the {MAX_READ} characters read"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Where the first simple command ends: a list, a pipe, a redirection, a subshell.
 _ENDS = frozenset(";&|<>()\n")
@@ -141,5 +143,12 @@ class _Reader:
 def first_words(command: str, env: Mapping[str, str], limit: int = 8) -> list[Word]:
     """Up to ``limit`` words of ``command``'s first simple command, expanded with ``env``; the
     last one is marked ``unresolved`` when it needs more than reading to expand (the words
-    after it are left out)."""
-    return _Reader(command, env).words(limit)
+    after it are left out).
+
+    Only the first :data:`MAX_READ` characters are read (a command comes from a file an
+    agent may write; a program's path is never that long): a word they cut is unresolved."""
+    reader = _Reader(command[:MAX_READ], env)
+    words = reader.words(limit)
+    if len(command) > MAX_READ and words and reader.i >= MAX_READ:
+        words[-1].unresolved = words[-1].unresolved or TOO_LONG
+    return words

@@ -220,3 +220,27 @@ def test_models_no_path_reaches_are_warnings(project: Path, model: object) -> No
     data["prompthooks"] = {"api_base": os.environ["PROMPTHOOKS_API_BASE"]}
     (config / "hooks.json").write_text(json.dumps(data))
     assert json.loads(validate(project, "--json", drop=drop).stdout)["warnings"] == []
+
+
+def test_hostile_sizes_are_read_in_bounded_time(project: Path) -> None:
+    """A config an agent wrote may hold a command of hundreds of kilobytes, a matcher of fifty
+    thousand names, a long event key (within the 1 MiB a config file may be): validate
+    answers, bounded (the subprocess's timeout only guards against a hang)."""
+    config = project / ".prompthooks"
+    long_word = "./" + "a" * 400_000
+    names = "|".join(["Bsh"] * 50_000)
+    key = "X" * 200_000
+    write_json(config / "hooks.json", {"hooks": {
+        "PreToolUse": [{"matcher": names, "hooks": [{"type": "command", "command": long_word}]}],
+        key: []}})
+    # The canary: each is in the file as written, whole.
+    data = json.loads((config / "hooks.json").read_text())
+    assert data["hooks"]["PreToolUse"][0]["matcher"].count("|") == 49_999
+    assert (config / "hooks.json").stat().st_size < 1024 * 1024  # read, not refused
+    report = json.loads(validate(project, "--json").stdout)
+    where = f"{config / 'hooks.json'}: hooks.PreToolUse[0]"
+    assert report["warnings"] == [f"{where}.hooks[0].command: not checked: the command is longer "
+                                  "than the 8192 characters read"]
+    assert f"{where}.matcher: unknown tool 'Bsh' (did you mean 'Bash'?)" in report["errors"]
+    assert any(key in e and "unknown Claude Code event; its hooks" in e
+               for e in report["errors"])
