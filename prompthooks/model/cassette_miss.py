@@ -12,6 +12,7 @@ secret is cut in two and then missed.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,13 @@ EXCERPT = 40  # characters shown on each side of the first difference
 # many and however long the recordings.
 _COMPARED = 20_000
 _CANDIDATES = 50
+
+
+@functools.lru_cache(maxsize=1024)
+def _redacted(text: str, key: str | None) -> str:
+    """``text`` through the redaction pass, once per text: every miss of a suite compares
+    its prompt with the same recordings."""
+    return redact(text, [key])
 
 
 def _shown(text: str) -> str:
@@ -57,10 +65,10 @@ def nearby(entries: Mapping[str, Mapping[str, Any]], prompt: str, request: Model
     goes (``--model {model}``)."""
     if not entries:
         return "; the cassette has no recordings"
-    hidden = [request.endpoint.api_key]
-    prompt = redact(prompt, hidden)
+    key = request.endpoint.api_key
+    prompt = _redacted(prompt, key)
     model = request.endpoint.model
-    recorded = [(redact(str(e.get("prompt", "")), hidden), str(e.get("model", "")), e)
+    recorded = [(_redacted(str(e.get("prompt", "")), key), str(e.get("model", "")), e)
                 for e in entries.values()]
     same = [(m, e) for p, m, e in recorded if p == prompt]
     others = sorted({m for m, _ in same if m != model})

@@ -135,3 +135,31 @@ def test_an_empty_cassette_says_so(tmp_path: Path, content: str) -> None:
     tape.write_text(content)
     detail = _detail(_test(str(_case_file(tmp_path, config, tape, "ls"))))
     assert "; the cassette has no recordings; record it with --record" in detail
+
+
+def test_try_pack_names_the_model_its_suite_was_recorded_on(tmp_path: Path,
+                                                           model: FakeModel) -> None:
+    pack = tmp_path / "pack"
+    (pack / "policies").mkdir(parents=True)
+    (pack / "policies" / "force-push.md").write_text("Block force pushes. $ARGUMENTS\n")
+    (pack / "prompthooks-pack.yaml").write_text(yaml.safe_dump({"name": "acme", "policies": [
+        {"id": "force-push", "prompt_file": "policies/force-push.md", "events": ["PreToolUse"],
+         "matcher": "Bash", "cases": "force-push.yaml"}]}))
+    (pack / "force-push.yaml").write_text(yaml.safe_dump({"cases": [
+        {"name": "force push is blocked", "event": claude_bash("git push --force origin main"),
+         "expect": {"decision": "deny"}}]}))
+    model.script(verdict(False, "force push"))
+    recorded = subprocess.run([sys.executable, "-m", "prompthooks", "try-pack", str(pack),
+                               "--record", "--model", "recorded-model"],
+                              capture_output=True, text=True, timeout=120)
+    assert "1 passed" in recorded.stdout, recorded.stdout + recorded.stderr
+    [entry] = _entries(pack / "force-push.cassette.yaml")
+    assert entry["model"] == "recorded-model"  # the canary: recorded, under that model
+
+    def try_pack(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "prompthooks", "try-pack", str(pack),
+                               "--json", *args], capture_output=True, text=True, timeout=120)
+
+    assert ("this prompt is recorded under model 'recorded-model', not 'claude-haiku-4-5': "
+            "run with --model recorded-model") in _detail(try_pack())
+    assert json.loads(try_pack("--model", "recorded-model").stdout)["passed"] == 1
