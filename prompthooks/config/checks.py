@@ -200,8 +200,9 @@ def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path:
         for name in names[:_MAX_NAMES]:
             _check_tool_name(name, host, raw.event_key, seen, every, where, found)
     elif not any(matcher.matches(name) for name in seen) and "mcp" not in matcher.pattern.lower():
-        found.warnings.append(f"{where}: {matcher.pattern!r} matches none of the tools "
-                              f"{raw.event_key} is known to see ({', '.join(sorted(seen))})")
+        known = (f"the tools {raw.event_key} is known to see ({', '.join(sorted(seen))})"
+                 if len(seen) <= 8 else f"the {len(seen)} tools hosts are known to have")
+        found.warnings.append(f"{where}: {matcher.pattern!r} matches none of {known}")
 
 
 def _check_tool_name(name: str, host: Host, event_key: str, seen: set[str], every: set[str],
@@ -261,6 +262,8 @@ def command_problem(command: str, cwd: str, env: Mapping[str, str]) -> tuple[str
         return None
     if program.glob or not program.text or program.text in _BUILTINS:
         return None
+    if _unnameable(program.text):
+        return "error", f"{program.text!r} cannot name a file: {_UNNAMEABLE}"
     problem = _missing_program(program.text, cwd, env.get("PATH", os.defpath))
     if problem is not None:
         return "error", problem
@@ -275,11 +278,28 @@ def command_problem(command: str, cwd: str, env: Mapping[str, str]) -> tuple[str
     script = rest[0].text
     if not script or script.startswith("-"):
         return None  # an option (-c code, -m module...): no script file to look for
+    if _unnameable(script):
+        return "error", f"{name} would run {script!r}, which cannot name a file: {_UNNAMEABLE}"
     full = os.path.normpath(os.path.join(cwd, script))
     if not os.path.lexists(full):
         return "error", (f"{name} would run {script!r}, which does not exist"
                          f"{_looked_in(script, full, cwd)}")
     return None
+
+
+_UNNAMEABLE = "it holds a NUL character or an unpaired surrogate"
+
+
+def _unnameable(text: str) -> bool:
+    """Whether ``text`` cannot be a path at all (the hook fails to start, whatever is on
+    disk)."""
+    if "\0" in text:
+        return True
+    try:
+        os.fsencode(text)
+    except UnicodeError:
+        return True
+    return False
 
 
 def _looked_in(written: str, full: str, cwd: str) -> str:

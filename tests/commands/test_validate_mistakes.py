@@ -244,3 +244,30 @@ def test_hostile_sizes_are_read_in_bounded_time(project: Path) -> None:
     assert f"{where}.matcher: unknown tool 'Bsh' (did you mean 'Bash'?)" in report["errors"]
     assert any(key in e and "unknown Claude Code event; its hooks" in e
                for e in report["errors"])
+
+
+def test_names_no_file_can_have_are_one_line_each(project: Path) -> None:
+    """A NUL or an unpaired surrogate (both valid in JSON) in a command, a matcher or an event
+    key: one line each and exit 1, never a traceback."""
+    config = project / ".prompthooks"
+    write_json(config / "hooks.json", {"hooks": {
+        "PreToolUse": [{"matcher": "Ba\u0000sh", "hooks": [
+            {"type": "command", "command": "./a\u0000b.sh"},
+            {"type": "command", "command": "python3 \ud800.py"}]}],
+        "Pre\ud800": []}})
+    assert "\\u0000" in (config / "hooks.json").read_text()  # the canary: written as JSON has it
+    for args in ((), ("--json",)):
+        proc = validate(project, *args)
+        assert (proc.returncode, proc.stderr) == (1, "")
+    report = json.loads(validate(project, "--json").stdout)
+    where = f"{config / 'hooks.json'}: hooks"
+    assert report["errors"] == [
+        f"{where}.Pre\\ud800: unknown Claude Code event; its hooks are ignored",
+        f"{where}.PreToolUse[0].hooks[0].command: './a\\x00b.sh' cannot name a file: it holds "
+        "a NUL character or an unpaired surrogate",
+        f"{where}.PreToolUse[0].hooks[1].command: python3 would run '\\ud800.py', which cannot "
+        "name a file: it holds a NUL character or an unpaired surrogate",
+    ]
+    [warning] = report["warnings"]
+    assert warning.startswith(f"{where}.PreToolUse[0].matcher: 'Ba\\x00sh' matches none of the ")
+    assert warning.endswith(" tools hosts are known to have")
