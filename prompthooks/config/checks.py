@@ -372,5 +372,10 @@ def _shebang_problem(entry: Path, environ: Mapping[str, str]) -> str | None:
 
 
 def unique(lines: Iterable[str]) -> list[str]:
-    """``lines`` without repeats, in order (loading and these checks may both say one)."""
-    return list(dict.fromkeys(lines))
+    """``lines`` without repeats (loading and these checks may both say one), each file's
+    together, the files in the order they first come."""
+    kept = list(dict.fromkeys(lines))
+    order: dict[str, int] = {}
+    for line in kept:
+        order.setdefault(line.split(": ", 1)[0], len(order))
+    return sorted(kept, key=lambda line: order[line.split(": ", 1)[0]])

@@ -71,7 +71,7 @@ def nearby(entries: Mapping[str, Mapping[str, Any]], prompt: str, request: Model
     recorded = [(_redacted(str(e.get("prompt", "")), key), str(e.get("model", "")), e)
                 for e in entries.values()]
     same = [(m, e) for p, m, e in recorded if p == prompt]
-    others = sorted({m for m, _ in same if m != model})
+    others = sorted({_redacted(m, key) for m, _ in same if m != model})
     if others:
         named = " or ".join(repr(m) for m in others)
         return (f"; this prompt is recorded under model {named}, not {model!r}: run with "
@@ -88,6 +88,7 @@ def nearby(entries: Mapping[str, Mapping[str, Any]], prompt: str, request: Model
     closest, closest_model, entry = max(candidates, key=lambda r: difflib.SequenceMatcher(
         None, head, r[0][:_COMPARED], autojunk=False).quick_ratio())
     at = longest
-    hook = f"hook {str(entry['hook'])!r}, " if entry.get("hook") else ""
+    hook = f"hook {_redacted(str(entry['hook']), key)!r}, " if entry.get("hook") else ""
+    closest_model = _redacted(closest_model, key)
     return (f"; the closest recording ({hook}model {closest_model!r}) first differs at "
             f"character {at}: recorded '{_excerpt(closest, at)}', now '{_excerpt(prompt, at)}'")
