@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.events import MCP_PREFIX
 from ..core.hook import Hook, PromptSettings, Source, Trigger
+from ..core.matchers import Matcher
 from ..errors import ConfigError
 from . import files, handlers
 from .loaded import Loaded
@@ -183,6 +184,9 @@ def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path:
         found.warnings.append(f"{where}: {raw.event_key} ignores matchers: its hooks run on "
                               f"every {raw.event_key} event")
         return
+    if config_event.match_on == "subject":
+        _check_subject(matcher, config_event.trigger.event, where, found)
+        return
     if config_event.match_on not in ("tool", "host_tool"):
         return
     tools = config_event.trigger.tools
@@ -203,6 +207,28 @@ def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path:
         known = (f"the tools {raw.event_key} is known to see ({', '.join(sorted(seen))})"
                  if len(seen) <= 8 else f"the {len(seen)} tools hosts are known to have")
         found.warnings.append(f"{where}: {matcher.pattern!r} matches none of {known}")
+
+
+def _check_subject(matcher: Matcher, event: str, where: str, found: Findings) -> None:
+    """A matcher on SessionStart, PreCompact, SessionEnd or Notification: its names against
+    the values hosts send there."""
+    from ..hosts import HOSTS
+
+    seen = {value for host in HOSTS.values() for value in host.KNOWN_SUBJECTS.get(event, ())}
+    seen |= {ce.trigger.subject for host in HOSTS.values()
+             for ce in host.CONFIG_EVENTS.values()
+             if ce.trigger.event == event and ce.trigger.subject}
+    if not seen or matcher.mode != "names":
+        return
+    for name in matcher.names[:_MAX_NAMES]:
+        if name in seen:
+            continue
+        suggestion = handlers.did_you_mean(name, seen)
+        if suggestion:
+            found.errors.append(f"{where}: {event} is never sent with {name!r}{suggestion}")
+        else:
+            found.warnings.append(f"{where}: no host is known to send {event} with {name!r} "
+                                  f"(known: {', '.join(sorted(seen))})")
 
 
 def _check_tool_name(name: str, host: Host, event_key: str, seen: set[str], every: set[str],

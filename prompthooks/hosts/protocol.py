@@ -39,6 +39,10 @@ class Host(Protocol):
     # Every tool name the host is known to send (those of TOOL_NAMES and the ones passed on
     # unchanged): what ``validate`` tells a misspelled or foreign tool in a matcher from.
     KNOWN_TOOLS: frozenset[str]
+    # What the host sends as a matcher's subject, per canonical event (SessionStart's
+    # sources...), where the values are a fixed few; events whose values are open (agent
+    # types) are absent.
+    KNOWN_SUBJECTS: dict[str, frozenset[str]]
     # Other names the host sends for its config's event keys (Cline's SDK: tool_call).
     EVENT_ALIASES: dict[str, str]
     # A hook of this dialect that prints {"continue": false} blocks (Cursor's

@@ -271,3 +271,30 @@ def test_names_no_file_can_have_are_one_line_each(project: Path) -> None:
     [warning] = report["warnings"]
     assert warning.startswith(f"{where}.PreToolUse[0].matcher: 'Ba\\x00sh' matches none of the ")
     assert warning.endswith(" tools hosts are known to have")
+
+
+def test_a_session_start_matcher_hosts_never_send(project: Path) -> None:
+    config = project / ".prompthooks"
+    typo, right = project / "typo-ran", project / "right-ran"
+    write_json(config / "hooks.json", {"hooks": {
+        "SessionStart": [{"matcher": "startp|weekly", "hooks": [
+                             {"type": "command", "command": f"touch '{typo}'"}]},
+                         {"matcher": "startup", "hooks": [
+                             {"type": "command", "command": f"touch '{right}'"}]}],
+        "PreCompact": [{"matcher": "Auto", "hooks": [{"type": "command", "command": "true"}]}]}})
+    report = json.loads(validate(project, "--json").stdout)
+    where = f"{config / 'hooks.json'}: hooks"
+    assert report["errors"] == [
+        f"{where}.SessionStart[0].matcher: SessionStart is never sent with 'startp' (did you "
+        "mean 'startup'?)",
+        f"{where}.PreCompact[0].matcher: PreCompact is never sent with 'Auto' (did you mean "
+        "'auto'?)"]
+    assert report["warnings"] == [
+        f"{where}.SessionStart[0].matcher: no host is known to send SessionStart with 'weekly' "
+        "(known: clear, compact, resume, startup)"]
+    # The canary: a real session start runs the hook spelled right, never the misspelt one.
+    approve(config)
+    event = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
+             "cwd": str(project)}
+    run_cli(event, cwd=project)
+    assert right.exists() and not typo.exists()

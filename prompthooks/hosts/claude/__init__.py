@@ -47,6 +47,15 @@ KNOWN_TOOLS = frozenset({
     "ReadMcpResourceTool", "Skill", "SlashCommand", "TaskCreate", "TaskGet", "TaskList",
     "TaskOutput", "TaskStop", "TaskUpdate", "TodoRead", "TodoWrite", "ToolSearch",
     "WebSearch"})
+# The values Claude Code documents for its matchers on non-tool events.
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {
+    "SessionStart": frozenset({"startup", "resume", "clear", "compact"}),
+    "PreCompact": frozenset({"manual", "auto"}),
+    "SessionEnd": frozenset({"clear", "logout", "prompt_input_exit", "other",
+                             "bypass_permissions_disabled"}),
+    "Notification": frozenset({"permission_prompt", "idle_prompt", "auth_success",
+                               "elicitation_dialog"}),
+}
 EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = False  # {"continue": false} stops everything
 

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from ..protocol import Host
 
 TOOL_NAMES = FROM_CLINE
+# Cline has no matchers; the subjects its hook names stand for are in CONFIG_EVENTS.
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {}
 EVENT_ALIASES = SDK_EVENTS
 CONTINUE_FALSE_BLOCKS = False  # Cline has no "continue"; our reading stays Claude Code's
 

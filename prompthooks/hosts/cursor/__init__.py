@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..protocol import Host
 
 TOOL_NAMES = FROM_CURSOR
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {}  # its matchers see tools, commands, agents
 EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = True  # beforeSubmitPrompt's {"continue": false} refuses the prompt
 
