@@ -35,6 +35,7 @@ from ..core.events import MCP_PREFIX
 from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from ..errors import ConfigError
+from ..redaction import redact
 from . import files, handlers
 from .loaded import Loaded
 from .shell_words import TOO_LONG, Word, first_words
@@ -121,8 +122,10 @@ def _check_json(path: Path, source: Source, project_dir: str, environ: Mapping[s
             problem = command_problem(command, raw.cwd or project_dir, env)
             if problem is not None:
                 level, message = problem
+                # A command may carry a secret ("ghp_... ./x.sh" with a quote lost), and
+                # validate's output is pasted into CI logs and issues: shown redacted.
                 (found.errors if level == "error" else found.warnings).append(
-                    f"{path}: {raw.where}.command: {message}")
+                    f"{path}: {raw.where}.command: {redact(message)}")
         elif kind == "prompt":
             _check_prompt(raw, path, source, host, settings, config_dir, environ, found)
 

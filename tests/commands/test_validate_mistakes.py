@@ -298,3 +298,14 @@ def test_a_session_start_matcher_hosts_never_send(project: Path) -> None:
              "cwd": str(project)}
     run_cli(event, cwd=project)
     assert right.exists() and not typo.exists()
+
+
+def test_a_secret_in_a_command_is_shown_redacted(project: Path) -> None:
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    config = project / ".prompthooks"
+    write_json(config / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": f"{token} ./guard.sh"}]}]}})
+    proc = validate(project)
+    # The canary: the token is the program the command would start, and it is reported.
+    assert "is not on PATH" in proc.stdout and "[redacted]" in proc.stdout
+    assert token not in proc.stdout and token[:10] not in proc.stdout
