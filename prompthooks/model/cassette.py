@@ -191,8 +191,11 @@ class Cassette:
             from .cassette_miss import nearby
 
             user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
-            near = nearby(self.entries(), _normalize(user, request.nonce), request,
-                          self.model_option)
+            try:
+                near = nearby(self.entries(), _normalize(user, request.nonce), request,
+                              self.model_option)
+            except Exception:  # a cassette of any shape: the miss is said, with less detail
+                near = ""
             raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
                                 f"cassette {self.path} (key {key}){near}; {self.hint}")
         try:

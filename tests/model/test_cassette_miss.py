@@ -163,3 +163,14 @@ def test_try_pack_names_the_model_its_suite_was_recorded_on(tmp_path: Path,
     assert ("this prompt is recorded under model 'recorded-model', not 'claude-haiku-4-5': "
             "run with --model recorded-model") in _detail(try_pack())
     assert json.loads(try_pack("--model", "recorded-model").stdout)["passed"] == 1
+
+
+def test_entries_of_any_shape_still_give_one_line(tmp_path: Path) -> None:
+    config, tape = _config(tmp_path), tmp_path / "tape.yaml"
+    tape.write_text(yaml.safe_dump({"version": 1, "entries": [
+        {"key": "0" * 32, "reply": "{}", "prompt": ["not", "text"], "model": {"a": 1},
+         "hook": 5}]}))
+    detail = _detail(_test(str(_case_file(tmp_path, config, tape, "ls"))))
+    assert "no recorded reply for hook 'prompt destructive-shell'" in detail
+    assert "the closest recording (hook '5', model \"{'a': 1}\") first differs at character 0" \
+        in detail
