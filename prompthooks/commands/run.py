@@ -34,10 +34,11 @@ def _models(args: argparse.Namespace) -> Models:
 
     cassette = None
     if args.record or args.replay:
-        from ..model.cassette import Cassette
+        from ..model.cassette import ENV_MODEL_OPTION, Cassette
 
         path = Path(args.record or args.replay)
-        cassette = Cassette(path, "record" if args.record else "replay")
+        cassette = Cassette(path, "record" if args.record else "replay",
+                            model_option=ENV_MODEL_OPTION)
     return Models(cassette=cassette, start_worker=True)
 
 

@@ -1,7 +1,8 @@
-"""``prompthooks validate [--config PATH]...``: load every config and report each problem as
-``file: json.path: message`` (errors, then warnings for keys it ignores); exit 1 on any error.
-A project or user config is checked whether approved or not (nothing runs), and its approval
-state is shown: ``prompthooks trust`` approves it.
+"""``prompthooks validate [--config PATH]...``: load every config, check what loading does
+not (``config.checks``: commands, events, tools, matchers, models), and report every problem
+of every file as ``file: json.path: message`` (errors, then warnings), then a summary line;
+exit 1 on any error. A project or user config is checked whether approved or not (nothing
+runs), and its approval state is shown: ``prompthooks trust`` approves it.
 """
 
 from __future__ import annotations
@@ -19,18 +20,28 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
+def _printable(line: str) -> str:
+    """``line`` with what cannot be printed as UTF-8 (an unpaired surrogate a JSON file can
+    hold in a key) written as its escape."""
+    return line.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def main(args: argparse.Namespace) -> int:
     project = paths.project_dir()
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env, trusted_only=False)
+    from ..config.checks import check_sources, unique
     from ..config.unread import unread_in_sources
     from ..model.pinned import unpinned_warnings
 
     failures = config.loaded.failures
-    errors = [*(d for f in failures if f.kind == "config" for d in (f.details or (f.message,))),
-              *config.unknown_events]
-    warnings = [*config.warnings, *unpinned_warnings(config.hooks),
-                *unread_in_sources(config.loaded.sources)]
+    found = check_sources(config.loaded, project, env)
+    errors = unique(map(_printable, [*(d for f in failures if f.kind == "config"
+                                       for d in (f.details or (f.message,))),
+                                     *config.unknown_events, *found.errors]))
+    warnings = unique(map(_printable, [*config.warnings, *unpinned_warnings(config.hooks),
+                                       *unread_in_sources(config.loaded.sources),
+                                       *found.warnings]))
     # Sources left out on purpose (the managed policy allows managed hooks only): not errors.
     left_out = [f.message for f in failures if f.kind != "config"]
     # A folder with nothing prompthooks loads in it (left by hand, or by an editor) is no

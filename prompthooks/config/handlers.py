@@ -140,7 +140,7 @@ def file_settings(model: Any, path: Path, source: Source, loaded: Loaded,
     return settings(model)
 
 
-def _check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
+def check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
                        problems: list[ConfigError]) -> None:
     from ..model.templates import TemplateError, resolve_prompt_file
 
@@ -173,7 +173,7 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
     """The Hook for one handler of a JSON config, or None (with a warning) if we cannot run it."""
     loaded.warnings += [f"{label}: {w}" for w in extras(handler, "")]
     if handler.type == "prompt":
-        _check_prompt_file(handler.prompt_file, fields["config_dir"], path, where, problems)
+        check_prompt_file(handler.prompt_file, fields["config_dir"], path, where, problems)
         return Hook(kind="prompt", label=label, title=handler.name, prompt=handler.prompt,
                     prompt_file=handler.prompt_file, model=handler.model,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
@@ -189,9 +189,27 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
                 timeout=handler.timeout or default_timeout, **fields)
 
 
-def unknown_event(path: Path, key: str, title: str, loaded: Loaded) -> None:
-    loaded.unknown_events.append(f"{path}: hooks.{key}: unknown {title} event; "
-                                 "its hooks are ignored")
+def unknown_event_message(path: Path, key: str, title: str, known: Iterable[str]) -> str:
+    """An event key the dialect does not have, with the closest one it has."""
+    return (f"{path}: hooks.{key}: unknown {title} event{did_you_mean(key, known)}; "
+            "its hooks are ignored")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` for the known name closest to ``name``, or nothing."""
+    import difflib
+
+    if len(name) > 100:  # no event or tool is named that long: nothing to compare
+        return ""
+    choices = sorted(known)
+    same_letters = [c for c in choices if c.lower() == name.lower()]
+    close = same_letters or difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_event(path: Path, key: str, title: str, known: Iterable[str],
+                  loaded: Loaded) -> None:
+    loaded.unknown_events.append(unknown_event_message(path, key, title, known))
 
 
 def packs(model: Any, path: Path, source: Source, prompt_settings: PromptSettings | None,

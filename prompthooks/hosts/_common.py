@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.hook import MatchOn, Trigger
@@ -29,6 +29,20 @@ class ConfigEvent:
 
     trigger: Trigger
     match_on: MatchOn = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class RawHandler:
+    """One handler of a JSON config as written, found without validating the file: what
+    ``validate`` checks in every handler, even in a file whose other values are wrong."""
+
+    event_key: str
+    where: str  # the handler's JSON path: hooks.PreToolUse[0].hooks[1]
+    handler: Mapping[str, Any]
+    matcher: Any = None  # the matcher as written (None: no matcher)
+    matcher_where: str = ""
+    cwd: str = ""  # the folder a command hook runs in (the project, for the event's cwd)
+    env: Mapping[str, str] = field(default_factory=dict)  # the variables its host sets
 
 
 def text(raw: Mapping[str, Any], key: str) -> str | None:

@@ -9,11 +9,11 @@ rules whichever host sent the event.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._common import ConfigEvent, Reply
+from ._common import ConfigEvent, RawHandler, Reply
 from ._framing import Framed
 
 if TYPE_CHECKING:
@@ -38,6 +38,13 @@ class Host(Protocol):
     CONFIG_EVENTS: dict[str, ConfigEvent]  # the dialect's event keys
     HOST_EVENTS: dict[str, str]  # the event names the host sends -> canonical events
     TOOL_NAMES: dict[str, str]  # the host's tool names -> canonical tools
+    # Every tool name the host is known to send (those of TOOL_NAMES and the ones passed on
+    # unchanged): what ``validate`` tells a misspelled or foreign tool in a matcher from.
+    KNOWN_TOOLS: frozenset[str]
+    # What the host sends as a matcher's subject, per canonical event (SessionStart's
+    # sources...), where the values are a fixed few; events whose values are open (agent
+    # types) are absent.
+    KNOWN_SUBJECTS: dict[str, frozenset[str]]
     # Other names the host sends for its config's event keys (Cline's SDK: tool_call).
     EVENT_ALIASES: dict[str, str]
     # A hook of this dialect that prints {"continue": false} blocks (Cursor's
@@ -90,6 +97,12 @@ class Host(Protocol):
                   project_dir: str, canonical: Host) -> list[Hook]:
         """The hooks of a JSON config file in this dialect (raises ConfigError);
         ``canonical`` is the dialect its policy packs are written in."""
+        ...
+
+    def raw_handlers(self, data: Mapping[str, Any], path: Path,
+                     project_dir: str) -> Iterator[RawHandler]:
+        """Every handler of a JSON config file in this dialect as written, whatever its
+        values (for ``validate``); nothing for a shape it does not have."""
         ...
 
     def sends_as_is(self, event: Event, hook: Hook) -> bool:

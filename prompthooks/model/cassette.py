@@ -46,6 +46,10 @@ HEADER = ("# prompthooks cassette: recorded model replies, one entry per model c
           "# not by a model. Review each prompt with its reply. Re-record with --record.\n")
 
 
+# How `prompthooks run` picks a model (it has no --model): for a miss under another model.
+ENV_MODEL_OPTION = "PROMPTHOOKS_MODEL={model} (a hook's own model wins over it)"
+
+
 class CassetteError(ModelError):
     """A cassette that cannot be read, or a replay with no recorded reply."""
 
@@ -106,6 +110,8 @@ class Cassette:
     # What a replay miss tells the user to do: the way to record in the tool they are using.
     hint: str = ("record it with --record, or write the case's expected verdict with "
                  "prompthooks test --write-references")
+    # How the tool in use picks a model, for a miss whose prompt is recorded under another.
+    model_option: str = "--model {model}"
     _entries: dict[str, dict[str, Any]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -201,8 +207,16 @@ class Cassette:
                               input_tokens=recorded.get("input_tokens"),
                               output_tokens=recorded.get("output_tokens"), replayed=True)
         if self.mode == "replay":
+            from .cassette_miss import nearby
+
+            user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
+            try:
+                near = nearby(self.entries(), _normalize(user, request.nonce), request,
+                              self.model_option)
+            except Exception:  # a cassette of any shape: the miss is said, with less detail
+                near = ""
             raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
-                                f"cassette {self.path} (key {key}); {self.hint}")
+                                f"cassette {self.path} (key {key}){near}; {self.hint}")
         try:
             reply = call_model(request, deadline)
         except ModelError as exc:
@@ -286,5 +300,6 @@ def from_environment(environ: Mapping[str, str]) -> Cassette | None:
                             f"not {mode!r}")
     cassette = _from_env.get((path, mode))
     if cassette is None:
-        cassette = _from_env[(path, mode)] = Cassette(Path(path), mode)
+        cassette = _from_env[(path, mode)] = Cassette(
+            Path(path), mode, model_option=ENV_MODEL_OPTION)
     return cassette

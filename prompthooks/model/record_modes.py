@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[RecordMode, ...] = ("none", "once", "new_episodes", "all", "rewrite")
 OPTION = "--prompthooks-record-mode"
+# How a test picks a prompt hook's model: the marker, prompthooks_run, or a case file.
+MODEL_OPTION = ('model="{model}" (in the prompthooks marker or prompthooks_run; a case file\'s '
+                "model: {model})")
 
 
 class Recorder:
@@ -44,7 +47,7 @@ class Recorder:
                 existed = path.exists()
                 seen = self._modes[path] = self._first_use(path), existed
         mode, existed = seen
-        return Cassette(path, mode, hint=_hint(existed))
+        return Cassette(path, mode, hint=_hint(existed), model_option=MODEL_OPTION)
 
     def _first_use(self, path: Path) -> Mode:
         if self.record_mode == "none":

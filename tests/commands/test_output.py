@@ -19,7 +19,7 @@ BOX = "┃"
 def _config(tmp_path: Path) -> Path:
     """A sound config with two ignored keys: `validate` prints a table of two warnings."""
     return write_json(tmp_path / "settings.json", {"permissions": {}, "hooks": {"PreToolUse": [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "shiny": 1}]}]}})
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "true", "shiny": 1}]}]}})
 
 
 def _validate_on_a_terminal(cfg: Path, columns: int, no_color: bool = False) -> str:

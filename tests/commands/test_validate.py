@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +11,14 @@ from pathlib import Path
 from ..helpers import write_json
 
 
-def _validate(*paths: Path) -> subprocess.CompletedProcess[str]:
+def _validate(*paths: Path, env: dict[str, str] | None = None,
+              cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``validate --config PATH...``; the default model's provider has a (made-up) key, so
+    that only the tests about models see model warnings."""
     args = [a for p in paths for a in ("--config", str(p))]
+    environ = {**os.environ, "ANTHROPIC_API_KEY": "test-key-not-a-secret", **(env or {})}
     return subprocess.run([sys.executable, "-m", "prompthooks", "validate", *args],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, env=environ, cwd=cwd)
 
 
 def _problems(proc: subprocess.CompletedProcess[str]) -> list[str]:
@@ -25,15 +30,15 @@ def _problems(proc: subprocess.CompletedProcess[str]) -> list[str]:
 
 def test_broken_configs_with_exact_messages(tmp_path: Path) -> None:
     unknown_event = write_json(tmp_path / "a.json", {"hooks": {"PreToolUze": [
-        {"hooks": [{"type": "command", "command": "x"}]}]}})
+        {"hooks": [{"type": "command", "command": "true"}]}]}})
     bad_regex = write_json(tmp_path / "b.json", {"hooks": {"PreToolUse": [
-        {"matcher": "Bash(", "hooks": [{"type": "command", "command": "x"}]}]}})
+        {"matcher": "Bash(", "hooks": [{"type": "command", "command": "true"}]}]}})
     bad_template = write_json(tmp_path / "c.json", {"version": 1, "hooks": {"preToolUse": [
         {"type": "prompt", "prompt_file": "no-such-policy"}]}})
     no_command = write_json(tmp_path / "d.json", {"hooks": {"Stop": [
         {"hooks": [{"type": "command"}]}]}})
     bad_timeout = write_json(tmp_path / "e.json", {"version": 1, "hooks": {"stop": [
-        {"command": "x", "timeout": "30s", "color": "blue"}]}})
+        {"command": "true", "timeout": "30s", "color": "blue"}]}})
     proc = _validate(unknown_event, bad_regex, bad_template, no_command, bad_timeout)
     assert proc.returncode == 1
     lines = _problems(proc)
@@ -48,23 +53,23 @@ def test_broken_configs_with_exact_messages(tmp_path: Path) -> None:
         "'command'",
         f"error: {bad_timeout}: hooks.stop[0].timeout: Input should be a valid number",
     ]
-    assert lines[4] == (f"error: {unknown_event}: hooks.PreToolUze: unknown Claude Code event; "
-                        "its hooks are ignored")
+    assert lines[4] == (f"error: {unknown_event}: hooks.PreToolUze: unknown Claude Code event "
+                        "(did you mean 'PreToolUse'?); its hooks are ignored")
     assert len(lines) == 5
     assert proc.stdout.splitlines()[-1].endswith("5 errors, 0 warnings")
 
 
 def test_every_problem_of_a_file_is_reported(tmp_path: Path) -> None:
-    # Values first: a file whose values are sound is then checked for matchers, prompt files
-    # and event names, each problem on its own line. `run` counts the file as one failure.
+    # Each problem on its own line, the loader's own (its values) first. `run` counts the
+    # file as one failure.
     values = write_json(tmp_path / "values.json", {"hooks": {"PreToolUse": [{"hooks": [
-        {"type": "command", "command": "x", "timeout": "ten"},
-        {"type": "command", "command": "x", "failClosed": "maybe"}]}]}})
+        {"type": "command", "command": "true", "timeout": "ten"},
+        {"type": "command", "command": "true", "failClosed": "maybe"}]}]}})
     rest = write_json(tmp_path / "rest.json", {"hooks": {
-        "PreToolUse": [{"matcher": "Bash(", "hooks": [{"type": "command", "command": "x"}]},
+        "PreToolUse": [{"matcher": "Bash(", "hooks": [{"type": "command", "command": "true"}]},
                        {"matcher": "Edit|(", "hooks": [
                            {"type": "prompt", "prompt_file": "no-such-policy"}]}],
-        "Nope": [{"hooks": [{"type": "command", "command": "x"}]}]}})
+        "Nope": [{"hooks": [{"type": "command", "command": "true"}]}]}})
     proc = _validate(values, rest)
     assert proc.returncode == 1
     assert _problems(proc) == [
@@ -92,7 +97,7 @@ def test_every_problem_of_a_file_is_reported(tmp_path: Path) -> None:
 
 def test_clean_config_with_ignored_keys_warns_and_passes(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "settings.json", {"permissions": {}, "hooks": {"PreToolUse": [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "shiny": 1}]}]}})
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "true", "shiny": 1}]}]}})
     proc = _validate(cfg)
     assert proc.returncode == 0
     assert _problems(proc) == [

@@ -65,8 +65,8 @@ def test_explain_and_doctor_name_them_too(project: Path) -> None:
     approve(config)
     event = json.dumps(claude_bash("ls", str(project)))
     report = json.loads(prompthooks("explain", "--json", cwd=project, stdin=event).stdout)
-    typo = (f"{config / 'hooks.json'}: hooks.PreToolUSe: unknown Claude Code event; its hooks "
-            "are ignored")
+    typo = (f"{config / 'hooks.json'}: hooks.PreToolUSe: unknown Claude Code event (did you "
+            "mean 'PreToolUse'?); its hooks are ignored")
     assert report["warnings"] == [typo, f"{config / 'hooks.toml'}: {UNREAD['hooks.toml']}"]
     text = prompthooks("explain", cwd=project, stdin=event).stdout
     assert f"  warning: {typo}" in text.splitlines()
@@ -86,7 +86,7 @@ def test_run_warns_once_per_config_change_about_an_unknown_event(project: Path) 
     approve(config)
     event = claude_bash("ls", str(project))
     typo = (f"prompthooks: warning: {config / 'hooks.json'}: hooks.PreToolUSe: unknown Claude "
-            f"Code event; its hooks are ignored{ONCE}")
+            f"Code event (did you mean 'PreToolUse'?); its hooks are ignored{ONCE}")
 
     first = run_cli(event, cwd=project)
     assert (first.returncode, first.stdout) == (0, "")  # the reply is what it would be

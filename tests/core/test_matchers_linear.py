@@ -76,7 +76,7 @@ def test_a_cached_pattern_that_does_not_compile_lets_the_hook_run() -> None:
 
 def test_validate_names_the_json_path_of_a_lookaround(tmp_path: Path) -> None:
     cfg = cursor_config(tmp_path / "hooks.json", "beforeShellExecution",
-                        {"command": "x", "matcher": "curl(?=.*\\|)"})
+                        {"command": "true", "matcher": "curl(?=.*\\|)"})
     proc = subprocess.run([sys.executable, "-m", "prompthooks", "validate", "--json",
                            "--config", str(cfg)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1

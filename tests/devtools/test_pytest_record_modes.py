@@ -250,3 +250,22 @@ def test_a_recording_that_cannot_be_written_fails_the_test_not_the_verdict(
     result.stdout.fnmatch_lines([
         "*prompthooks_run: hook 'prompt destructive-shell': the model's reply was not "
         "recorded (cassette *tape.yaml is not a regular file (a folder)); its verdict stands*"])
+
+
+def test_a_miss_names_the_model_a_recording_was_made_on(
+        pytester: pytest.Pytester, suite: Path, model: FakeModel) -> None:
+    test_file = suite / "test_policies.py"
+    test_file.write_text(SAMPLE.replace('config="hooks.json"',
+                                        'config="hooks.json", model="recorded-model"'))
+    model.script(verdict(False, "wipes the home directory"), verdict(True))
+    pytester.runpytest("suite", *QUIET, "--prompthooks-record-mode=once").assert_outcomes(
+        passed=2)
+    tape = suite / "cassettes" / "test_policies" / "test_home_wipe.yaml"
+    assert [e["model"] for e in entries(tape)] == ["recorded-model"]  # the canary
+    test_file.write_text(SAMPLE)  # the config's own model, test-model, again
+    result = pytester.runpytest("suite", *QUIET)
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*this prompt is recorded under model 'recorded-model', not 'test-model': run with "
+        "model=\"recorded-model\" (in the prompthooks marker or prompthooks_run; a case file's "
+        "model: recorded-model)*"])

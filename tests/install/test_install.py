@@ -439,9 +439,20 @@ def test_starter_config_validates_cleanly(project: Path, bare_path: str) -> None
     assert cli("install", "--host", "cline", "--project", str(project),
                path=bare_path).returncode == 0
     config = project / ".prompthooks" / "hooks.json"
-    proc = cli("validate", "--config", str(config), path=bare_path)
+    proc = cli("validate", "--config", str(config), path=bare_path,
+               env={"ANTHROPIC_API_KEY": "test-key-not-a-secret"})
     assert proc.returncode == 0, proc.stdout
     assert lines(proc) == [f"1 hook from {config}; 0 errors, 0 warnings"]
+    # Without a key for its default model, the one thing left to do is said.
+    keyless = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY",
+                                                                 "PROMPTHOOKS_API_KEY")}
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "validate", "--json",
+                           "--config", str(config)], capture_output=True, text=True,
+                          timeout=60, env={**keyless, "PATH": bare_path})
+    assert (proc.returncode, json.loads(proc.stdout)["warnings"]) == (0, [
+        f"{config}: hooks.PreToolUse[0].hooks[0]: model 'claude-haiku-4-5' needs a key for "
+        "anthropic and none is set: set ANTHROPIC_API_KEY (or PROMPTHOOKS_API_KEY, or name the "
+        "variable with prompthooks.api_key_env)"])
     assert json.loads(STARTER) == {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "prompt", "prompt_file": "destructive-shell", "timeout": 20}]}]}}
 

@@ -8,7 +8,7 @@ the glue and the samples are imported only when used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +34,29 @@ if TYPE_CHECKING:
     from ...core.matchers import Matcher
     from ...install.host import HostGlue
     from ...transcripts.reading import TranscriptReader
+    from .._common import RawHandler
     from ..protocol import Host
 
 from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 
 TOOL_NAMES = {tool: tool for tool in CANONICAL_TOOLS if tool != "Delete"}
+# Claude Code's built-in tools, past and present (its tools reference), beside the canonical
+# ones; MCP tools are mcp__<server>__<tool>.
+KNOWN_TOOLS = frozenset({
+    *TOOL_NAMES, "Agent", "AskUserQuestion", "BashOutput", "EnterPlanMode", "ExitPlanMode",
+    "KillBash", "KillShell", "LS", "LSP", "ListMcpResourcesTool", "NotebookRead",
+    "ReadMcpResourceTool", "Skill", "SlashCommand", "TaskCreate", "TaskGet", "TaskList",
+    "TaskOutput", "TaskStop", "TaskUpdate", "TodoRead", "TodoWrite", "ToolSearch",
+    "WebSearch"})
+# The values Claude Code documents for its matchers on non-tool events.
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {
+    "SessionStart": frozenset({"startup", "resume", "clear", "compact"}),
+    "PreCompact": frozenset({"manual", "auto"}),
+    "SessionEnd": frozenset({"clear", "logout", "prompt_input_exit", "other",
+                             "bypass_permissions_disabled"}),
+    "Notification": frozenset({"permission_prompt", "idle_prompt", "auth_success",
+                               "elicitation_dialog"}),
+}
 EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = False  # {"continue": false} stops everything
 # Hooks run with Claude Code's own environment: CLAUDE_PROJECT_DIR, CLAUDE_ENV_FILE,
@@ -71,6 +89,13 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
     from .config import load_file as load
 
     return load(data, path, source, loaded, project_dir, canonical)
+
+
+def raw_handlers(data: Mapping[str, Any], path: Path,
+                 project_dir: str) -> Iterator[RawHandler]:
+    from .config import raw_handlers as walk
+
+    return walk(data, path, project_dir)
 
 
 def sends_as_is(event: Event, hook: Hook) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +10,7 @@ from ...config import handlers
 from ...config.loaded import Loaded
 from ...core.hook import Hook, Source
 from ...errors import ConfigError
+from .._common import RawHandler
 from .matchers import claude_matcher
 from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
 
@@ -60,7 +61,7 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
     for event_key, groups in model.hooks.items():
         config_event = CONFIG_EVENTS.get(event_key)
         if config_event is None:
-            handlers.unknown_event(path, event_key, TITLE, loaded)
+            handlers.unknown_event(path, event_key, TITLE, CONFIG_EVENTS, loaded)
             continue
         for gi, group in enumerate(groups):
             where = f"hooks.{event_key}[{gi}]"
@@ -86,3 +87,24 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
     if problems:
         raise ConfigError.of_all(problems)
     return out
+
+
+def raw_handlers(data: Mapping[str, Any], path: Path,
+                 project_dir: str) -> Iterator[RawHandler]:
+    """Every handler of the file as written, whatever its values: a hook runs in the event's
+    ``cwd``, which is the project folder as far as a check made ahead can tell."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, Mapping):
+        return
+    env = {"CLAUDE_PROJECT_DIR": project_dir}
+    for event_key, groups in hooks.items():
+        for gi, group in enumerate(groups if isinstance(groups, list) else ()):
+            handlers_ = group.get("hooks") if isinstance(group, Mapping) else None
+            if not isinstance(handlers_, list):
+                continue
+            where = f"hooks.{event_key}[{gi}]"
+            for hi, handler in enumerate(handlers_):
+                if isinstance(handler, Mapping):
+                    yield RawHandler(str(event_key), f"{where}.hooks[{hi}]", handler,
+                                     group.get("matcher"), f"{where}.matcher", project_dir,
+                                     env)

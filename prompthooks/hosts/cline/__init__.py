@@ -8,13 +8,14 @@ config reader, the glue and the samples are imported only when used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
 from .framing import frame_reply as frame_reply
 from .tools import FROM_CLINE, tool_to_cline
+from .tools import KNOWN_TOOLS as KNOWN_TOOLS
 from .wire import BUDGET as BUDGET
 from .wire import CONFIG_EVENTS as CONFIG_EVENTS
 from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
@@ -37,10 +38,13 @@ if TYPE_CHECKING:
     from ...core.matchers import Matcher
     from ...install.host import HostGlue
     from ...transcripts.reading import TranscriptReader
+    from .._common import RawHandler
     from ..protocol import Host
 
 EVENT_BUDGETS: dict[str, float] = {}  # every event has the host's whole budget
 TOOL_NAMES = FROM_CLINE
+# Cline has no matchers; the subjects its hook names stand for are in CONFIG_EVENTS.
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {}
 EVENT_ALIASES = SDK_EVENTS
 CONTINUE_FALSE_BLOCKS = False  # Cline has no "continue"; our reading stays Claude Code's
 # Cline documents no variables for its hooks, which inherit its process's environment; its
@@ -71,6 +75,11 @@ def claims_file(data: Mapping[str, Any]) -> bool:
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
               project_dir: str, canonical: Host) -> list[Hook]:
     raise ConfigError(str(path), "Cline hooks are a folder of executables, not a JSON file")
+
+
+def raw_handlers(data: Mapping[str, Any], path: Path,
+                 project_dir: str) -> Iterator[RawHandler]:
+    return iter(())  # Cline's hooks are never a JSON file
 
 
 def load_folder(path: Path, source: Source, loaded: Loaded) -> None:

@@ -26,6 +26,13 @@ FROM_CLINE: dict[str, str] = {
     "run_commands": "Bash", "read_files": "Read", "editor": "Edit", "apply_patch": "Edit",
     "search_codebase": "Grep", "fetch_web_content": "WebFetch",
 }
+# Every tool Cline is known to send: the extension's and the SDK's (the ones FROM_CLINE does
+# not map are passed on under their own names).
+KNOWN_TOOLS = frozenset({
+    *FROM_CLINE, "access_mcp_resource", "ask_followup_question", "ask_question",
+    "attempt_completion", "browser_action", "condense", "list_code_definition_names",
+    "load_mcp_documentation", "new_rule", "new_task", "plan_mode_respond", "report_bug",
+    "skills", "submit_and_exit", "summarize_task", "use_mcp_tool", "web_search"})
 # Canonical tool -> the documented Cline tool a Cline-style hook knows it by.
 TO_CLINE: dict[str, str] = {"Bash": "execute_command", "Read": "read_file",
                             "Write": "write_to_file", "Edit": "replace_in_file",

@@ -8,12 +8,13 @@ config reader, the glue and the samples are imported only when used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .framing import frame_reply as frame_reply
 from .tools import FROM_CURSOR, tool_to_cursor
+from .tools import KNOWN_TOOLS as KNOWN_TOOLS
 from .wire import BUDGET as BUDGET
 from .wire import CONFIG_EVENTS as CONFIG_EVENTS
 from .wire import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
@@ -34,10 +35,12 @@ if TYPE_CHECKING:
     from ...core.matchers import Matcher
     from ...install.host import HostGlue
     from ...transcripts.reading import TranscriptReader
+    from .._common import RawHandler
     from ..protocol import Host
 
 EVENT_BUDGETS: dict[str, float] = {}  # every event has the host's whole budget
 TOOL_NAMES = FROM_CURSOR
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {}  # its matchers see tools, commands, agents
 EVENT_ALIASES: dict[str, str] = {}
 CONTINUE_FALSE_BLOCKS = True  # beforeSubmitPrompt's {"continue": false} refuses the prompt
 # CURSOR_PROJECT_DIR, CURSOR_VERSION, CURSOR_USER_EMAIL, CURSOR_TRANSCRIPT_PATH and the
@@ -72,6 +75,13 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
     from .config import load_file as load
 
     return load(data, path, source, loaded, project_dir, canonical)
+
+
+def raw_handlers(data: Mapping[str, Any], path: Path,
+                 project_dir: str) -> Iterator[RawHandler]:
+    from .config import raw_handlers as walk
+
+    return walk(data, path, project_dir)
 
 
 def sends_as_is(event: Event, hook: Hook) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +10,7 @@ from ...config import handlers
 from ...config.loaded import Loaded
 from ...core.hook import Hook, Source
 from ...errors import ConfigError
+from .._common import RawHandler
 from .matchers import cursor_matcher, fixed_subject_missed
 from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
 
@@ -54,7 +55,7 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
     for event_key, entries in model.hooks.items():
         config_event = CONFIG_EVENTS.get(event_key)
         if config_event is None:
-            handlers.unknown_event(path, event_key, TITLE, loaded)
+            handlers.unknown_event(path, event_key, TITLE, CONFIG_EVENTS, loaded)
             continue
         for i, handler in enumerate(entries):
             where = f"hooks.{event_key}[{i}]"
@@ -81,3 +82,20 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
     if problems:
         raise ConfigError.of_all(problems)
     return out
+
+
+def raw_handlers(data: Mapping[str, Any], path: Path,
+                 project_dir: str) -> Iterator[RawHandler]:
+    """Every handler of the file as written, whatever its values."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, Mapping):
+        return
+    project = str(Path(project_dir).resolve())
+    cwd = working_dir(path, project_dir)
+    env = {"CURSOR_PROJECT_DIR": project, "CLAUDE_PROJECT_DIR": project}
+    for event_key, entries in hooks.items():
+        for i, handler in enumerate(entries if isinstance(entries, list) else ()):
+            if isinstance(handler, Mapping):
+                where = f"hooks.{event_key}[{i}]"
+                yield RawHandler(str(event_key), where, handler, handler.get("matcher"),
+                                 f"{where}.matcher", cwd, env)

@@ -11,6 +11,8 @@ TO_CURSOR: dict[str, str] = {
 }
 FROM_CURSOR: dict[str, str] = {"Shell": "Bash", "Read": "Read", "Write": "Write",
                                "Grep": "Grep", "Task": "Task", "Delete": "Delete"}
+# The tool types Cursor sends (MCP tools are MCP:<tool>).
+KNOWN_TOOLS = frozenset(FROM_CURSOR)
 
 
 def tool_from_cursor(name: str) -> str:
