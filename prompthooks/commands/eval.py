@@ -89,7 +89,8 @@ def main(args: argparse.Namespace) -> int:
     else:
         for report in reports:
             output.table(COLUMNS, table_rows(report),
-                         title=f"model: {report.model or '(as configured)'}")
+                         title=f"model: {report.model or '(as configured)'}",
+                         optional=("p50 s", "tokens", "cost $", "tn", "tp", "fn", "fp"))
             if tape:
                 output.line(sources_line(report.sources))
     for line in misses:

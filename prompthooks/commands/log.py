@@ -140,7 +140,8 @@ def main(args: argparse.Namespace) -> int:
             ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms"),
             (_row_cells(r) for r in rows),
             title=output.printable(f"{len(rows)} decision{'s' * (len(rows) != 1)} from "
-                                   f"{path}"))
+                                   f"{path}"),
+            optional=("host", "ms", "tool", "event", "time (UTC)"), verdicts=("decision",))
     return EXIT_OK
 
 
@@ -200,5 +201,7 @@ def _stats(rows: list[dict[str, Any]], as_json: bool) -> int:
                  f"{s['p95_ms']:.0f}", f"{s['max_ms']:.0f}", s["tokens"] or "",
                  f"{s['cost']:.4f}" if s["cost"] else ""])
          for s in summary["hooks"]),
-        title=f"{summary['runs']} hook runs, {summary['events']} events")
+        title=f"{summary['runs']} hook runs, {summary['events']} events",
+        optional=("p50 ms", "max ms", "source", "tokens", "cost $", "none", "ask", "allow",
+                  "p95 ms"))
     return EXIT_OK
