@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the warm worker for prompt hooks "
                                 "(started on demand by run; by hand for a fixed setup)")
-    serve.add_argument("--idle", type=float, metavar="SECONDS",
+    serve.add_argument("--idle", type=_seconds, metavar="SECONDS",
                        help="exit after this long without a request (default 600, or "
                             "PROMPTHOOKS_WORKER_IDLE)")
 

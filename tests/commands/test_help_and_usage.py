@@ -133,3 +133,11 @@ def test_run_loads_neither_help_pages_nor_suggestions(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-X", "importtime", "-m", "prompthooks", "run",
                           "--hots"], input="{}", capture_output=True, text=True, timeout=60)
     assert "prompthooks.commands.usage" in bad.stderr  # and it is what says a typo
+
+
+@pytest.mark.parametrize("idle", ["-1", "0", "nan"])
+def test_an_idle_time_that_is_no_time_is_a_usage_error(idle: str) -> None:
+    proc = prompthooks("serve", "--idle", idle)
+    assert proc.returncode == 64
+    assert proc.stderr.startswith("prompthooks: argument --idle: ")
+    assert len(proc.stderr.splitlines()) == 1

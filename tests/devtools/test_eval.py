@@ -125,3 +125,13 @@ def test_thresholds_fail_the_run_one_line_each(tmp_path: Path) -> None:
     assert markdown.returncode == 0
     text = (tmp_path / "r.md").read_text()
     assert "| expected stop | 2 (TP) | 1 (FN) |" in text and "| overall | 0.667 |" in text
+
+
+def test_a_broken_config_is_one_line_on_stderr(tmp_path: Path) -> None:
+    cfg = tmp_path / "h.json"
+    cfg.write_text('{"hooks": ')
+    proc = _eval(str(_dataset(tmp_path / "d.jsonl", ROWS)), "--config", str(cfg))
+    assert proc.returncode == 1
+    assert proc.stdout == ""  # not mixed into the report a script reads
+    assert proc.stderr.startswith(f"prompthooks: config {cfg}: ")
+    assert len(proc.stderr.splitlines()) == 1
