@@ -268,7 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     _config_option(ev)
     ev.add_argument("--model", action="append", metavar="MODEL",
                     help="run every prompt hook on MODEL; repeat to compare models")
-    ev.add_argument("--concurrency", type=int, default=4, metavar="N")
+    ev.add_argument("--concurrency", type=int, default=4, metavar="N",
+                    help="rows run at once (default 4)")
     ev.add_argument("--budget", type=_seconds, default=60.0, metavar="SECONDS",
                     help="each row's run answers within this many seconds (default 60)")
     _json_option(ev)
@@ -277,8 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
     tape.add_argument("--record", metavar="CASSETTE",
                       help="replay what CASSETTE has, record what it lacks")
     gate = ev.add_argument_group("thresholds (exit 1 when one is missed)")
-    gate.add_argument("--min-precision", type=float, metavar="RATIO")
-    gate.add_argument("--min-recall", type=float, metavar="RATIO")
+    gate.add_argument("--min-precision", type=float, metavar="RATIO",
+                      help="the lowest precision allowed")
+    gate.add_argument("--min-recall", type=float, metavar="RATIO",
+                      help="the lowest recall allowed")
     gate.add_argument("--max-fpr", type=float, metavar="RATIO",
                       help="the highest false-positive rate allowed")
     gate.add_argument("--max-errors", type=int, default=0, metavar="N",

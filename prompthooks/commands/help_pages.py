@@ -106,7 +106,7 @@ PAGES: dict[str, Page] = {
         (("0", "approved, revoked or listed"),
          ("1", "nothing to approve, or the approval cannot be written"))),
     "log": Page(
-        "Recent decisions from the audit log, newest last; 'log stats' sums them per hook "
+        "Recent decisions from the audit log, newest first; 'log stats' sums them per hook "
         "(runs, decisions, block rate, latency, tokens, cost). On a narrow terminal the "
         "least needed columns are left out: --json or --format jsonl has every field.",
         ("prompthooks log --since 1h",
@@ -202,6 +202,15 @@ _ITEM = re.compile(r"^(\s+\S+\s\s+)(.*)$")
 class Formatter(argparse.HelpFormatter):
     """Paragraphs wrapped to the terminal; indented lines (examples, exit codes) kept as
     written, an exit code's meaning wrapped under itself."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        # argparse measures the commands listed under COMMAND without their own indent, so
+        # the longest ones ("uninstall") would go on a line of their own.
+        if action.help is not argparse.SUPPRESS:
+            for sub in self._iter_indented_subactions(action):
+                width = len(self._format_action_invocation(sub)) + self._current_indent
+                self._action_max_length = max(self._action_max_length, width)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         out: list[str] = []

@@ -55,6 +55,15 @@ def test_help_has_a_description_examples_and_exit_codes(command: str, columns: i
         assert [line for line in ours.splitlines() if len(line) > 60] == []
 
 
+def test_every_command_is_listed_beside_its_summary() -> None:
+    listed = prompthooks("--help").stdout.split("COMMAND\n", 1)[1].split("\n\n", 1)[0]
+    names = [line.split()[0] for line in listed.splitlines() if line.startswith("    ")
+             and not line.startswith("     ")]
+    assert names == _commands()
+    for line in listed.splitlines():  # no command alone on its line, its summary below
+        assert line.strip() not in _commands(), line
+
+
 def test_run_lists_exactly_the_exit_codes_the_readme_documents() -> None:
     # README, "Exit codes of `prompthooks run`": the codes a host reads.
     text = prompthooks("run", "--help").stdout.split("\nexit codes:\n", 1)[1]
