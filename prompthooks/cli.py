@@ -44,6 +44,8 @@ class _Parser(argparse.ArgumentParser):
 
             owner = _command_parser(self, getattr(parsed, "command", None)) or self
             owner.error(unrecognized(extra, owner))
+        if getattr(parsed, "command", "") is None:
+            self.error("the following arguments are required: COMMAND")
         return parsed
 
     def format_help(self) -> str:
@@ -93,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Run command and prompt hooks for Claude Code, Cursor and Cline.")
     parser.add_argument("--version", action="version", version=f"prompthooks {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
+    # Required, but checked in _Parser.parse_args: argparse's own check would come before
+    # naming the option meant by a mistyped one (`prompthooks --hlep`).
+    commands.required = False
     run = commands.add_parser("run", help="run the hooks for one event read from stdin")
     run.add_argument("event", nargs="?", metavar="EVENT",
                      help="the host's event name (default: the one in the input)")

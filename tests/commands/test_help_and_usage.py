@@ -75,6 +75,10 @@ def test_run_lists_exactly_the_exit_codes_the_readme_documents() -> None:
 @pytest.mark.parametrize("argv, line", [
     (["instal"], "prompthooks: unknown command 'instal'; did you mean 'install'? (see: "
                  "prompthooks --help)"),
+    (["--hlep"], "prompthooks: unrecognized arguments: --hlep; did you mean '--help'? (see: "
+                 "prompthooks --help)"),
+    ([], "prompthooks: the following arguments are required: COMMAND (see: prompthooks "
+         "--help)"),
     (["try-pak", "x"], "prompthooks: unknown command 'try-pak'; did you mean 'try-pack'? "
                        "(see: prompthooks --help)"),
     (["install", "--host", "claude", "--dryrun"],
