@@ -53,20 +53,19 @@ def print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-def _console(plain: bool = False) -> Any:
+def _console() -> Any:
     from rich.console import Console
 
-    color = color_enabled() and not plain
-    # Not a terminal: plain text, wide enough that a row (a path, a reason) stays one line
-    # for grep; the table is only as wide as its content. Colour forced onto a pipe: the
-    # terminal's width is unknown, so COLUMNS or 80 (rich's rule); "standard" colours, since
-    # rich would detect none without a terminal.
+    color = color_enabled()
+    # A terminal, or colour forced: as wide as the terminal (COLUMNS, else its own size; on a
+    # pipe, COLUMNS or 80, rich's rule), with "standard" colours when forced, since rich
+    # would detect none without a terminal. Otherwise plain text, wide enough that a row (a
+    # path, a reason) stays one line for grep; a table is only as wide as its content.
     forced = color and not sys.stdout.isatty()
-    fitted = not plain and (color or sys.stdout.isatty())
+    fitted = color or sys.stdout.isatty()
     return Console(no_color=not color,
                    color_system=("standard" if forced else "auto") if color else None,
-                   highlight=False, width=None if fitted else 1000,
-                   force_terminal=color)
+                   highlight=False, width=None if fitted else 1000, force_terminal=color)
 
 
 # The style of a verdict or result cell, by its first word.
@@ -104,8 +103,7 @@ def fit(widths: Sequence[int], words: Sequence[int], optional: Sequence[int],
     while need() > room and queue:
         kept.remove(queue.pop(0))
     if need() > room:
-        least = [min(w, max(_SHORT, 10)) if widths[i] > _SHORT else w
-                 for i, w in enumerate(least)]
+        least = [min(w, _SHORT) for w in least]
     spare = max(0, room - need())
     wrapped = [i for i in kept if least[i] < widths[i]]
     wanted = sum(widths[i] - least[i] for i in wrapped)
@@ -113,6 +111,11 @@ def fit(widths: Sequence[int], words: Sequence[int], optional: Sequence[int],
     for i in wrapped:
         more = widths[i] - least[i]
         given[i] += more if wanted <= spare else spare * more // wanted
+    left = spare - sum(given[i] - least[i] for i in wrapped)
+    for i in wrapped:  # what rounding down left over
+        more = min(left, widths[i] - given[i])
+        given[i] += more
+        left -= more
     return kept, [given[i] for i in kept]
 
 
