@@ -27,6 +27,7 @@ from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError, excerpt
 from ..redaction import redact
 from . import output
 
+COLUMNS = ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -137,8 +138,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(line(row) for row in reversed(rows)))
     else:
         output.table(
-            ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms"),
-            (_row_cells(r) for r in rows),
+            COLUMNS, (_row_cells(r) for r in rows),
             title=output.printable(f"{len(rows)} decision{'s' * (len(rows) != 1)} from "
                                    f"{path}"),
             optional=("host", "ms", "tool", "event", "time (UTC)"), verdicts=("decision",))
@@ -164,10 +164,11 @@ def _follow(path: Path, where: str, params: list[Any], backlog: int | None, fmt:
 
     signal.signal(signal.SIGTERM, _stop)
     rows = follow(path, where, params, backlog)
+    decision = COLUMNS.index("decision")
     try:
         for row in rows:
             row = _scrub(row)
-            text = line(row) if fmt == "jsonl" else "  ".join(_row_cells(row)) + "\n"
+            text = line(row) if fmt == "jsonl" else output.row_line(_row_cells(row), decision)
             sys.stdout.write(text)
             sys.stdout.flush()  # a pipe would otherwise hold rows back
     except KeyboardInterrupt:

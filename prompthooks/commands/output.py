@@ -139,6 +139,19 @@ def _grid(columns: Sequence[str], cells: list[list[str]], widths: Sequence[int |
     return grid
 
 
+_ANSI = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m"}
+
+
+def row_line(cells: Sequence[str], verdict: int | None = None) -> str:
+    """One row as a line, cells two spaces apart, for rows printed as they come (``log
+    --follow``); cell ``verdict`` coloured when colour is on. The cells are printable
+    already (:func:`printable`): the only escapes in the line are these."""
+    start = _ANSI.get(verdict_style(cells[verdict])) if verdict is not None else None
+    if start and verdict is not None and color_enabled():
+        cells = [*cells[:verdict], f"{start}{cells[verdict]}\x1b[0m", *cells[verdict + 1:]]
+    return "  ".join(cells) + "\n"
+
+
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
           title: str | None = None, optional: Sequence[str] = (),
           verdicts: Sequence[str] = ()) -> None:

@@ -67,6 +67,7 @@ def test_a_wide_terminal_gets_colour_and_a_boxed_table(tmp_path: Path) -> None:
     assert ESCAPE in text and BOX in text
     rows = [line for line in text.splitlines() if "unknown key" in line]
     assert len(rows) == 2  # each row on one line: wide enough, nothing folded
+    assert all("\x1b[33mwarning" in row for row in rows)  # a warning is yellow
 
 
 def test_no_color_gets_the_plain_layout_on_a_terminal(tmp_path: Path) -> None:

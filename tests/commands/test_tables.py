@@ -8,6 +8,8 @@ import json
 import os
 import pty
 import re
+import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -215,3 +217,36 @@ def test_the_eval_table_fits(tmp_path: Path, columns: int) -> None:
     _fits(text, columns)
     assert ("not shown" in visible) is (columns < 100)
     assert "recall" in visible and "err" in visible  # kept at every width
+
+
+def _follow_lines(db: Path, count: int, **extra: str) -> list[str]:
+    """The first ``count`` lines `log --follow` prints (the backlog), then SIGTERM ends it."""
+    proc = subprocess.Popen([sys.executable, "-m", "prompthooks", "log", "--follow", "--db",
+                             str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=_env(80, **extra))
+    assert proc.stdout is not None
+    data = b""
+    try:
+        while data.count(b"\n") < count:
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, f"no rows within 60 s; got {data!r}"
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            assert chunk, f"ended early; got {data!r}"
+            data += chunk
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    return data.decode().splitlines()[:count]
+
+
+def test_followed_rows_colour_their_decision_only_where_colour_is_on(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    _seed(db)
+    coloured = _follow_lines(db, 3, FORCE_COLOR="1")
+    assert [row[4] in line for row, line in zip(ROWS, coloured, strict=True)] == [True] * 3
+    assert RED + "deny\x1b[0m" in coloured[0] and GREEN + "allow\x1b[0m" in coloured[1]
+    assert YELLOW + "ask\x1b[0m" in coloured[2]
+    plain = _follow_lines(db, 3)
+    assert all("\x1b" not in line for line in plain)
+    assert [ANSI.sub("", line) for line in coloured] == plain
