@@ -142,13 +142,20 @@ def _grid(columns: Sequence[str], cells: list[list[str]], widths: Sequence[int |
 _ANSI = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m"}
 
 
+def paint(text: str, style: str) -> str:
+    """``text`` in ``style`` (red, green or yellow) when colour is on, for text printed
+    without rich. ``text`` must be printable already (:func:`printable`): the only escapes
+    in the result are these."""
+    start = _ANSI.get(style)
+    return f"{start}{text}\x1b[0m" if start and color_enabled() else text
+
+
 def row_line(cells: Sequence[str], verdict: int | None = None) -> str:
     """One row as a line, cells two spaces apart, for rows printed as they come (``log
-    --follow``); cell ``verdict`` coloured when colour is on. The cells are printable
-    already (:func:`printable`): the only escapes in the line are these."""
-    start = _ANSI.get(verdict_style(cells[verdict])) if verdict is not None else None
-    if start and verdict is not None and color_enabled():
-        cells = [*cells[:verdict], f"{start}{cells[verdict]}\x1b[0m", *cells[verdict + 1:]]
+    --follow``); cell ``verdict`` coloured when colour is on."""
+    if verdict is not None:
+        cells = [*cells[:verdict], paint(cells[verdict], verdict_style(cells[verdict])),
+                 *cells[verdict + 1:]]
     return "  ".join(cells) + "\n"
 
 
