@@ -61,6 +61,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _command_parser(parser: argparse.ArgumentParser,
                     name: str | None) -> argparse.ArgumentParser | None:
+    """The parser of the command ``name``, if ``parser`` has one by that name."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and name in action.choices:
             found: argparse.ArgumentParser = action.choices[name]
