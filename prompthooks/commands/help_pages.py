@@ -71,7 +71,8 @@ PAGES: dict[str, Page] = {
          "prompthooks install --host cline --events PreToolUse"),
         (("0", "installed, or nothing to change"),
          ("1", "the host's config cannot be read or written, or the glue is refused "
-               "(a Cline hook file prompthooks did not write, without --force)"))),
+               "(a Cline hook file prompthooks did not write, without --force; a Cursor "
+               "event whose overlapping event has glue already)"))),
     "uninstall": Page(
         "Remove exactly the glue that install added to a host's own config; everything "
         "else in it stays.",

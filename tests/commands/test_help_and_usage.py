@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -154,3 +155,19 @@ def test_an_idle_time_that_is_no_time_is_a_usage_error(idle: str) -> None:
     assert proc.returncode == 64
     assert proc.stderr.startswith("prompthooks: argument --idle: ")
     assert len(proc.stderr.splitlines()) == 1
+
+
+def test_every_example_parses() -> None:
+    """The examples are command lines this version accepts (what follows a redirection or a
+    pipe is the shell's)."""
+    parser = build_parser()
+    seen = 0
+    for page in PAGES.values():
+        for example in page.examples:
+            words = shlex.split(example)
+            if words[0] != "prompthooks" or "COMMAND" in words:
+                continue
+            cut = next((i for i, w in enumerate(words) if w in ("<", "|", ">")), len(words))
+            parser.parse_args(words[1:cut])
+            seen += 1
+    assert seen >= 30
