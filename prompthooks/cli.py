@@ -92,8 +92,7 @@ def _json_option(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="prompthooks",
-                     description="Run command and prompt hooks for Claude Code, Cursor and Cline.")
+    parser = _Parser(prog="prompthooks")  # descriptions: commands/help_pages.py
     parser.add_argument("--version", action="version", version=f"prompthooks {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     # Required, but checked in _Parser.parse_args: argparse's own check would come before
