@@ -35,10 +35,12 @@ def unrecognized(words: Sequence[str], parser: argparse.ArgumentParser) -> str:
     """The line for arguments ``parser`` does not take, naming the closest option of each."""
     options = [flag for action in parser._actions for flag in action.option_strings
                if action.help != argparse.SUPPRESS]
-    typos = {name: match for name in (word.partition("=")[0] for word in words
-                                      if word.startswith("-"))
-             if (match := closest(name, options)) is not None}
+    names = [word.partition("=")[0] for word in words if word.startswith("-")]
     text = f"unrecognized arguments: {' '.join(words)}"
+    early = [name for name in names if name in options]
+    if early:  # the command's own option, given before the command (`prompthooks --json log`)
+        return text + f"; give {', '.join(early)} after the command: {parser.prog} {early[0]}"
+    typos = {name: match for name in names if (match := closest(name, options)) is not None}
     if len(typos) == 1:
         return text + f"; did you mean {next(iter(typos.values()))!r}?"
     if typos:

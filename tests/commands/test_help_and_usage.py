@@ -91,6 +91,9 @@ def test_run_lists_exactly_the_exit_codes_the_readme_documents() -> None:
     (["log", "--jsno", "--sinse=1h"],
      "prompthooks: unrecognized arguments: --jsno --sinse=1h; did you mean '--json' for "
      "'--jsno', '--since' for '--sinse'? (see: prompthooks log --help)"),
+    (["--json", "log"],
+     "prompthooks: unrecognized arguments: --json; give --json after the command: prompthooks "
+     "log --json (see: prompthooks log --help)"),
     (["run", "--host", "claud"],
      "prompthooks: argument --host: invalid choice: 'claud' (choose from 'claude', 'cursor', "
      "'cline'); did you mean 'claude'? (see: prompthooks run --help)"),
