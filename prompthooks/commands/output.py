@@ -7,7 +7,8 @@ one; ``FORCE_COLOR`` (https://force-color.org) turns it on anyway (CI logs, ``le
 
 At a terminal (or with colour forced) a table fits the width: boxed when it fits whole,
 else unboxed, its long cells wrapped at words and the least needed columns left out. A pipe
-gets one row per line, whatever its length: the rows stay whole for grep.
+gets one row per line, whatever its length: the rows stay whole for grep; so does a terminal
+too narrow even for the columns never left out.
 """
 
 from __future__ import annotations
@@ -184,25 +185,51 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
         words = [_longest_word([column, *(row[i] for row in cells)])
                  for i, column in enumerate(columns)]
         kept, given = fit(widths, words, [columns.index(c) for c in optional], room)
+        if sum(given) + 2 * (len(kept) - 1) > room:
+            _plain(columns, cells, widths, title, styled)  # hardly a terminal: whole rows
+            return
         grid = _grid([columns[i] for i in kept], [[row[i] for i in kept] for row in cells],
                      given, [widths[i] for i in kept], title, False, [styled[i] for i in kept])
         with console.capture() as captured:
             console.print(grid)
-        sys.stdout.write("".join(text.rstrip() + "\n"
-                                 for text in captured.get().splitlines() if text.rstrip()))
+        sys.stdout.write("".join(text + "\n" for text in map(_trim, captured.get().splitlines())
+                                 if text))
         left_out = [columns[i] for i in range(len(columns)) if i not in kept]
         if left_out:
             line(f"not shown at {room} columns: {', '.join(left_out)}", "dim")
         sys.stdout.flush()
         return
-    # Plain output (a pipe, a file): a header line then one line per row, columns aligned,
-    # no rules or trailing blanks, like classic tool output.
+    _plain(columns, cells, widths, title, styled)
+
+
+def _plain(columns: Sequence[str], cells: list[list[str]], widths: Sequence[int],
+           title: str | None, styled: Sequence[bool]) -> None:
+    """A header line then one line per row, columns aligned, no rules or trailing blanks,
+    like classic tool output: for a pipe or a file, and a terminal too narrow for even the
+    columns that are never left out (it wraps each row's line as a whole)."""
+    from rich.console import Console
+
+    color = color_enabled()
+    console = Console(no_color=not color, color_system="standard" if color else None,
+                      highlight=False, width=1000, force_terminal=color)
     with console.capture() as captured:
         console.print(_grid(columns, cells, [None] * len(widths), widths, title, False,
                             styled))
-    lines = [text.rstrip() for text in captured.get().splitlines()]
+    lines = [_trim(text) for text in captured.get().splitlines()]
     sys.stdout.write("".join(text + "\n" for text in lines if text))
     sys.stdout.flush()
+
+
+_RESET = "\x1b[0m"
+
+
+def _trim(text: str) -> str:
+    """A line without trailing blanks, also those inside its last style (rich pads a title
+    or header cell to the column before ending its style)."""
+    text = text.rstrip()
+    while text.endswith(_RESET) and text[: -len(_RESET)].endswith(" "):
+        text = text[: -len(_RESET)].rstrip() + _RESET
+    return text
 
 
 def line(text: str, style: str | None = None) -> None:

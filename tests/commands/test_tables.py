@@ -250,3 +250,17 @@ def test_followed_rows_colour_their_decision_only_where_colour_is_on(tmp_path: P
     plain = _follow_lines(db, 3)
     assert all("\x1b" not in line for line in plain)
     assert [ANSI.sub("", line) for line in coloured] == plain
+
+
+def test_a_terminal_too_narrow_for_any_table_gets_whole_rows(tmp_path: Path) -> None:
+    """At 20 columns even the columns never left out do not fit: rather than cells cut into
+    fragments, each row is one line (the terminal wraps it as a whole), as on a pipe."""
+    db = tmp_path / "audit.db"
+    _seed(db)
+    text = on_a_terminal(["log", "--db", str(db)], 20)
+    visible = _visible(text)
+    assert "not shown" not in text
+    for _, host, event, tool, hook, _decision, reason in ROWS:
+        line = next(line for line in visible if hook in line)
+        assert all(cell in line for cell in (host, event, tool, reason or ""))
+    assert all(line == line.rstrip() for line in visible)  # no padding to the title's end
