@@ -19,9 +19,66 @@ if TYPE_CHECKING:
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse with prompthooks' usage errors (one line, exit 64, the closest command,
+    option or choice named) and help pages (description, examples, exit codes), which are
+    loaded only when help is printed: ``run`` builds this parser on every event."""
+
     def error(self, message: str) -> NoReturn:
         # argparse would exit 2, which Claude Code and Cursor read as "block".
         raise PromptHooksError(f"{message} (see: {self.prog} --help)", EXIT_USAGE)
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        # One wording on every Python version, and the choice that was probably meant.
+        if action.choices is not None and value not in action.choices:
+            from .commands.usage import invalid_choice
+
+            raise argparse.ArgumentError(
+                None if isinstance(action, argparse._SubParsersAction) else action,
+                invalid_choice(action, value))
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:  # said by the parser of the command they were given to
+            from .commands.usage import unrecognized
+
+            owner = _command_parser(self, getattr(parsed, "command", None)) or self
+            owner.error(unrecognized(extra, owner))
+        if getattr(parsed, "command", "") is None:
+            self.error("the following arguments are required: COMMAND")
+        return parsed
+
+    def format_help(self) -> str:
+        from .commands.help_pages import Formatter, epilog, page
+
+        found = page(self.prog)
+        if found is not None:
+            self.formatter_class = Formatter
+            self.description = found.description
+            self.epilog = epilog(found)
+        return super().format_help()
+
+
+def _command_parser(parser: argparse.ArgumentParser,
+                    name: str | None) -> argparse.ArgumentParser | None:
+    """The parser of the command ``name``, if ``parser`` has one by that name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return None
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse's float takes -1, inf and nan)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0 "
+                                         "(and below 1e6)")
+    return value
 
 
 def _config_option(parser: argparse.ArgumentParser) -> None:
@@ -35,11 +92,12 @@ def _json_option(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="prompthooks",
-                     description="Run command and prompt hooks for Claude Code, Cursor and Cline.")
+    parser = _Parser(prog="prompthooks")  # descriptions: commands/help_pages.py
     parser.add_argument("--version", action="version", version=f"prompthooks {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
+    # Required, but checked in _Parser.parse_args: argparse's own check would come before
+    # naming the option meant by a mistyped one (`prompthooks --hlep`).
+    commands.required = False
     run = commands.add_parser("run", help="run the hooks for one event read from stdin")
     run.add_argument("event", nargs="?", metavar="EVENT",
                      help="the host's event name (default: the one in the input)")
@@ -48,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", action="append", metavar="PATH", default=[],
                      help="a config file or folder; repeatable, first is highest priority; "
                           "replaces discovery")
-    run.add_argument("--budget", type=float, metavar="SECONDS",
+    run.add_argument("--budget", type=_seconds, metavar="SECONDS",
                      help="answer within this many seconds (default: per host, see README)")
     run.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
     tape = run.add_mutually_exclusive_group()
@@ -147,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the warm worker for prompt hooks "
                                 "(started on demand by run; by hand for a fixed setup)")
-    serve.add_argument("--idle", type=float, metavar="SECONDS",
+    serve.add_argument("--idle", type=_seconds, metavar="SECONDS",
                        help="exit after this long without a request (default 600, or "
                             "PROMPTHOOKS_WORKER_IDLE)")
 
@@ -214,16 +272,20 @@ def build_parser() -> argparse.ArgumentParser:
     _config_option(ev)
     ev.add_argument("--model", action="append", metavar="MODEL",
                     help="run every prompt hook on MODEL; repeat to compare models")
-    ev.add_argument("--concurrency", type=int, default=4, metavar="N")
-    ev.add_argument("--budget", type=float, default=60.0, metavar="SECONDS")
+    ev.add_argument("--concurrency", type=int, default=4, metavar="N",
+                    help="rows run at once (default 4)")
+    ev.add_argument("--budget", type=_seconds, default=60.0, metavar="SECONDS",
+                    help="each row's run answers within this many seconds (default 60)")
     _json_option(ev)
     tape = ev.add_mutually_exclusive_group()
     tape.add_argument("--replay", metavar="CASSETTE", help="answer from CASSETTE only")
     tape.add_argument("--record", metavar="CASSETTE",
                       help="replay what CASSETTE has, record what it lacks")
     gate = ev.add_argument_group("thresholds (exit 1 when one is missed)")
-    gate.add_argument("--min-precision", type=float, metavar="RATIO")
-    gate.add_argument("--min-recall", type=float, metavar="RATIO")
+    gate.add_argument("--min-precision", type=float, metavar="RATIO",
+                      help="the lowest precision allowed")
+    gate.add_argument("--min-recall", type=float, metavar="RATIO",
+                      help="the lowest recall allowed")
     gate.add_argument("--max-fpr", type=float, metavar="RATIO",
                       help="the highest false-positive rate allowed")
     gate.add_argument("--max-errors", type=int, default=0, metavar="N",

@@ -18,6 +18,7 @@ from ..api import dispatch, load_config
 from ..errors import EXIT_OK, PromptHooksError
 from ..model.cassette import Cassette
 from ..model.chain import Models
+from .output import paint, verdict_style
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 EXAMPLE_DIRS = (_PACKAGE / "examples", _PACKAGE.parent / "config" / "examples")
@@ -67,7 +68,8 @@ def _run(folder: Path, models: Models) -> int:
                 verdict = "context added"
             print(f"{outcome.event.host:6}  {outcome.event.host_event:22}  {_wants(event)}")
             reason = (decision.reason or "").replace("\n", "\n           ")
-            print(f"        -> {verdict}" + (f": {reason}" if reason else ""))
+            shown = paint(verdict, verdict_style(verdict))
+            print(f"        -> {shown}" + (f": {reason}" if reason else ""))
             for result in decision.results:
                 said = result.permission or ("failed: " + (result.error or "")
                                              if result.failed else "no objection")

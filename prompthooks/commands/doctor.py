@@ -31,7 +31,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         output.table(("check", "status", "detail"),
                      ([c["check"], c["status"].upper(), c["detail"]] for c in checks),
-                     title=f"prompthooks doctor: {project}")
+                     title=f"prompthooks doctor: {project}", verdicts=("status",))
         output.line(f"{failed} check{'s' * (failed != 1)} failed" if failed
                     else "no check failed", "red" if failed else "green")
     return EXIT_ERROR if failed else EXIT_OK

@@ -57,9 +57,8 @@ def progress(total: int, label: str, show: bool) -> Iterator[Callable[[int, int]
 def main(args: argparse.Namespace) -> int:
     rows: list[Row] = read_dataset(Path(args.dataset))
     config = load_config(args.config or None, keep_managed=False)
-    if config.errors:
-        print(f"prompthooks: config {config.errors[0]}")
-        return EXIT_ERROR
+    if config.errors:  # one line on stderr, as every error
+        raise PromptHooksError(f"config {config.errors[0]}")
     tape = None
     if args.replay or args.record:
         tape = Cassette(Path(args.replay or args.record), "replay" if args.replay else "auto")
@@ -93,7 +92,8 @@ def main(args: argparse.Namespace) -> int:
     else:
         for report in reports:
             output.table(COLUMNS, table_rows(report),
-                         title=f"model: {report.model or '(as configured)'}")
+                         title=f"model: {report.model or '(as configured)'}",
+                         optional=("p50 s", "tokens", "cost $", "tn", "tp", "fn", "fp"))
             if tape:
                 output.line(sources_line(report.sources))
     for line in misses:

@@ -27,6 +27,7 @@ from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError, excerpt
 from ..redaction import redact
 from . import output
 
+COLUMNS = ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -137,10 +138,10 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(line(row) for row in reversed(rows)))
     else:
         output.table(
-            ("time (UTC)", "host", "event", "tool", "hook", "decision", "reason / error", "ms"),
-            (_row_cells(r) for r in rows),
+            COLUMNS, (_row_cells(r) for r in rows),
             title=output.printable(f"{len(rows)} decision{'s' * (len(rows) != 1)} from "
-                                   f"{path}"))
+                                   f"{path}"),
+            optional=("host", "ms", "tool", "event", "time (UTC)"), verdicts=("decision",))
     return EXIT_OK
 
 
@@ -163,10 +164,11 @@ def _follow(path: Path, where: str, params: list[Any], backlog: int | None, fmt:
 
     signal.signal(signal.SIGTERM, _stop)
     rows = follow(path, where, params, backlog)
+    decision = COLUMNS.index("decision")
     try:
         for row in rows:
             row = _scrub(row)
-            text = line(row) if fmt == "jsonl" else "  ".join(_row_cells(row)) + "\n"
+            text = line(row) if fmt == "jsonl" else output.row_line(_row_cells(row), decision)
             sys.stdout.write(text)
             sys.stdout.flush()  # a pipe would otherwise hold rows back
     except KeyboardInterrupt:
@@ -200,5 +202,7 @@ def _stats(rows: list[dict[str, Any]], as_json: bool) -> int:
                  f"{s['p95_ms']:.0f}", f"{s['max_ms']:.0f}", s["tokens"] or "",
                  f"{s['cost']:.4f}" if s["cost"] else ""])
          for s in summary["hooks"]),
-        title=f"{summary['runs']} hook runs, {summary['events']} events")
+        title=f"{summary['runs']} hook runs, {summary['events']} events",
+        optional=("p50 ms", "max ms", "source", "tokens", "cost $", "none", "ask", "allow",
+                  "p95 ms"))
     return EXIT_OK

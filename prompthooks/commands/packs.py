@@ -69,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
         elif rows:
             output.table(("repo", "rev", "commit", "state", "config"),
                          ([r["repo"], r["rev"], (r["commit"] or "-")[:12], r["state"],
-                           r["config"]] for r in rows))
+                           r["config"]] for r in rows), optional=("commit", "config"))
         else:
             output.line("no config here pins a pack (prompthooks.packs)")
         return EXIT_OK

@@ -17,6 +17,7 @@ config does not load or a case does not pass with what was written.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,16 @@ LABEL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
 
 def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
+
+
+def _shown(path: str) -> str:
+    """A case file as a table shows it: relative to the current folder when inside it (the
+    JSON keeps the path as found)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
 
 
 def main(args: argparse.Namespace) -> int:
@@ -87,10 +98,12 @@ def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: 
     if cases:
         output.table(("result", "case", "decision", "time", "file", "detail"),
                      ([LABEL[c["status"]], c["name"], c["decision"], f"{c['seconds']:.2f}s",
-                       c["file"], c["detail"]] for c in cases))
+                       _shown(c["file"]), c["detail"]] for c in cases),
+                     optional=("time", "file", "decision"), verdicts=("result", "decision"))
     if drift:
         output.table(("drifted hook", "change", "key", "file"),
-                     ([d["hook"], d["change"], d["key"], d["file"]] for d in drift))
+                     ([d["hook"], d["change"], d["key"], _shown(d["file"])] for d in drift),
+                     optional=("key", "file"))
     for failure in failed_calls:
         output.line(f"model call failed: {failure['call']} ({failure['file']})", "red")
     if mode != "replay":
@@ -151,7 +164,9 @@ def write_references(args: argparse.Namespace) -> int:
         return code
     if done:
         output.table(("reference", "case", "file", "detail"),
-                     ([WRITE_LABEL[w.status], w.case, str(w.file), w.detail] for w in done))
+                     ([WRITE_LABEL[w.status], w.case, _shown(str(w.file)), w.detail]
+                      for w in done),
+                     optional=("file",), verdicts=("reference",))
     errors = f", {_plural(counts['error'], 'error', 'errors')}" if counts["error"] else ""
     output.line(f"{_plural(written, 'reference verdict', 'reference verdicts')} written, "
                 f"{_plural(counts['recorded'], 'case', 'cases')} already recorded, "

@@ -59,7 +59,7 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_ERROR if errors else EXIT_OK
     problems = [("error", e) for e in errors] + [("warning", w) for w in warnings]
     if problems:
-        output.table(("level", "problem"), problems)
+        output.table(("level", "problem"), problems, verdicts=("level",))
     for state in trust:
         advice = "" if state.trusted else f"; its hooks do not run; {state.advice()}"
         output.line(f"trust: {state.source.name} {state.source.path}: {state.describe()}"

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 from .._version import __version__
+from ..errors import PromptHooksError
 from .address import model_environment, model_environment_of
 from .protocol import (
     ALIVE,
@@ -347,8 +348,14 @@ def _run(conn_fd: int, first: bytes, own_env: Mapping[str, str],
             stderr = caller_stderr(conn)
         except (OSError, ValueError):
             os._exit(0)  # the client went away, or is not ours
-        # The work process sets itself up meanwhile (it leaves if the folder is gone).
-        given = work.give(request, stderr) if work is not None else None
+        # The work process sets itself up meanwhile (it leaves if the folder is gone). It
+        # reads the same command line: one that does not parse stays here, or both processes
+        # would print its error on the caller's stderr.
+        given = None
+        if work is not None and _parses(parser, request):
+            given = work.give(request, stderr)
+        elif work is not None:
+            work.discard()
         _child(conn, alive, request, stderr, parser, given)
     finally:
         os._exit(0)
@@ -397,6 +404,15 @@ class _Alive:
             self._done.set()
             with contextlib.suppress(OSError):
                 self._conn.sendall(data)
+
+
+def _parses(parser: argparse.ArgumentParser, request: Request) -> bool:
+    """Whether the run's command line parses (the error, if not, is the run's to print)."""
+    try:
+        parser.parse_args([os.fsdecode(a) for a in request.argv])
+    except (PromptHooksError, SystemExit):
+        return False
+    return True
 
 
 def _child(conn: socket.socket, alive: _Alive, request: Request, stderr: int | None,

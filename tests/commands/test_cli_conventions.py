@@ -174,5 +174,5 @@ def test_serve_says_where_it_listens(isolated_home: Path) -> None:
 def test_serve_rejects_a_bad_idle() -> None:
     proc = prompthooks("serve", "--idle", "soon")
     assert proc.returncode == 64
-    assert proc.stderr == ("prompthooks: argument --idle: invalid float value: 'soon' (see: "
-                           "prompthooks serve --help)\n")
+    assert proc.stderr == ("prompthooks: argument --idle: not a number of seconds: 'soon' "
+                           "(see: prompthooks serve --help)\n")

@@ -75,3 +75,22 @@ def test_the_reference_writer_rewrites_the_demo_cassette_as_shipped(tmp_path: Pa
 
     written = entries(copy / "demo.cassette.yaml")
     assert written and written == entries(shipped / "demo.cassette.yaml")
+
+
+def test_demo_colours_its_verdicts_only_where_colour_is_on() -> None:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PROMPTHOOKS_") and k != "NO_COLOR"}
+    env["PROMPTHOOKS_API_BASE"] = "http://127.0.0.1:9/v1"  # nothing there: replay only
+    forced = subprocess.run([sys.executable, "-m", "prompthooks", "demo"],
+                            capture_output=True, text=True, timeout=180,
+                            env={**env, "FORCE_COLOR": "1"})
+    assert forced.returncode == 0, forced.stderr
+    verdicts = [line.strip() for line in forced.stdout.splitlines()
+                if line.strip().startswith("->")]
+    assert len(verdicts) == 10  # the canary: every example event was judged
+    assert "-> \x1b[31mdeny\x1b[0m: Deleting the root or home directory" in " ".join(verdicts)
+    assert "-> no objection" in verdicts  # only verdicts are coloured
+    refused = subprocess.run([sys.executable, "-m", "prompthooks", "demo"],
+                             capture_output=True, text=True, timeout=180,
+                             env={**env, "FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert "\x1b[" not in refused.stdout

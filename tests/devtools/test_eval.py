@@ -149,3 +149,13 @@ def test_replies_that_cannot_be_recorded_fail_the_run_not_the_metrics(tmp_path: 
     assert proc.stderr.count("the model's reply was not recorded") == 2
     assert proc.stderr.splitlines()[-1] == (
         f"prompthooks: eval: 2 of the model's replies not recorded in {tape}")
+
+
+def test_a_broken_config_is_one_line_on_stderr(tmp_path: Path) -> None:
+    cfg = tmp_path / "h.json"
+    cfg.write_text('{"hooks": ')
+    proc = _eval(str(_dataset(tmp_path / "d.jsonl", ROWS)), "--config", str(cfg))
+    assert proc.returncode == 1
+    assert proc.stdout == ""  # not mixed into the report a script reads
+    assert proc.stderr.startswith(f"prompthooks: config {cfg}: ")
+    assert len(proc.stderr.splitlines()) == 1

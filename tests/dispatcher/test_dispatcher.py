@@ -386,6 +386,26 @@ def test_a_run_is_answered_when_its_processes_forked_ahead_are_gone(
     assert "serve" in ancestry.split() and seen == "two"  # done by the resident process
 
 
+@pytest.mark.parametrize("argv", [["--host", "foo"], ["--budget", "soon"]])
+def test_a_handed_over_command_line_that_does_not_parse_is_reported_once(
+        dispatcher: subprocess.Popen[bytes], argv: list[str]) -> None:
+    """The run's child and its work process, forked ahead, read the same command line: only
+    one of them may say what is wrong with it. The client's stderr is read to its end, so a
+    line written by any process holding it, however late, is counted."""
+    _forked_ahead(dispatcher.pid)  # the run goes to a spare that has a work process
+    proc = subprocess.run([sys.executable, "-X", "importtime", SCRIPT, "run", *argv],
+                          input=json.dumps(claude_bash("ls")), text=True, capture_output=True,
+                          timeout=60)
+    lines = proc.stderr.splitlines()
+    imported = {line.rsplit("|", 1)[1].strip() for line in lines
+                if line.startswith("import time:") and "|" in line}
+    assert "prompthooks.dispatcher.client" in imported
+    assert "prompthooks.cli" not in imported  # handed over: parsed by the resident process
+    said = [line for line in lines if not line.startswith("import time:")]
+    assert proc.returncode == 64
+    assert len(said) == 1 and said[0].startswith("prompthooks: argument "), said
+
+
 def _live_children(pid: int) -> set[int]:
     """``pid``'s children that have not exited (zombies left out)."""
     found = set()
