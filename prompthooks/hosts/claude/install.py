@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...install import jsonconfig
-from ...install.glue import is_glue
+from ...install.glue import Glue, is_glue
 from ...install.host import HostGlue, Say, Scope
 from . import wire as claude
 
@@ -67,8 +67,8 @@ def location(scope: Scope, project: Path, home: Path) -> Path:
     return (project if scope == "project" else home) / ".claude" / "settings.json"
 
 
-def install(path: Path, events: Sequence[str], glue: str, force: bool, say: Say) -> None:
-    jsonconfig.install(path, LAYOUT, events, glue, say)
+def install(path: Path, events: Sequence[str], glue: Glue, force: bool, say: Say) -> None:
+    jsonconfig.install(path, LAYOUT, events, glue.command, say)
 
 
 def uninstall(path: Path, say: Say) -> None:
@@ -88,5 +88,10 @@ GLUE = HostGlue(
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
     glued=glued,
+    # Claude Code runs a hook in the session's current folder, which moves with the agent's
+    # cd: its own variable names the project, as its docs show for project scripts.
+    launcher=".claude/hooks/prompthooks",
+    launcher_glue='"$CLAUDE_PROJECT_DIR"/.claude/hooks/prompthooks run',
+    launcher_note="the launcher .claude/hooks/prompthooks",
     managed=managed_location, local=local_location,
 )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...install import jsonconfig
-from ...install.glue import is_glue
+from ...install.glue import Glue, is_glue
 from ...install.host import HostGlue, Say, Scope
 from . import wire as cursor
 
@@ -35,8 +35,8 @@ LAYOUT = jsonconfig.JsonLayout(
 )
 
 
-def install(path: Path, events: Sequence[str], glue: str, force: bool, say: Say) -> None:
-    jsonconfig.install(path, LAYOUT, events, glue, say)
+def install(path: Path, events: Sequence[str], glue: Glue, force: bool, say: Say) -> None:
+    jsonconfig.install(path, LAYOUT, events, glue.command, say)
 
 
 def managed_location(root: Path) -> Path:
@@ -67,6 +67,9 @@ GLUE = HostGlue(
     default_events=("preToolUse", "postToolUse", "beforeSubmitPrompt", "stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
     glued=glued,
+    # Cursor runs a project's hooks from the project's root, so the path is relative to it.
+    launcher=".cursor/hooks/prompthooks", launcher_glue=".cursor/hooks/prompthooks run",
+    launcher_note="the launcher .cursor/hooks/prompthooks",
     managed=managed_location,
     no_local="it has no personal settings layer for a project: use --scope user",
 )
