@@ -309,7 +309,8 @@ def test_glue_bare_warns_on_stderr(project: Path, bare_path: str) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["--glue", "relative"], "argument --glue: invalid choice: 'relative' (choose from "
-                             "'auto', 'absolute', 'bare') (see: prompthooks install --help)"),
+                             "'auto', 'absolute', 'bare', 'launcher') (see: prompthooks "
+                             "install --help)"),
     (["--scope", "team"], "argument --scope: invalid choice: 'team' (choose from 'project', "
                           "'local', 'user', 'managed') (see: prompthooks install --help)"),
     (["--dry-run=yes"], "argument --dry-run: ignored explicit argument 'yes' (see: "

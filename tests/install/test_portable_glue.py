@@ -1,0 +1,328 @@
+"""A project's glue is committed and shared: `prompthooks install` writes nothing of this
+machine's into it, the glue finds prompthooks at run time on the machine it runs on (run as
+each host runs it: from the project folder, with a desktop's minimal PATH), blocks when it
+finds none, and `uninstall` leaves the project byte for byte as it was. Real install and
+uninstall subprocesses into scratch projects."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pwd
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from prompthooks.install import launcher, originals
+
+from ..helpers import approve, claude_bash, cline_event, cursor_event, write_json, write_script
+
+SCRIPT = Path(sys.executable).parent / "prompthooks"  # this installation's script
+MINIMAL_PATH = "/usr/bin:/bin"  # what a host started from the desktop may have, at least
+HOSTS = ("claude", "cursor", "cline")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "team project"  # a space, so quoting matters
+    folder.mkdir()
+    return folder
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # An activated virtualenv: this installation is on the shell's PATH by its absolute path,
+    # the case that used to put that path into the project's files.
+    path = f"{SCRIPT.parent}:{MINIMAL_PATH}"
+    return subprocess.run([sys.executable, "-m", "prompthooks", *args], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, "PATH": path}, timeout=60)
+
+
+def tree(root: Path) -> dict[str, tuple[str, str, int]]:
+    """Every folder, file and link under ``root``: kind, sha256 of the bytes (a link's
+    target), mode."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        name = str(path.relative_to(root))
+        if path.is_symlink():
+            out[name] = ("link", os.readlink(path), 0)
+        elif path.is_dir():
+            out[name] = ("folder", "", info.st_mode & 0o7777)
+        else:
+            out[name] = ("file", hashlib.sha256(path.read_bytes()).hexdigest(),
+                         info.st_mode & 0o7777)
+    return out
+
+
+def files_of(root: Path) -> Iterator[Path]:
+    return (path for path in root.rglob("*") if path.is_file() and not path.is_symlink())
+
+
+def this_machine(project: Path, home: Path) -> list[str]:
+    """The absolute paths that are this machine's alone."""
+    real_home = pwd.getpwuid(os.getuid()).pw_dir
+    found = {sys.prefix, os.path.realpath(sys.prefix), str(SCRIPT.parent), sys.executable,
+             str(home), str(project), real_home}
+    return sorted(path for path in found if path not in ("", "/"))
+
+
+def _existing(project: Path) -> None:
+    """What a team's project already holds: host configs of its own, a user's Cline hook, a
+    prompthooks config approved on this machine, an empty folder."""
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_bytes(
+        b'{"permissions": {"allow": ["Bash(ls:*)"]},\n\t"model": "opus"}')
+    (project / ".claude" / "settings.json").chmod(0o640)
+    write_json(project / ".cursor" / "hooks.json",
+               {"version": 1, "hooks": {"stop": [{"command": "./audit.sh"}]}})
+    write_script(project / ".clinerules" / "hooks" / "TaskStart", "echo '{}'")
+    (project / "docs").mkdir()
+    # The policy: deny, from a script outside the project (one inside could not be approved).
+    guard = write_script(project.parent / "guard.sh",
+                         "cat >/dev/null; echo 'no wiping homes' >&2; exit 2")
+    write_json(project / ".prompthooks" / "hooks.json", {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": shlex.quote(str(guard))}]}]}})
+    approve(project / ".prompthooks")
+
+
+def _host_run(host: str, project: Path, extra_path: str = "") -> subprocess.CompletedProcess[str]:
+    """A PreToolUse for a shell command, sent to the installed glue as the host runs it: from
+    the project folder, with a minimal PATH, through ``sh -c`` (Claude Code, Cursor) or by the
+    hook file's own path (Cline)."""
+    env = {**os.environ, "PATH": f"{extra_path}{MINIMAL_PATH}"}
+    if host == "claude":
+        env["CLAUDE_PROJECT_DIR"] = str(project)
+        event = claude_bash("rm -rf ~/", str(project))
+        settings = json.loads((project / ".claude" / "settings.json").read_text())
+        argv = ["sh", "-c", settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]]
+    elif host == "cursor":
+        event = cursor_event("preToolUse", str(project), tool_name="Shell",
+                             tool_input={"command": "rm -rf ~/"})
+        hooks = json.loads((project / ".cursor" / "hooks.json").read_text())
+        argv = ["sh", "-c", hooks["hooks"]["preToolUse"][0]["command"]]
+    else:
+        event = cline_event("PreToolUse", str(project), toolName="execute_command",
+                            parameters={"command": "rm -rf ~/"})
+        argv = [str(project / ".clinerules" / "hooks" / "PreToolUse")]
+    return subprocess.run(argv, input=json.dumps(event), capture_output=True, text=True,
+                          cwd=project, env=env, timeout=60)
+
+
+DENIED = {
+    "claude": {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                      "permissionDecision": "deny",
+                                      "permissionDecisionReason": "no wiping homes"}},
+    "cursor": {"permission": "deny", "user_message": "no wiping homes",
+               "agent_message": "no wiping homes"},
+    "cline": {"cancel": True, "errorMessage": "no wiping homes"},
+}
+
+
+def assert_blocked_for_want_of_prompthooks(host: str,
+                                           proc: subprocess.CompletedProcess[str]) -> None:
+    """The host's own block, naming why: exit 2 for Claude Code and Cursor (a block on every
+    event they can block), a cancel for Cline (whose exit 2 lets the action through)."""
+    assert proc.stderr == launcher.NOT_FOUND + "\n"
+    if host == "cline":
+        assert proc.returncode == 0
+        assert json.loads(proc.stdout) == {"cancel": True, "errorMessage": launcher.NOT_FOUND}
+    else:
+        assert (proc.returncode, proc.stdout) == (2, "")
+
+
+# --- install writes nothing of this machine's; uninstall leaves the project as it was ------
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_project_glue_is_portable_and_uninstall_leaves_the_tree_as_it_was(
+        project: Path, isolated_home: Path, host: str) -> None:
+    _existing(project)
+    before = tree(project)
+
+    proc = cli("install", "--host", host, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    said = [line for line in proc.stdout.splitlines() if line.startswith("glue: ")]
+    assert len(said) == 1 and "finds prompthooks on each machine at run time" in said[0]
+    changed = [name for name, entry in tree(project).items() if before.get(name) != entry]
+    assert changed  # the glue is in the project's files: what is checked below is there
+    for path in files_of(project):
+        text = path.read_text(errors="replace")
+        leaked = [where for where in this_machine(project, isolated_home) if where in text]
+        assert leaked == [], f"{path} names {leaked}"
+    assert not list(project.rglob("*.prompthooks-backup"))
+
+    # This machine's prompthooks where pipx puts it: the glue, run as the host runs it,
+    # finds it and answers (the deny comes from the project's approved policy).
+    local_bin = isolated_home / ".local" / "bin"
+    local_bin.mkdir(parents=True)
+    (local_bin / "prompthooks").symlink_to(SCRIPT)
+    ran = _host_run(host, project)
+    assert ran.stderr == "", ran.stderr
+    assert json.loads(ran.stdout) == DENIED[host]
+    (local_bin / "prompthooks").unlink()
+
+    proc = cli("uninstall", "--host", host, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert tree(project) == before  # every file's bytes and mode, every folder, nothing more
+    assert not originals.folder().exists()
+
+
+def test_all_three_hosts_then_uninstall_leaves_the_tree_as_it_was(
+        project: Path, isolated_home: Path) -> None:
+    before = tree(project)
+    for host in HOSTS:
+        assert cli("install", "--host", host, cwd=project).returncode == 0
+    assert (project / ".prompthooks" / "hooks.json").is_file()  # the starter, approved
+    for path in files_of(project):
+        text = path.read_text(errors="replace")
+        assert not [where for where in this_machine(project, isolated_home) if where in text]
+    for host in HOSTS:
+        proc = cli("uninstall", "--host", host, cwd=project)
+        assert proc.returncode == 0, proc.stderr
+    assert tree(project) == before == {}
+
+
+# --- the glue at run time --------------------------------------------------------------------
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_the_glue_finds_the_projects_virtualenv(project: Path, host: str) -> None:
+    _existing(project)
+    assert cli("install", "--host", host, cwd=project).returncode == 0
+    venv = project / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "prompthooks").symlink_to(SCRIPT)
+    ran = _host_run(host, project)
+    assert ran.stderr == "", ran.stderr
+    assert json.loads(ran.stdout) == DENIED[host]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_no_prompthooks_anywhere_blocks_loudly(project: Path, host: str) -> None:
+    _existing(project)
+    assert cli("install", "--host", host, cwd=project).returncode == 0
+    # Canary: a bare `prompthooks run` under this PATH is "command not found", which the
+    # hosts take for a failed hook and let the action through.
+    bare = subprocess.run(["sh", "-c", "prompthooks run"], input="{}", capture_output=True,
+                          text=True, cwd=project, env={**os.environ, "PATH": MINIMAL_PATH},
+                          timeout=60)
+    assert bare.returncode == 127
+    assert_blocked_for_want_of_prompthooks(host, _host_run(host, project))
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_script_whose_interpreter_is_gone_is_passed_over(project: Path, host: str) -> None:
+    """A project .venv removed or moved leaves its scripts naming a Python that is not there:
+    run, it is "command not found" (a non-blocking error); the glue passes it over."""
+    _existing(project)
+    assert cli("install", "--host", host, cwd=project).returncode == 0
+    stale = write_script(project / ".venv" / "bin" / "prompthooks",
+                         "import sys; sys.exit(0)", shebang=f"#!{project}/gone/bin/python")
+    canary = subprocess.run(["sh", "-c", f"{shlex.quote(str(stale))} run"],
+                            capture_output=True, cwd=project, timeout=60)
+    assert canary.returncode in (126, 127)  # what the host would have seen
+    assert_blocked_for_want_of_prompthooks(host, _host_run(host, project))
+
+
+@pytest.mark.parametrize("host", ("claude", "cursor"))
+def test_the_launcher_on_path_does_not_run_itself(project: Path, host: str) -> None:
+    """A PATH that holds the launcher's own folder: the launcher finds itself first, passes
+    itself over (no loop) and, with no prompthooks anywhere else, blocks."""
+    _existing(project)
+    assert cli("install", "--host", host, cwd=project).returncode == 0
+    folder = project / f".{host}" / "hooks"
+    found = subprocess.run(["sh", "-c", "command -v prompthooks"], capture_output=True,
+                           text=True, env={**os.environ, "PATH": f"{folder}:{MINIMAL_PATH}"},
+                           timeout=60)
+    assert found.stdout.strip() == str(folder / "prompthooks")  # canary: it is found first
+    assert_blocked_for_want_of_prompthooks(host, _host_run(host, project, f"{folder}:"))
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_planted_prompthooks_package_in_the_project_never_runs(
+        project: Path, isolated_home: Path, host: str) -> None:
+    """The glue runs prompthooks by its script, never as ``python -m prompthooks`` from the
+    project folder, where a ``prompthooks/`` package in the project would be imported."""
+    _existing(project)
+    assert cli("install", "--host", host, cwd=project).returncode == 0
+    marker = project.parent / "planted-ran"
+    planted = project / "prompthooks"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("")
+    (planted / "__main__.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\nprint('{{}}')\n")
+    # Canary: a naive interpreter run from the project folder imports the planted package.
+    naive = subprocess.run([sys.executable, "-m", "prompthooks", "run"], input="{}",
+                           capture_output=True, text=True, cwd=project, timeout=60)
+    assert naive.returncode == 0 and marker.read_text() == "ran"
+    marker.unlink()
+
+    local_bin = isolated_home / ".local" / "bin"
+    local_bin.mkdir(parents=True)
+    (local_bin / "prompthooks").symlink_to(SCRIPT)
+    ran = _host_run(host, project)
+    assert json.loads(ran.stdout) == DENIED[host]
+    assert not marker.exists()
+
+
+# --- the launcher's integrity ----------------------------------------------------------------
+
+def test_a_rewritten_launcher_is_put_back_by_install_and_removed_by_uninstall(
+        project: Path) -> None:
+    """The launcher is a file in the project, which the agent can write: install again puts
+    install's bytes back, and uninstall removes it whatever it holds."""
+    before = tree(project)
+    assert cli("install", "--host", "claude", cwd=project).returncode == 0
+    runner = project / ".claude" / "hooks" / "prompthooks"
+    intact = runner.read_bytes()
+    # What an agent would write to skip prompthooks, keeping the marker so it passes as ours.
+    runner.write_text(f"#!/bin/sh\n{launcher.MARKER}\nexit 0\n")
+    assert subprocess.run([str(runner), "run"], input=b"{}", timeout=60).returncode == 0
+    proc = cli("install", "--host", "claude", cwd=project)
+    assert f"rewrote {runner}: it was not the launcher install writes" in proc.stdout
+    assert runner.read_bytes() == intact
+
+    runner.write_text(f"#!/bin/sh\n{launcher.MARKER}\nexit 0\n")
+    assert cli("uninstall", "--host", "claude", cwd=project).returncode == 0
+    assert tree(project) == before
+
+
+def test_a_file_of_the_launchers_name_that_is_not_ours_is_left_alone(project: Path) -> None:
+    mine = write_script(project / ".claude" / "hooks" / "prompthooks", "echo mine")
+    before = tree(project)
+    proc = cli("install", "--host", "claude", cwd=project)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (f"prompthooks: not replacing {mine}: not a launcher written by "
+                           "prompthooks; nothing was changed\n")
+    assert tree(project) == before
+
+
+# --- choosing the glue -----------------------------------------------------------------------
+
+def test_glue_choices_at_project_scope(project: Path, isolated_home: Path) -> None:
+    before = tree(project)
+    proc = cli("install", "--host", "claude", "--glue", "absolute", cwd=project)
+    assert (proc.returncode, proc.stdout) == (64, "")
+    assert proc.stderr == ("prompthooks: --glue absolute: a project's host config is committed, "
+                           "and this machine's path is wrong on every other; use --scope "
+                           "local (uncommitted) or --scope user for glue naming this "
+                           "installation\n")
+    proc = cli("install", "--host", "cursor", "--glue", "launcher", "--scope", "user",
+               cwd=project)
+    assert proc.returncode == 64 and proc.stderr.startswith("prompthooks: --glue launcher: ")
+    assert tree(project) == before
+
+    proc = cli("install", "--host", "claude", "--glue", "bare", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["hooks"]["Stop"] == [{"hooks": [{"type": "command",
+                                                     "command": "prompthooks run"}]}]
+    assert not (project / ".claude" / "hooks").exists()
+    assert ("glue: 'prompthooks run' (--glue bare): the host runs whatever prompthooks its "
+            "PATH finds, and lets actions through when it finds none") in proc.stdout
+    assert cli("uninstall", "--host", "claude", cwd=project).returncode == 0
+    assert tree(project) == before
