@@ -47,6 +47,9 @@ class HostGlue:
     launcher: str | None = None
     launcher_glue: str = ""
     launcher_note: str = ""
+    # The host's hook files in that place that carry our marker but are not what install
+    # writes (rewritten since): where the hook file is itself the glue.
+    altered: Callable[[Path], Sequence[Path]] = lambda place: ()
 
 
 def with_session_start(host: HostGlue, events: Sequence[str]) -> list[str]:

@@ -361,7 +361,8 @@ def test_doctor_warns_when_installed_glue_relies_on_path(project: Path, bare_pat
     assert glue_warnings() == [
         f"{place}: the glue 'prompthooks run' relies on the host's PATH: the prompthooks on "
         f"this shell's PATH is in {SCRIPT.parent}, which a host started from the desktop does "
-        "not have on its PATH; reinstall from this installation with --glue absolute"]
+        "not have on its PATH; reinstall from this installation with --glue auto (the "
+        "project launcher)"]
     assert cli("uninstall", "--host", host, path=on_path, cwd=project).returncode == 0
     assert cli("install", "--host", host, path=on_path, cwd=project).returncode == 0
-    assert glue_warnings() == []  # the absolute path relies on nothing
+    assert glue_warnings() == []  # the launcher looks where the host's PATH does not

@@ -271,21 +271,40 @@ def test_a_planted_prompthooks_package_in_the_project_never_runs(
 
 # --- the launcher's integrity ----------------------------------------------------------------
 
-def test_a_rewritten_launcher_is_put_back_by_install_and_removed_by_uninstall(
-        project: Path) -> None:
-    """The launcher is a file in the project, which the agent can write: install again puts
-    install's bytes back, and uninstall removes it whatever it holds."""
+def _doctor_failures(project: Path, host: str) -> list[str]:
+    proc = cli("doctor", "--offline", "--json", cwd=project)
+    return [c["detail"] for c in json.loads(proc.stdout)["checks"]
+            if c["check"] == f"glue {host} (project)" and c["status"] == "fail"]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_rewritten_launcher_is_named_by_doctor_and_put_back_by_install(
+        project: Path, host: str) -> None:
+    """The launcher is a file in the project, which the agent can write: doctor names one
+    that is not install's, install again puts install's bytes back."""
+    assert cli("install", "--host", host, cwd=project).returncode == 0
+    runner = project / (".clinerules/hooks/PreToolUse" if host == "cline"
+                        else f".{host}/hooks/prompthooks")
+    intact = runner.read_bytes()
+    assert _doctor_failures(project, host) == []
+    # What an agent would write to skip prompthooks, keeping the marker so it passes as ours.
+    marker = intact.decode().splitlines()[1]
+    runner.write_text(f"#!/bin/sh\n{marker}\necho '{{}}'\n")
+    assert subprocess.run([str(runner), "run"], input=b"{}", capture_output=True,
+                          timeout=60).returncode == 0  # canary: it lets everything through
+    assert _doctor_failures(project, host) == [
+        f"{runner}: not what install writes (rewritten since?); read it, then put it back: "
+        f"prompthooks install --host {host}"]
+    proc = cli("install", "--host", host, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert runner.read_bytes() == intact
+    assert _doctor_failures(project, host) == []
+
+
+def test_a_rewritten_launcher_is_removed_by_uninstall(project: Path) -> None:
     before = tree(project)
     assert cli("install", "--host", "claude", cwd=project).returncode == 0
     runner = project / ".claude" / "hooks" / "prompthooks"
-    intact = runner.read_bytes()
-    # What an agent would write to skip prompthooks, keeping the marker so it passes as ours.
-    runner.write_text(f"#!/bin/sh\n{launcher.MARKER}\nexit 0\n")
-    assert subprocess.run([str(runner), "run"], input=b"{}", timeout=60).returncode == 0
-    proc = cli("install", "--host", "claude", cwd=project)
-    assert f"rewrote {runner}: it was not the launcher install writes" in proc.stdout
-    assert runner.read_bytes() == intact
-
     runner.write_text(f"#!/bin/sh\n{launcher.MARKER}\nexit 0\n")
     assert cli("uninstall", "--host", "claude", cwd=project).returncode == 0
     assert tree(project) == before

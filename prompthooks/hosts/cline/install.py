@@ -108,6 +108,20 @@ def installed(folder: Path) -> bool:
     return any(_ours(folder / event) for event in cline.CONFIG_EVENTS)
 
 
+def altered(folder: Path) -> list[Path]:
+    """Our hook files that are neither form install writes (an ``exec`` line, the launcher):
+    rewritten since, perhaps to skip prompthooks."""
+    portable = script(Glue("", portable=True)).encode()
+    out: list[Path] = []
+    for event in glued(folder):
+        data = files.read_bytes(folder / event) or b""
+        lines = data.decode("utf-8", "replace").splitlines()
+        plain = len(lines) == 3 and lines[2].startswith("exec ") and data.endswith(b"\n")
+        if data != portable and not plain:
+            out.append(folder / event)
+    return out
+
+
 def glued(folder: Path) -> list[str]:
     return [event for event in cline.CONFIG_EVENTS if _ours(folder / event)]
 
@@ -117,7 +131,7 @@ GLUE = HostGlue(
     # TaskComplete is Cline's stop.
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskComplete"),
     location=location, install=install, uninstall=uninstall, installed=installed,
-    glued=glued,
+    glued=glued, altered=altered,
     launcher_glue="a launcher in each hook file",
     launcher_note="each hook file in .clinerules/hooks",
     no_managed="it reads hooks only from the project's .clinerules/hooks and the user's "
