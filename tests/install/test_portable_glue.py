@@ -11,6 +11,7 @@ import json
 import os
 import pwd
 import shlex
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.install import launcher, originals
+from prompthooks.install import launcher, made, originals
 
 from ..helpers import approve, claude_bash, cline_event, cursor_event, write_json, write_script
 
@@ -345,3 +346,19 @@ def test_glue_choices_at_project_scope(project: Path, isolated_home: Path) -> No
             "PATH finds, and lets actions through when it finds none") in proc.stdout
     assert cli("uninstall", "--host", "claude", cwd=project).returncode == 0
     assert tree(project) == before
+
+
+# --- install's own records -------------------------------------------------------------------
+
+def test_a_fifo_for_the_folders_record_cannot_stall_uninstall(project: Path) -> None:
+    """The record of the folders install created is in the user's data folder, which the
+    agent can write: a FIFO put there would hold a plain read forever."""
+    assert cli("install", "--host", "cursor", cwd=project).returncode == 0
+    record = made._record(os.environ)
+    record.unlink()
+    os.mkfifo(record)
+    assert stat.S_ISFIFO(os.stat(record).st_mode)  # canary: where uninstall reads
+    proc = cli("uninstall", "--host", "cursor", cwd=project)  # would hang on a plain read
+    assert proc.returncode == 0, proc.stderr
+    # No folder is known to be install's, so the empty ones stay; the files are gone.
+    assert [p for p in project.rglob("*") if not p.is_dir()] == []
