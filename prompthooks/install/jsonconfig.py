@@ -25,6 +25,11 @@ class JsonLayout:
     entry: Callable[[str], dict[str, Any]]  # the glue entry for one event
     has_glue: Callable[[list[Any]], bool]  # whether an event's list holds our glue
     without_glue: Callable[[list[Any]], list[Any]]  # the list less our glue
+    # The list with every glue entry's command set to this one (its other fields kept), and
+    # the glue commands it holds: glue of another form (an earlier install's absolute path in
+    # a project's file) is brought to the form chosen now.
+    retarget: Callable[[list[Any], str], list[Any]]
+    glue_commands: Callable[[list[Any]], list[str]]
 
 
 def parse(raw: bytes, path: Path) -> dict[str, Any]:
@@ -68,10 +73,15 @@ def install(path: Path, layout: JsonLayout, events: Sequence[str], glue: str, sa
         if not isinstance(entries, list):
             raise PromptHooksError(f"{path}: hooks.{event} is not a list; nothing was changed")
         (present if layout.has_glue(entries) else added).append(event)
+    stale = [event for event in present
+             if any(command != glue for command in layout.glue_commands(hooks[event]))]
+    present = [event for event in present if event not in stale]
     if present:
         say(f"already installed: {', '.join(present)} in {path}")
-    if not added:
+    if not added and not stale:
         return
+    for event in stale:
+        hooks[event] = layout.retarget(hooks[event], glue)
     for event in added:
         hooks.setdefault(event, []).append(layout.entry(glue))
     if raw is not None:
@@ -79,7 +89,11 @@ def install(path: Path, layout: JsonLayout, events: Sequence[str], glue: str, sa
         if kept is not None:
             say(f"backed up {path} to {kept}")
     files.atomic_write(path, dump(data))
-    say(f"wrote {path} ({', '.join(added)})")
+    if added:
+        say(f"wrote {path} ({', '.join(added)})")
+    if stale:
+        say(f"rewrote the glue of {', '.join(stale)} in {path}: it named prompthooks another "
+            f"way; now {glue}")
 
 
 def _normal(data: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from prompthooks.hosts.cline.install import MARKER as CLINE_MARKER
 from prompthooks.install import launcher, made, originals
 
 from ..helpers import approve, claude_bash, cline_event, cursor_event, write_json, write_script
@@ -362,3 +363,33 @@ def test_a_fifo_for_the_folders_record_cannot_stall_uninstall(project: Path) -> 
     assert proc.returncode == 0, proc.stderr
     # No folder is known to be install's, so the empty ones stay; the files are gone.
     assert [p for p in project.rglob("*") if not p.is_dir()] == []
+
+
+# --- a project installed by an earlier version -----------------------------------------------
+
+def test_install_again_takes_this_machines_path_out_of_a_projects_glue(
+        project: Path, isolated_home: Path) -> None:
+    """An earlier version wrote this installation's absolute path into the project's files:
+    install again brings that glue to the launcher form, keeping the entries' other fields."""
+    earlier = f"{shlex.quote(str(SCRIPT))} run"
+    settings = write_json(project / ".claude" / "settings.json", {"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": earlier, "timeout": 30}]}]}})
+    hooks = write_json(project / ".cursor" / "hooks.json", {"version": 1, "hooks": {
+        "stop": [{"command": earlier, "timeout": 45}]}})
+    cline = write_script(project / ".clinerules" / "hooks" / "PreToolUse", f"exec {earlier}",
+                         shebang=f"#!/bin/sh\n{CLINE_MARKER}")
+    for path in (settings, hooks, cline):
+        assert str(SCRIPT) in path.read_text()  # canary: the machine's path is there
+    for host in HOSTS:
+        proc = cli("install", "--host", host, "--events",
+                   {"claude": "Stop", "cursor": "stop", "cline": "PreToolUse"}[host],
+                   cwd=project)
+        assert proc.returncode == 0, proc.stderr
+    assert json.loads(settings.read_text())["hooks"]["Stop"] == [{"hooks": [
+        {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/prompthooks run',
+         "timeout": 30}]}]
+    assert json.loads(hooks.read_text())["hooks"]["stop"] == [
+        {"command": ".cursor/hooks/prompthooks run", "timeout": 45}]
+    for path in files_of(project):
+        text = path.read_text(errors="replace")
+        assert not [where for where in this_machine(project, isolated_home) if where in text]

@@ -43,11 +43,20 @@ def _without_glue(groups: list[Any]) -> list[Any]:
     return out
 
 
+def _retarget(groups: list[Any], glue: str) -> list[Any]:
+    return [{**group, "hooks": [{**h, "command": glue} if _is_glue_handler(h) else h
+                                for h in _handlers(group)]}
+            if any(map(_is_glue_handler, _handlers(group))) else group for group in groups]
+
+
 LAYOUT = jsonconfig.JsonLayout(
     skeleton=dict,
     entry=lambda glue: {"hooks": [{"type": "command", "command": glue}]},
     has_glue=_has_glue,
     without_glue=_without_glue,
+    retarget=_retarget,
+    glue_commands=lambda groups: [str(h["command"]) for group in groups
+                                  for h in _handlers(group) if _is_glue_handler(h)],
 )
 
 

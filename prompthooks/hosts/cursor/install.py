@@ -32,6 +32,10 @@ LAYOUT = jsonconfig.JsonLayout(
     entry=lambda glue: {"command": glue, "timeout": TIMEOUT},
     has_glue=lambda handlers: any(map(_is_glue_handler, handlers)),
     without_glue=lambda handlers: [h for h in handlers if not _is_glue_handler(h)],
+    retarget=lambda handlers, glue: [{**h, "command": glue} if _is_glue_handler(h) else h
+                                     for h in handlers],
+    glue_commands=lambda handlers: [str(h["command"]) for h in handlers
+                                    if _is_glue_handler(h)],
 )
 
 
