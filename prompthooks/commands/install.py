@@ -2,6 +2,10 @@
 ``prompthooks run`` into the host's own config, and a starter prompthooks config where the
 scope has none. Every check (events, JSON, foreign files) comes before the first write.
 
+A project's host config is committed, so its glue names nothing of this machine's: it runs the
+project launcher (``install.launcher``), which finds prompthooks at run time on whichever
+machine the host runs, or the bare ``prompthooks run`` with ``--glue bare``.
+
 ``--scope managed`` writes into the host's own managed config (Claude Code's managed settings,
 Cursor's enterprise hooks file), which no project or user config can remove, names this
 installation by absolute path (a PATH the user controls cannot swap in another program), and

@@ -102,7 +102,7 @@ def current_glue(choice: Choice = "auto") -> Glue:
 def is_glue(command: object) -> bool:
     """Whether a host config's command is prompthooks' glue, whichever installation it names
     (``prompthooks run``, ``/path/to/prompthooks run``, ``/path/python -m prompthooks run``,
-    the project launcher ``"$CLAUDE_PROJECT_DIR"/.claude/hooks/prompthooks run``)."""
+    the project launcher ``"${CLAUDE_PROJECT_DIR:-.}"/.claude/hooks/prompthooks run``)."""
     if not isinstance(command, str):
         return False
     try:

@@ -65,7 +65,7 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int, int]]:
 
 
 # The project scope's glue: the project launcher, as each host runs a project's hooks.
-CLAUDE_LAUNCHED = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/prompthooks run'
+CLAUDE_LAUNCHED = '"${CLAUDE_PROJECT_DIR:-.}"/.claude/hooks/prompthooks run'
 CURSOR_LAUNCHED = ".cursor/hooks/prompthooks run"
 GLUE_NOTE = ("glue: {} finds prompthooks on each machine at run time (PATH, ~/.local/bin, the "
              "project's .venv) and blocks when there is none; it names nothing of this "

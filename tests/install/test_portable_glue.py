@@ -385,9 +385,9 @@ def test_install_again_takes_this_machines_path_out_of_a_projects_glue(
                    {"claude": "Stop", "cursor": "stop", "cline": "PreToolUse"}[host],
                    cwd=project)
         assert proc.returncode == 0, proc.stderr
+    launched = '"${CLAUDE_PROJECT_DIR:-.}"/.claude/hooks/prompthooks run'
     assert json.loads(settings.read_text())["hooks"]["Stop"] == [{"hooks": [
-        {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/prompthooks run',
-         "timeout": 30}]}]
+        {"type": "command", "command": launched, "timeout": 30}]}]
     assert json.loads(hooks.read_text())["hooks"]["stop"] == [
         {"command": ".cursor/hooks/prompthooks run", "timeout": 45}]
     for path in files_of(project):

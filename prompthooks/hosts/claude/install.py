@@ -98,9 +98,10 @@ GLUE = HostGlue(
     location=location, install=install, uninstall=uninstall, installed=installed,
     glued=glued,
     # Claude Code runs a hook in the session's current folder, which moves with the agent's
-    # cd: its own variable names the project, as its docs show for project scripts.
+    # cd: its own variable names the project, as its docs show for project scripts (Cursor
+    # sets it too when it runs Claude Code's hooks; without it, the current folder).
     launcher=".claude/hooks/prompthooks",
-    launcher_glue='"$CLAUDE_PROJECT_DIR"/.claude/hooks/prompthooks run',
+    launcher_glue='"${CLAUDE_PROJECT_DIR:-.}"/.claude/hooks/prompthooks run',
     launcher_note="the launcher .claude/hooks/prompthooks",
     managed=managed_location, local=local_location,
 )
