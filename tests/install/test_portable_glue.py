@@ -303,6 +303,16 @@ def test_a_rewritten_launcher_is_named_by_doctor_and_put_back_by_install(
     assert _doctor_failures(project, host) == []
 
 
+def test_a_cline_hook_file_that_execs_something_else_is_named_by_doctor(project: Path) -> None:
+    assert cli("install", "--host", "cline", cwd=project).returncode == 0
+    hook = project / ".clinerules" / "hooks" / "PreToolUse"
+    hook.write_text(f"#!/bin/sh\n{CLINE_MARKER}\nexec true\n")  # the form, not the glue
+    assert subprocess.run([str(hook)], input=b"{}", timeout=60).returncode == 0
+    assert _doctor_failures(project, "cline") == [
+        f"{hook}: not what install writes (rewritten since?); read it, then put it back: "
+        "prompthooks install --host cline"]
+
+
 def test_a_rewritten_launcher_is_removed_by_uninstall(project: Path) -> None:
     before = tree(project)
     assert cli("install", "--host", "claude", cwd=project).returncode == 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...errors import PromptHooksError
 from ...install import files, launcher
-from ...install.glue import Glue
+from ...install.glue import Glue, is_glue
 from ...install.host import HostGlue, Say, Scope
 from . import wire as cline
 
@@ -30,12 +30,11 @@ CANCEL = (f"printf '%s\\n' '{{\"cancel\": true, \"errorMessage\": \"{launcher.NO
           f"printf '%s\\n' \"{launcher.NOT_FOUND}\" >&2\nexit 0\n")
 
 
-def script(glue: str | Glue) -> str:
-    if isinstance(glue, Glue) and glue.portable:
-        # The launcher's own marker line would not tell Cline's hook files apart: ours.
+def script(glue: Glue) -> str:
+    if glue.portable:
+        # Our marker, not the launcher's: it is what tells our hook files from the user's.
         return launcher.text(2, CANCEL, "run").replace(launcher.MARKER, MARKER, 1)
-    command = glue.command if isinstance(glue, Glue) else glue
-    return f"#!/bin/sh\n{MARKER}\nexec {command}\n"
+    return f"#!/bin/sh\n{MARKER}\nexec {glue.command}\n"
 
 
 def is_ours(data: bytes) -> bool:
@@ -116,7 +115,8 @@ def altered(folder: Path) -> list[Path]:
     for event in glued(folder):
         data = files.read_bytes(folder / event) or b""
         lines = data.decode("utf-8", "replace").splitlines()
-        plain = len(lines) == 3 and lines[2].startswith("exec ") and data.endswith(b"\n")
+        plain = (len(lines) == 3 and data.endswith(b"\n") and lines[2].startswith("exec ")
+                 and is_glue(lines[2].removeprefix("exec ")))
         if data != portable and not plain:
             out.append(folder / event)
     return out
