@@ -89,13 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
                               help="replace a Cline hook file prompthooks did not write")
             glue.add_argument("--glue", choices=("auto", "absolute", "bare", "launcher"),
                               default="auto",
-                              help="how the glue names prompthooks: auto (the default): a "
-                                   "project's committed files run a launcher in the project "
-                                   "that finds prompthooks at run time; one user's files "
+                              help="how the glue names prompthooks. auto (the default): "
+                                   "a project's committed files run a launcher in the project "
+                                   "that finds prompthooks at run time; one user's files say "
                                    "'prompthooks run' when a desktop-started host finds this "
-                                   "installation on its PATH, else its absolute path; "
-                                   "absolute (not in a project's files); always 'prompthooks "
-                                   "run'; launcher (project scope only)")
+                                   "installation on its PATH, else its absolute path. "
+                                   "absolute: always that path (not in a project's files). "
+                                   "bare: always 'prompthooks run'. launcher: the project "
+                                   "launcher (project scope only)")
 
     explain = commands.add_parser("explain", help="dry run: the sources, the hooks that would "
                                   "run and why, and each prompt as it would be sent")
