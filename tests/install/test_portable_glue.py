@@ -403,3 +403,18 @@ def test_install_again_takes_this_machines_path_out_of_a_projects_glue(
     for path in files_of(project):
         text = path.read_text(errors="replace")
         assert not [where for where in this_machine(project, isolated_home) if where in text]
+
+
+def test_local_glue_beside_the_projects_keeps_the_launcher(project: Path) -> None:
+    """Claude Code's local file (one user's, uncommitted) names this installation; taking it
+    out leaves the project's glue and its launcher in place."""
+    assert cli("install", "--host", "claude", cwd=project).returncode == 0
+    runner = project / ".claude" / "hooks" / "prompthooks"
+    shared = tree(project)
+    proc = cli("install", "--host", "claude", "--scope", "local", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    local = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert local["hooks"]["Stop"] == [{"hooks": [{"type": "command",
+                                                  "command": f"{shlex.quote(str(SCRIPT))} run"}]}]
+    assert cli("uninstall", "--host", "claude", "--scope", "local", cwd=project).returncode == 0
+    assert tree(project) == shared and runner.is_file()
