@@ -418,3 +418,15 @@ def test_local_glue_beside_the_projects_keeps_the_launcher(project: Path) -> Non
                                                   "command": f"{shlex.quote(str(SCRIPT))} run"}]}]
     assert cli("uninstall", "--host", "claude", "--scope", "local", cwd=project).returncode == 0
     assert tree(project) == shared and runner.is_file()
+
+
+def test_cline_force_over_a_users_hook_then_uninstall_leaves_the_tree_as_it_was(
+        project: Path) -> None:
+    mine = write_script(project / ".clinerules" / "hooks" / "PreToolUse", "echo '{}'")
+    mine.chmod(0o700)
+    before = tree(project)
+    proc = cli("install", "--host", "cline", "--force", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert CLINE_MARKER in mine.read_text()
+    assert cli("uninstall", "--host", "cline", cwd=project).returncode == 0
+    assert tree(project) == before
