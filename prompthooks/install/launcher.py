@@ -6,7 +6,8 @@ error for Claude Code and Cursor, which would let every action through unjudged)
 
 Where it looks, in this order: the host's PATH, ``$PIPX_BIN_DIR`` and ``~/.local/bin``
 (pipx, ``pip install --user``), then the project's ``.venv/bin`` last (the folder the agent
-installs packages into). It runs what it finds by its script, never as ``python -m`` from the
+installs packages into); only absolute paths, so a relative PATH entry cannot pick a file
+planted in the project. It runs what it finds by its script, never as ``python -m`` from the
 project folder, where a planted ``prompthooks/`` package would be imported instead.
 
 The launcher is a file in the project, which the agent can rewrite (see the README's threat
@@ -49,7 +50,10 @@ def text(depth: int, refusal: str = EXIT_BLOCK, arguments: str = '"$@"') -> str:
         'for found in "$(command -v prompthooks 2>/dev/null)" '
         '"${PIPX_BIN_DIR:-$HOME/.local/bin}/prompthooks" "$HOME/.local/bin/prompthooks" '
         f'"$here/{up}/.venv/bin/prompthooks"; do\n'
-        '    [ -n "$found" ] && [ -f "$found" ] && [ -x "$found" ] || continue\n'
+        # A relative PATH entry ("." or empty) would find a prompthooks planted in the
+        # project folder the host runs from.
+        '    case $found in /*) ;; *) continue ;; esac\n'
+        '    [ -f "$found" ] && [ -x "$found" ] || continue\n'
         '    [ "$found" -ef "$0" ] && continue\n'
         "    first=\n"
         "    IFS= read -r first < \"$found\" 2>/dev/null\n"

@@ -430,3 +430,20 @@ def test_cline_force_over_a_users_hook_then_uninstall_leaves_the_tree_as_it_was(
     assert CLINE_MARKER in mine.read_text()
     assert cli("uninstall", "--host", "cline", cwd=project).returncode == 0
     assert tree(project) == before
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_relative_path_entry_does_not_pick_a_planted_prompthooks(
+        project: Path, host: str) -> None:
+    """A host whose PATH holds "." runs the launcher from the project folder, where a file
+    named prompthooks can be planted: the launcher takes only absolute paths."""
+    _existing(project)
+    assert cli("install", "--host", host, cwd=project).returncode == 0
+    marker = project.parent / "planted-ran"
+    write_script(project / "prompthooks", f"touch {shlex.quote(str(marker))}; echo '{{}}'")
+    found = subprocess.run(["sh", "-c", "command -v prompthooks"], capture_output=True,
+                           text=True, cwd=project, env={**os.environ, "PATH": f".:{MINIMAL_PATH}"},
+                           timeout=60)
+    assert found.stdout.strip() == "./prompthooks"  # canary: PATH finds the planted file
+    assert_blocked_for_want_of_prompthooks(host, _host_run(host, project, ".:"))
+    assert not marker.exists()
