@@ -145,11 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "warm worker early for prompt hooks on litellm's path")
             glue.add_argument("--force", action="store_true",
                               help="replace a Cline hook file prompthooks did not write")
-            glue.add_argument("--glue", choices=("auto", "absolute", "bare"), default="auto",
-                              help="how the glue names prompthooks: 'prompthooks run' when "
-                                   "a desktop-started host finds this installation on its "
-                                   "PATH, else by absolute path (auto, the default); always "
-                                   "by path; always 'prompthooks run'")
+            glue.add_argument("--glue", choices=("auto", "absolute", "bare", "launcher"),
+                              default="auto",
+                              help="how the glue names prompthooks. auto (the default): "
+                                   "a project's committed files run a launcher in the project "
+                                   "that finds prompthooks at run time; one user's files say "
+                                   "'prompthooks run' when a desktop-started host finds this "
+                                   "installation on its PATH, else its absolute path. "
+                                   "absolute: always that path (not in a project's files). "
+                                   "bare: always 'prompthooks run'. launcher: the project "
+                                   "launcher (project scope only)")
 
     explain = commands.add_parser("explain", help="dry run: the sources, the hooks that would "
                                   "run and why, and each prompt as it would be sent")

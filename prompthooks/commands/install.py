@@ -2,6 +2,10 @@
 ``prompthooks run`` into the host's own config, and a starter prompthooks config where the
 scope has none. Every check (events, JSON, foreign files) comes before the first write.
 
+A project's host config is committed, so its glue names nothing of this machine's: it runs the
+project launcher (``install.launcher``), which finds prompthooks at run time on whichever
+machine the host runs, or the bare ``prompthooks run`` with ``--glue bare``.
+
 ``--scope managed`` writes into the host's own managed config (Claude Code's managed settings,
 Cursor's enterprise hooks file), which no project or user config can remove, names this
 installation by absolute path (a PATH the user controls cannot swap in another program), and
@@ -24,9 +28,9 @@ import sys
 from pathlib import Path
 
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
-from ..install import files, made, registry, starter
-from ..install.glue import choose, current_glue
-from ..install.host import choose_events, with_session_start
+from ..install import files, launcher, made, registry, starter
+from ..install.glue import Glue, choose, current_glue
+from ..install.host import HostGlue, choose_events, with_session_start
 from .install_report import Report
 
 
@@ -66,6 +70,41 @@ def _unignored(path: Path, project: Path) -> bool:
     return ignored.returncode == 1  # 0: ignored; 128: git could not tell
 
 
+def _glue(host: HostGlue, scope: str, choice: str) -> Glue:
+    """The glue for this scope: the absolute path in a managed file (a PATH the user controls
+    must not choose what the gate runs), nothing of this machine's in a project's file (it
+    is committed and shared), this installation as ``choose`` finds it in one user's file."""
+    if scope == "managed":
+        if choice in ("bare", "launcher"):
+            raise PromptHooksError(f"--glue {choice}: the managed glue always names this "
+                                   "installation by absolute path (a PATH the user controls "
+                                   "must not choose what the gate runs)", EXIT_USAGE)
+        return choose(None, sys.executable, sys.argv[0], "absolute")
+    if scope != "project":
+        if choice == "launcher":
+            raise PromptHooksError("--glue launcher: only a project's glue, which the team "
+                                   f"commits, needs a launcher; --scope {scope} names this "
+                                   "installation (--glue auto)", EXIT_USAGE)
+        return current_glue("bare" if choice == "bare" else
+                            "absolute" if choice == "absolute" else "auto")
+    if choice == "absolute":
+        local = "--scope local (uncommitted) or " if host.local is not None else ""
+        raise PromptHooksError("--glue absolute: a project's host config is committed, and "
+                               "this machine's path is wrong on every other; use "
+                               f"{local}--scope user for glue naming this installation",
+                               EXIT_USAGE)
+    if choice == "bare":
+        bare = current_glue("bare")
+        return Glue(bare.command, note="glue: 'prompthooks run' (--glue bare): the host runs "
+                    "whatever prompthooks its PATH finds, and lets actions through when it "
+                    "finds none", warning=bare.warning)
+    return Glue(host.launcher_glue, portable=True,
+                note=f"glue: {host.launcher_note} finds prompthooks on each machine at run "
+                     "time (PATH, ~/.local/bin, the project's .venv) and blocks when there is "
+                     "none; it names nothing of this machine's, so commit it "
+                     "(--glue bare writes 'prompthooks run')")
+
+
 def main(args: argparse.Namespace) -> int:
     host = registry.HOSTS[args.host]
     events = choose_events(host, args.events)
@@ -75,21 +114,22 @@ def main(args: argparse.Namespace) -> int:
     root = managed_root(args)
     place = registry.location(host, args.scope, project, root)
     managed = args.scope == "managed"
-    if managed and args.glue == "bare":
-        raise PromptHooksError("--glue bare: the managed glue always names this installation "
-                               "by absolute path (a PATH the user controls must not choose "
-                               "what the gate runs)", EXIT_USAGE)
-    glue = (choose(None, sys.executable, sys.argv[0], "absolute") if managed
-            else current_glue(args.glue))
+    glue = _glue(host, args.scope, args.glue)
+    runner = project / host.launcher if glue.portable and host.launcher else None
     report = Report(args.json, args.dry_run)
     if glue.warning:
         report.warn(glue.warning)
-    if glue.note:
-        report.say(glue.note)
     folder = starter.folder(args.scope, project, root)
     with files.journal(args.dry_run) as journal:
         try:
-            host.install(place, events, glue.command, args.force, report.say)
+            if runner is not None:
+                launcher.check(runner)
+            host.install(place, events, glue, args.force, report.say)
+            if runner is not None:
+                launcher.write(runner, launcher.text(len(Path(str(host.launcher)).parts) - 1),
+                               report.say)
+            if glue.note:  # after the checks: a refused install says only why
+                report.say(glue.note)
             config = starter.write(folder, report.say, args.scope)
         finally:  # a failure halfway leaves folders that uninstall should still know
             if not args.dry_run:

@@ -9,7 +9,7 @@ import argparse
 import os
 
 from ..errors import EXIT_OK
-from ..install import files, made, registry, starter
+from ..install import files, launcher, made, originals, registry, starter
 from .install import managed_root
 from .install_report import Report
 
@@ -23,9 +23,13 @@ def main(args: argparse.Namespace) -> int:
     folder = starter.folder(args.scope, project, root)
     with files.journal(args.dry_run) as journal:
         host.uninstall(place, report.say)
+        runner = project / host.launcher if args.scope == "project" and host.launcher else None
+        if runner is not None:
+            launcher.remove(runner, report.say)
         starter.remove(folder, registry.others_installed(host, args.scope, project, root),
                        report.say)
-        made.prune((place, folder), os.environ, report.say)
+        made.prune((place, folder, originals.record(place), *([runner] if runner else [])),
+                   os.environ, report.say)
     report.finish(journal, f"done: {host.title} no longer calls prompthooks from {place}",
                   host=host.name, scope=args.scope, location=str(place), config=str(folder))
     return EXIT_OK

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..api import Config
@@ -27,6 +27,9 @@ from ..core.hook import Hook
 from ..errors import PromptHooksError
 from ..hosts import Host
 from ..redaction import redact
+
+if TYPE_CHECKING:
+    from ..install.host import HostGlue
 
 PACKAGES = ("litellm", "pydantic", "tenacity", "PyYAML", "rich")
 PROBE_SECONDS = 10.0  # retries included: long enough for a cold start, short for a person
@@ -251,7 +254,7 @@ def _import_path_warning(place: Path) -> str | None:
     return None
 
 
-def _path_warning(place: Path) -> str | None:
+def _path_warning(place: Path, scope: str) -> str | None:
     """Why installed glue that names prompthooks by PATH may not find it, if it may not."""
     import shutil
 
@@ -262,8 +265,10 @@ def _path_warning(place: Path) -> str | None:
     found = choose(shutil.which("prompthooks"), sys.executable, sys.argv[0], "bare")
     if found.warning is None:
         return None
+    # A project's files are committed: the launcher, not this machine's path, is the fix.
+    fix = "--glue auto (the project launcher)" if scope == "project" else "--glue absolute"
     return (f"{place}: {found.warning.removeprefix('warning: ')}; reinstall from this "
-            "installation with --glue absolute")
+            f"installation with {fix}")
 
 
 def export_checks(config: Config, offline: bool,
@@ -336,14 +341,33 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
             if installed:
                 found = True
                 yield check(f"glue {glue.name} ({scope})", "ok", f"installed in {place}")
-                for warning in (_path_warning(place), _import_path_warning(place)):
+                for warning in (_path_warning(place, scope), _import_path_warning(place)):
                     if warning:
                         yield check(f"glue {glue.name} ({scope})", "warn", warning)
+            if scope == "project":
+                yield from _launcher_checks(glue, project, place)
     if not found:
         from ..hosts import NAMES
 
         yield check("glue", "warn", "no host calls prompthooks yet: run "
                                     f"`prompthooks install --host {'|'.join(NAMES)}`")
+
+
+def _launcher_checks(glue: HostGlue, project: Path, place: Path) -> Iterator[dict[str, str]]:
+    """A project launcher that is not what install writes: something rewrote it (it is a
+    file the agent can write), and it may skip prompthooks altogether."""
+    from ..install import launcher
+
+    altered = list(glue.altered(place))
+    if glue.launcher:
+        path = project / glue.launcher
+        if launcher.intact(path, launcher.text(len(Path(glue.launcher).parts) - 1)) is False:
+            altered.insert(0, path)
+    if altered:
+        yield check(f"glue {glue.name} (project)", "fail",
+                    f"{', '.join(map(str, altered))}: not what install writes (rewritten "
+                    "since?); read it, then put it back: prompthooks install --host "
+                    f"{glue.name}")
 
 
 def _keys_reaching(host: Host, hook: Hook) -> list[str]:

@@ -1,5 +1,5 @@
-"""File operations for install and uninstall: atomic writes that keep the file's mode, and
-the ``<name>.prompthooks-backup`` copy kept beside a file before it is first changed.
+"""File operations for install and uninstall: atomic writes that keep the file's mode, moves
+and removals, each noted in the command's journal.
 
 A host reads its config at any moment, so a config is never seen half-written: the new bytes
 go to a temporary file in the same folder (same file system), are fsynced, and replace the old
@@ -107,6 +107,16 @@ def read_bytes(path: Path) -> bytes | None:
         raise _fail("read", path, exc) from None
 
 
+def read_state(path: Path, limit: int) -> bytes | None:
+    """A file in prompthooks' own folders, read as ``paths.read_state`` reads it (no link,
+    FIFO or oversized file); under a dry run, as it would be."""
+    dry = _dry()
+    if dry is not None and _key(path) in dry.overlay:
+        planned = dry.overlay[_key(path)]
+        return None if planned is None else planned[0]
+    return paths.read_state(path, limit)
+
+
 def file_mode(path: Path) -> int | None:
     dry = _dry()
     if dry is not None and _key(path) in dry.overlay:
@@ -161,26 +171,6 @@ def _missing_folders(folder: Path) -> list[Path]:
         missing.append(folder)
         folder = folder.parent
     return missing[::-1]
-
-
-def make_backup(path: Path, data: bytes) -> bool:
-    """Keep ``data`` (the file's bytes before our change) beside it, with the file's mode.
-    An existing backup is never overwritten: it holds the older original. True if written."""
-    backup = backup_path(path)
-    if exists(backup):
-        return False
-    atomic_write(backup, data, file_mode(path))
-    return True
-
-
-def restore_backup(path: Path) -> None:
-    """Put the backup's bytes and mode back at ``path`` and delete the backup."""
-    backup = backup_path(path)
-    data = read_bytes(backup)
-    if data is None:
-        raise PromptHooksError(f"cannot restore {path}: {backup} is gone")
-    atomic_write(path, data, file_mode(backup))
-    remove(backup)
 
 
 def remove(path: Path) -> None:

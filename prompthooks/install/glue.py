@@ -1,9 +1,12 @@
 """The glue command a host is told to run, and how an installed one is recognised.
 
 A host runs hooks with its own PATH: an editor started from the desktop has the system's
-folders on it, never an activated virtualenv's ``bin``. So the glue is the bare
-``prompthooks run`` only when the ``prompthooks`` this shell finds is this installation *and*
-sits in one of those default folders; otherwise it names this installation by absolute path.
+folders on it, never an activated virtualenv's ``bin``. So in a file of one user's (user and
+local scope) the glue is the bare ``prompthooks run`` only when the ``prompthooks`` this shell
+finds is this installation *and* sits in one of those default folders; otherwise it names this
+installation by absolute path. A project's file is committed and shared, so it never names one
+machine's folders: its glue is the project launcher (``install.launcher``), or the bare
+command when the user asks for it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 NAME = "prompthooks"
-Choice = Literal["auto", "absolute", "bare"]
+Choice = Literal["auto", "absolute", "bare", "launcher"]
 
 
 def default_path() -> tuple[str, ...]:
@@ -34,6 +37,7 @@ class Glue:
     command: str
     note: str | None = None  # a line for the user: why the glue looks the way it does
     warning: str | None = None  # a line for stderr: the glue may not be found by the host
+    portable: bool = False  # the project launcher: nothing in it names this machine
 
 
 def _real(path: str) -> str:
@@ -58,7 +62,8 @@ def choose(on_path: str | None, executable: str, argv0: str, choice: Choice = "a
     PATH (:func:`default_path`). This installation's script sits beside its interpreter (a
     virtualenv's or the system's ``bin``), or is the script that is running now.
     ``choice``: ``auto`` (the rule above), ``absolute`` (always the path), ``bare`` (always
-    ``prompthooks run``, with a warning when the host may not find it).
+    ``prompthooks run``, with a warning when the host may not find it); a ``launcher`` is
+    chosen by the caller.
     """
     script = os.path.join(os.path.dirname(os.path.abspath(executable)), NAME)
     ours = [path for path in (script, argv0)
@@ -99,7 +104,8 @@ def current_glue(choice: Choice = "auto") -> Glue:
 def is_glue(command: object) -> bool:
     """Whether a host config's command is prompthooks' glue, whichever installation it names
     (``prompthooks run``, ``/path/to/prompthooks run``, ``/path/python -P -m prompthooks run``,
-    and the ``-m`` form without ``-P`` that earlier versions wrote)."""
+    the ``-m`` form without ``-P`` that earlier versions wrote, the project launcher
+    ``"${CLAUDE_PROJECT_DIR:-.}"/.claude/hooks/prompthooks run``)."""
     if not isinstance(command, str):
         return False
     try:

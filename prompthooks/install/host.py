@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import EXIT_USAGE, PromptHooksError
+from .glue import Glue
 
 Scope = Literal["project", "local", "user", "managed"]
 Say = Callable[[str], None]  # one line of output per action
@@ -24,8 +25,8 @@ class HostGlue:
     default_events: tuple[str, ...]
     # (scope, project folder, home folder) -> the host config file or hook folder.
     location: Callable[[Scope, Path, Path], Path]
-    # (location, events, glue command, force, say); every check comes before the first write.
-    install: Callable[[Path, Sequence[str], str, bool, Say], None]
+    # (location, events, glue, force, say); every check comes before the first write.
+    install: Callable[[Path, Sequence[str], Glue, bool, Say], None]
     uninstall: Callable[[Path, Say], None]
     installed: Callable[[Path], bool]  # whether any glue of ours is in that place
     # The host's events whose glue is in that place (what it calls prompthooks for).
@@ -39,6 +40,16 @@ class HostGlue:
     # under the project folder; None: it has none, and ``no_local`` says what to use instead.
     local: Callable[[Path], Path] | None = None
     no_local: str = ""
+    # The project scope's glue, which the team commits: ``launcher`` is the launcher's path
+    # in the project and ``launcher_glue`` the command that runs it as the host runs a
+    # project's hooks; None: the host's hook files are launchers themselves. ``launcher_note``
+    # names what finds prompthooks at run time, for the line install says.
+    launcher: str | None = None
+    launcher_glue: str = ""
+    launcher_note: str = ""
+    # The host's hook files in that place that carry our marker but are not what install
+    # writes (rewritten since): where the hook file is itself the glue.
+    altered: Callable[[Path], Sequence[Path]] = lambda place: ()
 
 
 def with_session_start(host: HostGlue, events: Sequence[str]) -> list[str]:

@@ -3,7 +3,7 @@ append one entry per event, and take exactly those entries out again.
 
 Install only ever appends to ``hooks.<event>`` (creating the list, ``hooks`` or the file when
 missing), so uninstall can undo it: take our entries out, drop what that left empty, and if
-the rest equals the backup of the file as it was, put the backup's bytes back.
+the rest equals the file as it was (``originals``), put those bytes back.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PromptHooksError
-from . import files
+from . import files, originals
 from .host import Say
 
 
@@ -25,6 +25,11 @@ class JsonLayout:
     entry: Callable[[str], dict[str, Any]]  # the glue entry for one event
     has_glue: Callable[[list[Any]], bool]  # whether an event's list holds our glue
     without_glue: Callable[[list[Any]], list[Any]]  # the list less our glue
+    # The list with every glue entry's command set to this one (its other fields kept), and
+    # the glue commands it holds: glue of another form (an earlier install's absolute path in
+    # a project's file) is brought to the form chosen now.
+    retarget: Callable[[list[Any], str], list[Any]]
+    glue_commands: Callable[[list[Any]], list[str]]
 
 
 def parse(raw: bytes, path: Path) -> dict[str, Any]:
@@ -68,20 +73,27 @@ def install(path: Path, layout: JsonLayout, events: Sequence[str], glue: str, sa
         if not isinstance(entries, list):
             raise PromptHooksError(f"{path}: hooks.{event} is not a list; nothing was changed")
         (present if layout.has_glue(entries) else added).append(event)
+    stale = [event for event in present
+             if any(command != glue for command in layout.glue_commands(hooks[event]))]
+    present = [event for event in present if event not in stale]
     if present:
         say(f"already installed: {', '.join(present)} in {path}")
-    if not added:
+    if not added and not stale:
         return
+    for event in stale:
+        hooks[event] = layout.retarget(hooks[event], glue)
     for event in added:
         hooks.setdefault(event, []).append(layout.entry(glue))
     if raw is not None:
-        backup = files.backup_path(path)
-        if files.make_backup(path, raw):
-            say(f"backed up {path} to {backup}")
-        else:
-            say(f"kept the earlier backup {backup}")
+        kept = originals.keep(path, raw)
+        if kept is not None:
+            say(f"backed up {path} to {kept}")
     files.atomic_write(path, dump(data))
-    say(f"wrote {path} ({', '.join(added)})")
+    if added:
+        say(f"wrote {path} ({', '.join(added)})")
+    if stale:
+        say(f"rewrote the glue of {', '.join(stale)} in {path}: it named prompthooks another "
+            f"way; now {glue}")
 
 
 def _normal(data: dict[str, Any]) -> dict[str, Any]:
@@ -96,13 +108,13 @@ def _normal(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _backup_data(backup: Path, raw: bytes | None) -> dict[str, Any] | None:
-    if raw is None:
+def _original_data(original: originals.Original | None) -> dict[str, Any] | None:
+    if original is None:
         return None
     try:
-        return parse(raw, backup)
+        return parse(original.data, original.where)
     except PromptHooksError:
-        return None  # a backup we cannot read is kept, never restored over newer content
+        return None  # a copy we cannot read is never restored over newer content
 
 
 def uninstall(path: Path, layout: JsonLayout, say: Say) -> None:
@@ -126,17 +138,20 @@ def uninstall(path: Path, layout: JsonLayout, say: Say) -> None:
         return
     if not hooks:
         data.pop("hooks", None)
-    backup = files.backup_path(path)
-    backup_raw = files.read_bytes(backup)
-    original = _backup_data(backup, backup_raw)
-    if original is not None and _normal(original) == _normal(data):
-        files.restore_backup(path)
-        say(f"restored {path} from {backup}")
-    elif backup_raw is None and _normal(data) == _normal(layout.skeleton()):
+    kept = originals.read(path)
+    original = _original_data(kept)
+    if kept is not None and original is not None and _normal(original) == _normal(data):
+        originals.restore(path, kept)
+        say(f"restored {path} from {kept.where}")
+    elif not originals.exists(path) and _normal(data) == _normal(layout.skeleton()):
         files.remove(path)  # install created it and nothing else was added since
         say(f"removed {path}")
     else:
         files.atomic_write(path, dump(data))
         say(f"removed prompthooks from {path} ({', '.join(removed)})")
-        if backup_raw is not None:
-            say(f"kept {backup}: {path} was changed since install, so it was not restored")
+        if originals.exists(path):
+            # Its other changes since install are the user's: the copy from before them is
+            # not put back, and is not left behind either.
+            say(f"kept the other changes in {path} since install; its copy from before "
+                "install was dropped")
+            originals.drop(path)

@@ -24,7 +24,8 @@ def _record(environ: Mapping[str, str]) -> Path:
 
 def _read(environ: Mapping[str, str]) -> list[str]:
     try:
-        data = json.loads(read_state(_record(environ)) or b"null")
+        raw = read_state(_record(environ))
+        data = json.loads(raw.decode("utf-8")) if raw is not None else None
     except (OSError, ValueError):
         return []  # none yet, or unreadable: no folder is known to be install's
     folders = data.get("folders") if isinstance(data, dict) else None

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.hosts.cline.install import MARKER
+from prompthooks.hosts.cline.install import CANCEL, MARKER
+from prompthooks.install import launcher, originals
 from prompthooks.install.glue import glue_command, is_glue
 from prompthooks.install.starter import STARTER
 
@@ -63,6 +64,14 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int, int]]:
     return out
 
 
+# The project scope's glue: the project launcher, as each host runs a project's hooks.
+CLAUDE_LAUNCHED = '"${CLAUDE_PROJECT_DIR:-.}"/.claude/hooks/prompthooks run'
+CURSOR_LAUNCHED = ".cursor/hooks/prompthooks run"
+GLUE_NOTE = ("glue: {} finds prompthooks on each machine at run time (PATH, ~/.local/bin, the "
+             "project's .venv) and blocks when there is none; it names nothing of this "
+             "machine's, so commit it (--glue bare writes 'prompthooks run')")
+
+
 def claude_group(glue: str = GLUE) -> dict[str, object]:
     return {"hooks": [{"type": "command", "command": glue}]}
 
@@ -109,25 +118,26 @@ def test_is_glue_recognises_every_form_and_nothing_else() -> None:
 
 def test_glue_follows_what_path_finds(project: Path, bare_path: str, tmp_path: Path) -> None:
     """This installation on PATH through an activated virtualenv: a host started from the
-    desktop would not find it there, so the glue is its absolute path, and install says why."""
-    settings = project / ".claude" / "settings.json"
+    desktop would not find it there, so one user's glue is its absolute path, and install
+    says why."""
+    settings = project / ".claude" / "settings.local.json"
     on_path = f"{SCRIPT.parent}:{bare_path}"
-    proc = cli("install", "--host", "claude", "--events", "Stop", "--project", str(project),
-               path=on_path)
+    proc = cli("install", "--host", "claude", "--scope", "local", "--events", "Stop",
+               "--project", str(project), path=on_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(settings.read_text())["hooks"]["Stop"] == [claude_group(GLUE)]
-    assert lines(proc)[0] == (
+    assert lines(proc)[1] == (
         f"glue names this installation by absolute path: {SCRIPT.parent} is on this shell's "
         "PATH, not on that of a host started from the desktop (--glue bare writes "
         "'prompthooks run')")
 
     impostor = write_script(tmp_path / "fakebin" / "prompthooks", "exit 0")
     settings.unlink()
-    proc = cli("install", "--host", "claude", "--events", "Stop", "--project", str(project),
-               path=f"{impostor.parent}:{bare_path}")
+    proc = cli("install", "--host", "claude", "--scope", "local", "--events", "Stop",
+               "--project", str(project), path=f"{impostor.parent}:{bare_path}")
     assert proc.returncode == 0
     assert json.loads(settings.read_text())["hooks"]["Stop"] == [claude_group(GLUE)]
-    assert not lines(proc)[0].startswith("glue names")
+    assert not any(line.startswith("glue names") for line in lines(proc))
 
 
 # --- Claude Code ---------------------------------------------------------------------------
@@ -144,7 +154,8 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
     settings.parent.mkdir()
     settings.write_bytes(EXISTING_SETTINGS)
     settings.chmod(0o600)
-    backup = settings.with_name("settings.json" + BACKUP)
+    backup = originals.record(settings)  # in the user's data folder, not the project
+    runner = project / ".claude" / "hooks" / "prompthooks"
     config_dir = project / ".prompthooks"
 
     first = cli("install", "--host", "claude", path=bare_path, cwd=project)
@@ -153,25 +164,29 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
     assert lines(first) == [
         f"backed up {settings} to {backup}",
         f"wrote {settings} (PreToolUse, PostToolUse, UserPromptSubmit, Stop)",
+        f"wrote {runner} (launcher: finds prompthooks at run time)",
+        GLUE_NOTE.format("the launcher .claude/hooks/prompthooks"),
         f"wrote {config_dir / 'hooks.json'} {STARTER_NOTE}",
         APPROVED.format(config_dir / "hooks.json"),
         NEXT.format(shlex.quote(str(config_dir))),
     ]
+    group = claude_group(CLAUDE_LAUNCHED)
     assert json.loads(settings.read_text()) == {
         "permissions": {"allow": ["Bash(ls:*)"]},
         "hooks": {
             "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
                                                            "command": "./mine.sh"}]},
-                           claude_group()],
-            "PostToolUse": [claude_group()],
-            "UserPromptSubmit": [claude_group()],
-            "Stop": [claude_group()],
+                           group],
+            "PostToolUse": [group],
+            "UserPromptSubmit": [group],
+            "Stop": [group],
         },
         "model": "opus",
     }
-    assert backup.read_bytes() == EXISTING_SETTINGS
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["hooks", "settings.json"]
     assert settings.stat().st_mode & 0o777 == 0o600  # the original's mode is kept
     assert backup.stat().st_mode & 0o777 == 0o600
+    assert runner.stat().st_mode & 0o777 == 0o755
     assert (config_dir / "hooks.json").read_bytes() == STARTER
 
     before = snapshot(project)
@@ -179,6 +194,8 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
     assert second.returncode == 0
     assert lines(second) == [
         f"already installed: PreToolUse, PostToolUse, UserPromptSubmit, Stop in {settings}",
+        f"already installed: launcher {runner}",
+        GLUE_NOTE.format("the launcher .claude/hooks/prompthooks"),
         f"already installed: starter config {config_dir / 'hooks.json'}",
         NEXT.format(shlex.quote(str(config_dir))),
     ]
@@ -188,7 +205,10 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
     assert gone.returncode == 0, gone.stderr
     assert lines(gone) == [
         f"restored {settings} from {backup}",
+        f"removed {runner}",
         f"removed {config_dir / 'hooks.json'}",
+        f"removed {backup.parent} (an empty folder install created)",  # innermost first
+        f"removed {runner.parent} (an empty folder install created)",
         f"removed {config_dir} (an empty folder install created)",  # .claude was there before
         f"done: Claude Code no longer calls prompthooks from {settings}",
     ]
@@ -229,13 +249,13 @@ def test_claude_user_scope_creates_and_removes_files(
     assert not settings.parent.exists() and not config.parent.exists()
 
 
-def test_uninstall_keeps_the_users_later_edits_and_the_backup(
+def test_uninstall_keeps_the_users_later_edits_and_leaves_no_copy(
         project: Path, bare_path: str) -> None:
     settings = write_json(project / ".claude" / "settings.json", {"model": "opus"})
-    original = settings.read_bytes()
-    backup = settings.with_name("settings.json" + BACKUP)
+    backup = originals.record(settings)
     assert cli("install", "--host", "claude", "--project", str(project), "--events", "Stop",
                path=bare_path).returncode == 0
+    assert backup.is_file()
     data = json.loads(settings.read_text())
     data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "./later.sh"}]})
     data["env"] = {"A": "1"}
@@ -244,30 +264,48 @@ def test_uninstall_keeps_the_users_later_edits_and_the_backup(
 
     proc = cli("uninstall", "--host", "claude", "--project", str(project), path=bare_path)
     assert proc.returncode == 0
-    assert lines(proc) == [
+    assert lines(proc)[:4] == [
         f"removed prompthooks from {settings} (Stop)",
-        f"kept {backup}: {settings} was changed since install, so it was not restored",
+        f"kept the other changes in {settings} since install; its copy from before install "
+        "was dropped",
+        f"removed {project / '.claude' / 'hooks' / 'prompthooks'}",
         f"kept {project / '.prompthooks' / 'hooks.json'}: it is not the starter config "
         "install wrote",
-        f"done: Claude Code no longer calls prompthooks from {settings}",
     ]
     assert json.loads(settings.read_text()) == {
         "model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command",
                                                         "command": "./later.sh"}]}]},
         "env": {"A": "1"}}
-    assert backup.read_bytes() == original
+    assert not backup.exists() and not backup.parent.exists()
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
 
 
-def test_an_existing_backup_is_never_overwritten(project: Path, bare_path: str) -> None:
+def test_an_existing_copy_is_never_overwritten(project: Path, bare_path: str) -> None:
+    """A second install with more events keeps the copy from before the first; so does an
+    install over a ``<file>.prompthooks-backup`` an earlier version left, which uninstall then
+    restores and removes."""
     settings = write_json(project / ".claude" / "settings.json", {"model": "opus"})
-    backup = settings.with_name("settings.json" + BACKUP)
-    backup.write_text("older backup")
+    original = settings.read_bytes()
+    backup = originals.record(settings)
+    for events in ("Stop", "PreToolUse"):
+        proc = cli("install", "--host", "claude", "--project", str(project), "--events", events,
+                   path=bare_path)
+        assert proc.returncode == 0, proc.stderr
+    assert json.loads(settings.read_text())["hooks"].keys() == {"Stop", "PreToolUse"}
+    assert cli("uninstall", "--host", "claude", "--project", str(project),
+               path=bare_path).returncode == 0
+    assert settings.read_bytes() == original and not backup.exists()
+
+    legacy = settings.with_name("settings.json" + BACKUP)
+    legacy.write_bytes(original)
     proc = cli("install", "--host", "claude", "--project", str(project), "--events", "Stop",
                path=bare_path)
-    assert proc.returncode == 0
-    assert lines(proc)[:2] == [f"kept the earlier backup {backup}",
-                               f"wrote {settings} (Stop)"]
-    assert backup.read_text() == "older backup"
+    assert lines(proc)[0] == f"wrote {settings} (Stop)"
+    assert not backup.exists()
+    proc = cli("uninstall", "--host", "claude", "--project", str(project), path=bare_path)
+    assert lines(proc)[0] == f"restored {settings} from {legacy}"
+    assert settings.read_bytes() == original
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
 
 
 def test_bad_json_in_a_host_config_is_one_line_and_writes_nothing(
@@ -328,17 +366,18 @@ def test_cursor_project_install_and_byte_for_byte_uninstall(
     hooks = project / ".cursor" / "hooks.json"
     hooks.parent.mkdir()
     hooks.write_bytes(EXISTING_CURSOR)
-    backup = hooks.with_name("hooks.json" + BACKUP)
+    backup = originals.record(hooks)
     proc = cli("install", "--host", "cursor", path=bare_path, cwd=project)
     assert proc.returncode == 0, proc.stderr
     assert lines(proc)[:2] == [
         f"backed up {hooks} to {backup}",
         f"wrote {hooks} (preToolUse, postToolUse, beforeSubmitPrompt, stop)"]
+    entry = cursor_entry(CURSOR_LAUNCHED)
     assert json.loads(hooks.read_text()) == {
         "version": 1,
-        "hooks": {"stop": [{"command": "./audit.sh"}, cursor_entry()],
-                  "preToolUse": [cursor_entry()], "postToolUse": [cursor_entry()],
-                  "beforeSubmitPrompt": [cursor_entry()]},
+        "hooks": {"stop": [{"command": "./audit.sh"}, entry],
+                  "preToolUse": [entry], "postToolUse": [entry],
+                  "beforeSubmitPrompt": [entry]},
         "extra": True}
 
     before = snapshot(project)
@@ -375,14 +414,18 @@ def test_cursor_glue_on_two_events_for_the_same_tool_call(project: Path,
     assert cli("install", "--host", "cursor", "--events", "afterFileEdit", "postToolUse",
                "--project", str(project), path=bare_path).returncode == 0
     assert json.loads(hooks.read_text())["hooks"] == {
-        event: [cursor_entry()] for event in ("preToolUse", "beforeShellExecution",
-                                              "afterFileEdit", "postToolUse")}
+        event: [cursor_entry(CURSOR_LAUNCHED)] for event in (
+            "preToolUse", "beforeShellExecution", "afterFileEdit", "postToolUse")}
 
 
 # --- Cline ---------------------------------------------------------------------------------
 
 def cline_script(glue: str = GLUE) -> str:
     return f"#!/bin/sh\n{MARKER}\nexec {glue}\n"
+
+
+# A project's Cline hook file is a launcher itself, which cancels when it finds none.
+CLINE_LAUNCHER = launcher.text(2, CANCEL, "run").replace(launcher.MARKER, MARKER)
 
 
 def test_cline_project_install_idempotent_and_uninstall(project: Path, bare_path: str) -> None:
@@ -392,7 +435,7 @@ def test_cline_project_install_idempotent_and_uninstall(project: Path, bare_path
     names = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskComplete"]
     assert lines(proc)[:4] == [f"wrote {folder / name}" for name in names]
     for name in names:
-        assert (folder / name).read_text() == cline_script()
+        assert (folder / name).read_text() == CLINE_LAUNCHER
         assert (folder / name).stat().st_mode & 0o777 == 0o755
     before = snapshot(project)
     proc = cli("install", "--host", "cline", path=bare_path, cwd=project)
@@ -461,7 +504,7 @@ def test_no_starter_over_an_existing_config_and_kept_while_in_use(
         project: Path, bare_path: str) -> None:
     write_script(project / ".prompthooks" / "hooks" / "PreToolUse", "exit 0")
     proc = cli("install", "--host", "claude", "--project", str(project), path=bare_path)
-    assert lines(proc)[1] == (f"kept {project / '.prompthooks'}: it holds a prompthooks config "
+    assert lines(proc)[3] == (f"kept {project / '.prompthooks'}: it holds a prompthooks config "
                               "already, so no starter was written")
     assert not (project / ".prompthooks" / "hooks.json").exists()
 
@@ -472,10 +515,10 @@ def test_no_starter_over_an_existing_config_and_kept_while_in_use(
         assert cli("install", "--host", host, "--project", str(other),
                    path=bare_path).returncode == 0
     proc = cli("uninstall", "--host", "claude", "--project", str(other), path=bare_path)
-    assert lines(proc)[1] == f"kept {starter}: the Cursor glue still uses it"
+    assert lines(proc)[2] == f"kept {starter}: the Cursor glue still uses it"
     assert starter.read_bytes() == STARTER
     proc = cli("uninstall", "--host", "cursor", "--project", str(other), path=bare_path)
-    assert lines(proc)[1] == f"removed {starter}"
+    assert lines(proc)[2] == f"removed {starter}"
 
 
 # --- end to end: the installed glue answers the host ---------------------------------------
@@ -498,6 +541,10 @@ def _run_glue(argv: list[str], event: dict[str, object], project: Path,
 
 def test_installed_glue_answers_each_host(project: Path, bare_path: str) -> None:
     _deny_config(project)
+    # The project's own virtualenv holds prompthooks: where the launchers find it.
+    venv = project / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "prompthooks").symlink_to(SCRIPT)
     for host in ("claude", "cursor", "cline"):
         proc = cli("install", "--host", host, "--project", str(project), path=bare_path)
         assert proc.returncode == 0, proc.stderr

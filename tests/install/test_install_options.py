@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from prompthooks.install import originals
 from prompthooks.install.glue import choose
 from prompthooks.install.starter import STARTER
 
@@ -157,16 +158,20 @@ def test_dry_run_uninstall_writes_nothing(project: Path, bare_path: str,
     assert dry.returncode == 0, dry.stderr
     assert tree(project, isolated_home) == before
     config = project / ".prompthooks"
+    backup, runner = originals.record(settings), project / ".claude" / "hooks" / "prompthooks"
+    made = "(an empty folder install created)"
     assert dry.stdout.splitlines() == [
-        f"would restore {settings} from {settings}.prompthooks-backup",
+        f"would restore {settings} from {backup}",
+        f"would remove {runner}",
         f"would remove {config / 'hooks.json'}",
-        f"would remove {config} (an empty folder install created)",
+        f"would remove {backup.parent} {made}",
+        f"would remove {runner.parent} {made}",
+        f"would remove {config} {made}",
         "dry run: nothing was changed"]
     real = cli("uninstall", "--host", "claude", path=bare_path, cwd=project)
-    assert real.stdout.splitlines()[:3] == [
-        f"restored {settings} from {settings}.prompthooks-backup",
-        f"removed {config / 'hooks.json'}",
-        f"removed {config} (an empty folder install created)"]
+    assert real.stdout.splitlines()[:-1] == [
+        line.removeprefix("would ").replace("restore ", "restored ", 1)
+        .replace("remove ", "removed ", 1) for line in dry.stdout.splitlines()[:-1]]
     assert settings.read_text() == '{"model": "opus"}'
 
 
@@ -190,13 +195,17 @@ def test_json_says_what_changed(project: Path, bare_path: str, isolated_home: Pa
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     hooks, config = project / ".cursor" / "hooks.json", project / ".prompthooks"
+    runner = hooks.parent / "hooks" / "prompthooks"
     assert report["host"] == "cursor" and report["scope"] == "project"
-    assert report["location"] == str(hooks) and report["glue"] == GLUE
+    assert report["location"] == str(hooks)
+    assert report["glue"] == ".cursor/hooks/prompthooks run"
     assert report["events"] == ["stop"]
     assert report["dry_run"] is False and report["changed"] is True
     assert report["changes"] == [
         {"action": "create folder", "path": str(hooks.parent)},
         {"action": "write", "path": str(hooks)},
+        {"action": "create folder", "path": str(runner.parent)},
+        {"action": "write", "path": str(runner)},
         {"action": "create folder", "path": str(config)},
         {"action": "write", "path": str(config / "hooks.json")},
         {"action": "approve", "path": str(config / "hooks.json")}]
@@ -210,13 +219,16 @@ def test_json_says_what_changed(project: Path, bare_path: str, isolated_home: Pa
     dry = json.loads(cli("uninstall", "--host", "cursor", "--json", "--dry-run",
                          path=bare_path, cwd=project).stdout)
     assert dry["dry_run"] is True and dry["changed"] is False
-    assert [c["action"] for c in dry["changes"]] == ["remove", "remove", "remove folder",
+    assert [c["action"] for c in dry["changes"]] == ["remove", "remove", "remove",
+                                                     "remove folder", "remove folder",
                                                      "remove folder"]
     assert hooks.exists()
     gone = json.loads(cli("uninstall", "--host", "cursor", "--json", path=bare_path,
                           cwd=project).stdout)
     assert gone["changes"] == [{"action": "remove", "path": str(hooks)},
+                               {"action": "remove", "path": str(runner)},
                                {"action": "remove", "path": str(config / "hooks.json")},
+                               {"action": "remove folder", "path": str(runner.parent)},
                                {"action": "remove folder", "path": str(hooks.parent)},
                                {"action": "remove folder", "path": str(config)}]
     assert sorted(p.name for p in project.iterdir()) == []
@@ -297,7 +309,8 @@ def test_glue_bare_warns_on_stderr(project: Path, bare_path: str) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["--glue", "relative"], "argument --glue: invalid choice: 'relative' (choose from "
-                             "'auto', 'absolute', 'bare') (see: prompthooks install --help)"),
+                             "'auto', 'absolute', 'bare', 'launcher') (see: prompthooks "
+                             "install --help)"),
     (["--scope", "team"], "argument --scope: invalid choice: 'team' (choose from 'project', "
                           "'local', 'user', 'managed') (see: prompthooks install --help)"),
     (["--dry-run=yes"], "argument --dry-run: ignored explicit argument 'yes' (see: "
@@ -348,7 +361,8 @@ def test_doctor_warns_when_installed_glue_relies_on_path(project: Path, bare_pat
     assert glue_warnings() == [
         f"{place}: the glue 'prompthooks run' relies on the host's PATH: the prompthooks on "
         f"this shell's PATH is in {SCRIPT.parent}, which a host started from the desktop does "
-        "not have on its PATH; reinstall from this installation with --glue absolute"]
+        "not have on its PATH; reinstall from this installation with --glue auto (the "
+        "project launcher)"]
     assert cli("uninstall", "--host", host, path=on_path, cwd=project).returncode == 0
     assert cli("install", "--host", host, path=on_path, cwd=project).returncode == 0
-    assert glue_warnings() == []  # the absolute path relies on nothing
+    assert glue_warnings() == []  # the launcher looks where the host's PATH does not

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...install import jsonconfig
-from ...install.glue import is_glue
+from ...install.glue import Glue, is_glue
 from ...install.host import HostGlue, Say, Scope
 from . import wire as claude
 
@@ -43,11 +43,20 @@ def _without_glue(groups: list[Any]) -> list[Any]:
     return out
 
 
+def _retarget(groups: list[Any], glue: str) -> list[Any]:
+    return [{**group, "hooks": [{**h, "command": glue} if _is_glue_handler(h) else h
+                                for h in _handlers(group)]}
+            if any(map(_is_glue_handler, _handlers(group))) else group for group in groups]
+
+
 LAYOUT = jsonconfig.JsonLayout(
     skeleton=dict,
     entry=lambda glue: {"hooks": [{"type": "command", "command": glue}]},
     has_glue=_has_glue,
     without_glue=_without_glue,
+    retarget=_retarget,
+    glue_commands=lambda groups: [str(h["command"]) for group in groups
+                                  for h in _handlers(group) if _is_glue_handler(h)],
 )
 
 
@@ -67,8 +76,8 @@ def location(scope: Scope, project: Path, home: Path) -> Path:
     return (project if scope == "project" else home) / ".claude" / "settings.json"
 
 
-def install(path: Path, events: Sequence[str], glue: str, force: bool, say: Say) -> None:
-    jsonconfig.install(path, LAYOUT, events, glue, say)
+def install(path: Path, events: Sequence[str], glue: Glue, force: bool, say: Say) -> None:
+    jsonconfig.install(path, LAYOUT, events, glue.command, say)
 
 
 def uninstall(path: Path, say: Say) -> None:
@@ -88,5 +97,11 @@ GLUE = HostGlue(
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
     glued=glued,
+    # Claude Code runs a hook in the session's current folder, which moves with the agent's
+    # cd: its own variable names the project, as its docs show for project scripts (Cursor
+    # sets it too when it runs Claude Code's hooks; without it, the current folder).
+    launcher=".claude/hooks/prompthooks",
+    launcher_glue='"${CLAUDE_PROJECT_DIR:-.}"/.claude/hooks/prompthooks run',
+    launcher_note="the launcher .claude/hooks/prompthooks",
     managed=managed_location, local=local_location,
 )

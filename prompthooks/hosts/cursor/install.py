@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...install import jsonconfig
-from ...install.glue import is_glue
+from ...install.glue import Glue, is_glue
 from ...install.host import HostGlue, Say, Scope
 from . import wire as cursor
 
@@ -32,11 +32,15 @@ LAYOUT = jsonconfig.JsonLayout(
     entry=lambda glue: {"command": glue, "timeout": TIMEOUT},
     has_glue=lambda handlers: any(map(_is_glue_handler, handlers)),
     without_glue=lambda handlers: [h for h in handlers if not _is_glue_handler(h)],
+    retarget=lambda handlers, glue: [{**h, "command": glue} if _is_glue_handler(h) else h
+                                     for h in handlers],
+    glue_commands=lambda handlers: [str(h["command"]) for h in handlers
+                                    if _is_glue_handler(h)],
 )
 
 
-def install(path: Path, events: Sequence[str], glue: str, force: bool, say: Say) -> None:
-    jsonconfig.install(path, LAYOUT, events, glue, say)
+def install(path: Path, events: Sequence[str], glue: Glue, force: bool, say: Say) -> None:
+    jsonconfig.install(path, LAYOUT, events, glue.command, say)
 
 
 def managed_location(root: Path) -> Path:
@@ -67,6 +71,9 @@ GLUE = HostGlue(
     default_events=("preToolUse", "postToolUse", "beforeSubmitPrompt", "stop"),
     location=location, install=install, uninstall=uninstall, installed=installed,
     glued=glued,
+    # Cursor runs a project's hooks from the project's root, so the path is relative to it.
+    launcher=".cursor/hooks/prompthooks", launcher_glue=".cursor/hooks/prompthooks run",
+    launcher_note="the launcher .cursor/hooks/prompthooks",
     managed=managed_location,
     no_local="it has no personal settings layer for a project: use --scope user",
 )
