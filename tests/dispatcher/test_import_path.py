@@ -125,11 +125,12 @@ def test_the_installed_glue_for_a_session_start_runs_ours_and_a_managed_deny_hol
     (a shell in the project): the session start starts the resident process, and a later
     event is judged by the managed policy."""
     _naive_run_is_hijacked(project, [sys.executable, "-m", "prompthooks", "install"])
-    proc = subprocess.run([SCRIPT, "install", "--host", "claude", "--scope", "project",
+    # --scope local: glue naming this installation goes in the uncommitted settings file
+    proc = subprocess.run([SCRIPT, "install", "--host", "claude", "--scope", "local",
                            "--warm-start", "--glue", "absolute"], cwd=project,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     (group,) = settings["hooks"]["SessionStart"]
     glue = group["hooks"][0]["command"]
     assert shlex.split(glue) == [SCRIPT, "run"]
