@@ -151,6 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="exit after this long without a request (default 600, or "
                             "PROMPTHOOKS_WORKER_IDLE)")
 
+    keys = commands.add_parser("keys", help="store model keys for prompt hooks (used when "
+                               "the environment has none), list or remove them")
+    keys.add_argument("action", choices=("set", "list", "remove"))
+    keys.add_argument("name", nargs="?", metavar="PROVIDER",
+                      help="anthropic, openai, gemini... (set reads the key from a prompt "
+                           "or stdin)")
+    _json_option(keys)
+
     commands.add_parser("demo", help="run example events from every host through the example "
                         "hooks, offline on recorded model replies")
 

@@ -94,6 +94,9 @@ def describe(exc: BaseException, litellm: Any) -> Failure:
         return Failure(failures.TIMEOUT, True)
     if "Missing credentials" in str(exc) or "api_key client option must be set" in str(exc):
         return Failure("authentication failed; no API key is set for this model")
+    if "LLM Provider NOT provided" in str(exc):
+        return Failure(f"{failures.UNKNOWN_MODEL}: give it a provider prefix (anthropic/, "
+                       "openai/, gemini/...)")
     if isinstance(exc, litellm.APIConnectionError) or _connection_failed(exc):
         found = failures.connection_failure(exc)
         if found.dead or _connection_failed(exc):

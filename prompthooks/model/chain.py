@@ -115,6 +115,7 @@ class Models:
 
         begun = time.monotonic()
         env = self.env
+        _key_or_refuse(request.endpoint, env)
         route = direct_route(request.endpoint, env)
         if route is not None:
             from . import direct
@@ -142,6 +143,18 @@ class Models:
 
         prepare(request, within=max(cap - time.monotonic(), 0.0))
         return complete(request, _after_start_up(deadline, begun, cap), env)
+
+
+def _key_or_refuse(endpoint: Endpoint, env: Mapping[str, str]) -> None:
+    """A hosted provider's call with no key anywhere is not made: it could only be refused,
+    after importing its client, with a provider's page of error text. One line instead."""
+    from . import keys
+    from .failures import NO_KEY
+
+    name = keys.missing(endpoint.model, endpoint.api_base, endpoint.api_key, env)
+    if name is not None:
+        raise ModelError(f"{NO_KEY}{name}: {keys.variable(name)} is not set and no key is "
+                         f"stored ({endpoint.model}; run: prompthooks keys set {name})")
 
 
 def _after_start_up(deadline: float, begun: float, cap: float) -> float:

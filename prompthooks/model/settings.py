@@ -3,7 +3,9 @@
 Model: the handler's ``model`` > ``PROMPTHOOKS_MODEL`` > the config's ``prompthooks.model`` >
 :data:`DEFAULT_MODEL`. Endpoint: ``PROMPTHOOKS_API_BASE`` > the config's ``api_base``. Key:
 ``PROMPTHOOKS_API_KEY`` > the variable the config's ``api_key_env`` names > the provider's own
-variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself.
+variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself > the key
+``prompthooks keys set`` stored for that provider (keys.py; only for the provider's own
+address).
 
 A test suite (``prompthooks test``, ``eval``, the pytest helpers) runs on the model its config
 names: a suite's ``Models(suite=True)`` (model/chain.py) leaves ``PROMPTHOOKS_MODEL`` out, so
@@ -25,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..core.hook import Hook
+from . import keys
 
 # A fast hosted model, as Claude Code uses Haiku for its prompt hooks (needs ANTHROPIC_API_KEY).
 DEFAULT_MODEL = "claude-haiku-4-5"
@@ -63,5 +66,6 @@ def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None,
     if hook.managed:
         return Endpoint(model, api_base or None, named_key or None,
                         settings.proxy if settings else None)
-    api_key = env.get("PROMPTHOOKS_API_KEY") or named_key
+    api_key = (env.get("PROMPTHOOKS_API_KEY") or named_key
+               or keys.key_for(model, api_base or None, env))
     return Endpoint(model, api_base or None, api_key or None)
