@@ -85,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
             glue.add_argument("--warm-start", action="store_true",
                               help="also cover the host's session start, which starts the "
                                    "warm worker early for prompt hooks on litellm's path")
+            glue.add_argument("--offline", action="store_true",
+                              help="do not try the starter's model with one tiny request")
             glue.add_argument("--force", action="store_true",
                               help="replace a Cline hook file prompthooks did not write")
             glue.add_argument("--glue", choices=("auto", "absolute", "bare"), default="auto",

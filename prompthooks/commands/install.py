@@ -23,10 +23,12 @@ import stat
 import sys
 from pathlib import Path
 
+from ..config.loader import CONFIG_FILE
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
-from ..install import files, made, registry, starter
+from ..install import files, made, model_choice, registry, starter
 from ..install.glue import choose, current_glue
 from ..install.host import choose_events, with_session_start
+from ..redaction import redact
 from .install_report import Report
 
 
@@ -87,10 +89,15 @@ def main(args: argparse.Namespace) -> int:
     if glue.note:
         report.say(glue.note)
     folder = starter.folder(args.scope, project, root)
+    config = folder / CONFIG_FILE
+    # The managed starter is the administrator's to pin (model, api_base, api_key_env): the
+    # user's variables and stored keys never reach a managed hook, so they choose nothing.
+    choice = None if managed else model_choice.find(os.environ)
     with files.journal(args.dry_run) as journal:
         try:
             host.install(place, events, glue.command, args.force, report.say)
-            config = starter.write(folder, report.say, args.scope)
+            has_starter = starter.write(folder, report.say, args.scope,
+                                        model_choice.settings(choice))
         finally:  # a failure halfway leaves folders that uninstall should still know
             if not args.dry_run:
                 made.remember(journal.created_folders(), os.environ)
@@ -101,8 +108,55 @@ def main(args: argparse.Namespace) -> int:
         for path in (place, config):
             if path.is_file():
                 _readable_by_all(path)
-    report.finish(journal, f"next: prompthooks validate --config {shlex.quote(str(folder))} "
-                  "checks your hooks; prompthooks explain shows what an event would run",
-                  host=host.name, scope=args.scope, location=str(place), events=events,
-                  glue=glue.command, config=str(folder))
+    last = (f"next: prompthooks validate --config {shlex.quote(str(folder))} checks your "
+            "hooks; prompthooks explain shows what an event would run")
+    model: dict[str, object] = {}
+    if not managed:
+        model = _model(report, choice, folder, project,
+                       not (args.dry_run or args.offline) and has_starter)
+        if not model["judges"]:
+            last = f"next: {model['next']}, then prompthooks doctor"
+    report.finish(journal, last, host=host.name, scope=args.scope, location=str(place),
+                  events=events, glue=glue.command, config=str(folder), model=model or None)
     return EXIT_OK
+
+
+def _model(report: Report, choice: model_choice.Choice | None, folder: Path, project: Path,
+           try_it: bool) -> dict[str, object]:
+    """Say which model the starter's prompt hook uses and whether it answered (one tiny real
+    call unless ``try_it`` is off), or, in plain words, that prompt hooks cannot judge yet and
+    what to run: install must never leave a gate that looks on while it is off."""
+    off = (f"until then the {starter.POLICY} prompt hook cannot judge: it lets every command "
+           "through, and a fail-closed prompt hook would block them all")
+    if choice is None:
+        report.say("no model found for prompt hooks: no ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+                   "GEMINI_API_KEY, no stored key, no PROMPTHOOKS_API_BASE, no LiteLLM Proxy, "
+                   "no Ollama answering")
+        report.say(off)
+        return {"model": None, "found_by": None, "judges": False,
+                "next": f"{model_choice.NEXT} (or start Ollama, or set PROMPTHOOKS_API_BASE: "
+                        "see the README, \"Pointing it at a model\")"}
+    shown = f"model: {choice.shown} ({choice.why})"
+    facts: dict[str, object] = {"model": choice.model, "found_by": choice.why}
+    if not try_it:
+        report.say(f"{shown}; not tried")
+        return {**facts, "judges": True, "tried": False}
+    from ..api import load_config
+    from ..devtools.doctor import probe
+    from ..model.failures import unjudged
+    from ..model.settings import endpoint_for
+
+    hooks = [h for h in load_config([str(folder)], str(project), keep_managed=False,
+                                     trusted_only=False).hooks if h.kind == "prompt"]
+    if not hooks:
+        return {**facts, "judges": True, "tried": False}
+    ok, detail = probe(hooks[0])
+    if ok:
+        report.say(f"{shown}: {detail}; prompt hooks judge from now on")
+        return {**facts, "judges": True, "tried": True}
+    why = unjudged(detail, endpoint_for(hooks[0]))
+    report.say(f"{shown} did not answer: {why or redact(detail)}")
+    report.say(off.replace("until then", "until it does"))
+    fix = why.rsplit("(run: ", 1)[1].rstrip(")") if why and "(run: " in why else (
+        "prompthooks doctor")
+    return {**facts, "judges": False, "tried": True, "next": fix}

@@ -84,7 +84,7 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], li
     return groups
 
 
-def _probe(hook: Hook) -> tuple[bool, str]:
+def probe(hook: Hook) -> tuple[bool, str]:
     """One tiny request through the real call path (no cassette, no worker, no dead-endpoint
     memory; a managed hook's pinned path): the direct client or litellm, as a run would."""
     import os
@@ -92,6 +92,7 @@ def _probe(hook: Hook) -> tuple[bool, str]:
     from ..model import direct
     from ..model.call import complete as through_litellm
     from ..model.call import prepare
+    from ..model.chain import require_key
     from ..model.pinned import complete as pinned
     from ..model.route import direct_route
     from ..model.settings import endpoint_for
@@ -100,6 +101,11 @@ def _probe(hook: Hook) -> tuple[bool, str]:
     endpoint = endpoint_for(hook)
     request = ModelRequest(endpoint=endpoint, max_tokens=20, messages=(
         {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
+    if not hook.managed:
+        try:  # no key for a hosted provider: said at once, without importing its client
+            require_key(endpoint, os.environ)
+        except ModelError as exc:
+            return False, str(exc)
     route = None if hook.managed else direct_route(endpoint, os.environ)
     is_direct = route is not None or (hook.managed and bool(endpoint.api_base))
     # The probe times the model, not the client's import (litellm's takes seconds on a busy
@@ -134,7 +140,7 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
         if offline:
             yield check(f"model {model}", "skip", f"{where}; {used}; not probed (--offline)")
             continue
-        ok, detail = _probe(hooks[0])
+        ok, detail = probe(hooks[0])
         yield check(f"model {model}", "ok" if ok else "fail", f"{where}; {used}; {detail}")
 
 

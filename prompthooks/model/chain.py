@@ -115,7 +115,7 @@ class Models:
 
         begun = time.monotonic()
         env = self.env
-        _key_or_refuse(request.endpoint, env)
+        require_key(request.endpoint, env)
         route = direct_route(request.endpoint, env)
         if route is not None:
             from . import direct
@@ -145,7 +145,7 @@ class Models:
         return complete(request, _after_start_up(deadline, begun, cap), env)
 
 
-def _key_or_refuse(endpoint: Endpoint, env: Mapping[str, str]) -> None:
+def require_key(endpoint: Endpoint, env: Mapping[str, str]) -> None:
     """A hosted provider's call with no key anywhere is not made: it could only be refused,
     after importing its client, with a provider's page of error text. One line instead."""
     from . import keys
@@ -172,4 +172,4 @@ def _remember_dead(name: str, error: str, env: Mapping[str, str]) -> None:
             dead.remember(name, what, env)
 
 
-__all__ = ["Models"]
+__all__ = ["Models", "require_key"]
