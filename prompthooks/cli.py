@@ -160,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
                       help="anthropic, openai, gemini... (set reads the key from a prompt "
                            "or stdin)")
     _json_option(keys)
+    aliases = commands.add_parser("aliases", help="short names for models: 'aliases set fast "
+                                  "openai/gpt-4.1-mini', then \"model\": \"fast\"")
+    aliases.add_argument("action", choices=("set", "list", "remove"))
+    aliases.add_argument("name", nargs="?", metavar="ALIAS")
+    aliases.add_argument("model", nargs="?", metavar="MODEL")
+    _json_option(aliases)
 
     commands.add_parser("demo", help="run example events from every host through the example "
                         "hooks, offline on recorded model replies")

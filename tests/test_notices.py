@@ -140,3 +140,31 @@ def test_cline_fail_open_and_fail_closed(tmp_path: Path) -> None:
     proc = run_cli({**event, "taskId": "task-2"}, cwd=project)
     _unjudged(proc.stderr)
     assert reply(proc) == {"cancel": True, "errorMessage": BLOCK}
+
+
+def test_log_and_doctor_show_unjudged_events_first(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    project = _project(tmp_path, fail_closed=False)
+    for session in ("s1", "s2"):
+        proc = run_cli({**claude_bash("rm -rf ~", cwd=str(project)), "session_id": session},
+                       cwd=project)
+        _unjudged(proc.stderr)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "prompthooks", *args], cwd=project,
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "CLAUDE_PROJECT_DIR": str(project)})
+
+    log = cli("log")
+    assert log.returncode == 0, log.stderr
+    first = log.stdout.splitlines()[0]
+    assert first.startswith("not judged: 'destructive-shell': no key for anthropic: 2 events "
+                            "not judged (last "), log.stdout
+    assert log.stdout.splitlines()[1].startswith("fix: prompthooks doctor")
+    doctor = cli("doctor", "--offline", "--json")
+    checks = json.loads(doctor.stdout)["checks"]
+    assert checks[0]["check"] == "not judged" and checks[0]["status"] == "warn"
+    assert "no key for anthropic: 2 events not judged" in checks[0]["detail"]
+    assert "run: prompthooks keys set anthropic" in checks[0]["detail"]

@@ -328,9 +328,20 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
                                     f"`prompthooks install --host {'|'.join(NAMES)}`")
 
 
+def unjudged_checks(config: Config, environ: Mapping[str, str]) -> Iterator[dict[str, str]]:
+    """First of all: the prompt hooks that could not judge in the last day for a reason of
+    set-up (from the audit log), each a warning (the model checks say whether it works now)."""
+    from ..audit.settings import resolve
+    from ..audit.unjudged import recent, summary
+
+    for item in recent(resolve(config.loaded.audit, environ).path):
+        yield check("not judged", "warn", redact(f"{summary(item)}: {item.error}"))
+
+
 def run_checks(config: Config, project: Path, offline: bool,
                environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     env = os.environ if environ is None else environ
-    return [*versions(), *config_checks(config), *model_checks(config, offline),
+    return [*unjudged_checks(config, env), *versions(), *config_checks(config),
+            *model_checks(config, offline),
             worker_check(env), audit_check(config, env), *export_checks(config, offline, env),
             *glue_checks(project)]

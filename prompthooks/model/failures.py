@@ -228,11 +228,28 @@ def retrying(describe: Callable[[BaseException], Failure], deadline: float) -> A
 __all__ = ["DEAD", "MIN_ATTEMPT", "NO_KEY", "REFUSED", "TIMEOUT", "UNKNOWN_MODEL", "UNRESOLVED",
            "Failure",
            "connection_failure", "dead_message", "from_status", "message", "parse_retry_after",
-           "redact_error", "retrying", "server_message", "unjudged"]
+           "redact_error", "retrying", "server_message", "set_up_fault", "unjudged"]
 
 
 NO_KEY = "no key for "
 UNKNOWN_MODEL = "the model name is unknown"
+
+
+_SET_UP = (("authentication failed; no API key", "no API key"),
+           ("authentication failed (401)", "a key refused (401)"),
+           ("permission denied (403)", "a key not allowed (403)"),
+           ("not found (404)", "no such model (404)"),
+           (UNKNOWN_MODEL, "an unknown model"),
+           (REFUSED, "nothing listening (connection refused)"),
+           (UNRESOLVED, "a host name that does not resolve"))
+
+
+def set_up_fault(error: str) -> str | None:
+    """What in the set-up a model error's line says is wrong, in a few words (``no key for
+    anthropic``), or None when it is not a fault of set-up (see :func:`unjudged`)."""
+    if error.startswith(NO_KEY):
+        return error.partition(":")[0]
+    return next((short for prefix, short in _SET_UP if error.startswith(prefix)), None)
 
 
 def unjudged(error: str, endpoint: Endpoint, managed: bool = False) -> str | None:

@@ -1,7 +1,11 @@
 """Which model and endpoint a prompt hook uses.
 
 Model: the handler's ``model`` > ``PROMPTHOOKS_MODEL`` > the config's ``prompthooks.model`` >
-:data:`DEFAULT_MODEL`. Endpoint: ``PROMPTHOOKS_API_BASE`` > the config's ``api_base``. Key:
+the host's own variable for its fast model, for hooks in its dialect (Claude Code's
+``ANTHROPIC_DEFAULT_HAIKU_MODEL``, then ``ANTHROPIC_SMALL_FAST_MODEL``, as it picks the model
+of its own prompt hooks) > :data:`DEFAULT_MODEL`; a name that is one of the user's aliases
+(aliases.py) is the model it stands for. Endpoint: ``PROMPTHOOKS_API_BASE`` > the config's
+``api_base``. Key:
 ``PROMPTHOOKS_API_KEY`` > the variable the config's ``api_key_env`` names > the provider's own
 variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself > the key
 ``prompthooks keys set`` stored for that provider (keys.py; only for the provider's own
@@ -27,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..core.hook import Hook
-from . import keys
+from . import aliases, keys
 
 # A fast hosted model, as Claude Code uses Haiku for its prompt hooks (needs ANTHROPIC_API_KEY).
 DEFAULT_MODEL = "claude-haiku-4-5"
@@ -55,10 +59,14 @@ def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None,
     env = os.environ if environ is None else environ
     settings = hook.prompt_settings
     overrides: Mapping[str, str] = {} if hook.managed else env
+    machine: Mapping[str, str] = {} if suite else overrides  # this machine's own settings
     model = ((None if hook.managed else override) or hook.model
-             or (None if suite else overrides.get("PROMPTHOOKS_MODEL"))
+             or machine.get("PROMPTHOOKS_MODEL")
              or (settings.model if settings else None)
+             or next((machine[v] for v in hook.model_variables if machine.get(v)), None)
              or DEFAULT_MODEL)
+    if machine:
+        model = aliases.resolve(model, env)
     api_base = (overrides.get("PROMPTHOOKS_API_BASE")
                 or (settings.api_base if settings else None))
     key_var = settings.api_key_env if settings else None

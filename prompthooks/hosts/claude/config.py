@@ -11,7 +11,7 @@ from ...config.loaded import Loaded
 from ...core.hook import Hook, Source
 from ...errors import ConfigError
 from .matchers import claude_matcher
-from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
+from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, FAST_MODEL_VARIABLES, NAME, TITLE
 
 if TYPE_CHECKING:
     from ..protocol import Host
@@ -43,6 +43,7 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
                                      index=len(out), trigger=config_event.trigger,
                                      matcher=matcher, match_on=config_event.match_on,
                                      prompt_settings=settings,
+                                     model_variables=FAST_MODEL_VARIABLES,
                                      config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)

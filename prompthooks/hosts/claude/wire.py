@@ -17,6 +17,9 @@ TITLE = "Claude Code"
 # The run's whole budget (seconds): Claude Code gives a command hook 600 s.
 BUDGET = 590.0
 DEFAULT_TIMEOUT = 600.0  # a command hook's own timeout when its handler gives none
+# Where Claude Code reads the model of its prompt hooks when the handler names none (its fast,
+# Haiku-class model; the second is the older name it still honours).
+FAST_MODEL_VARIABLES = ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_SMALL_FAST_MODEL")
 
 # Event -> the input field its matcher is compared with (None: matchers are ignored).
 _SUBJECT_FIELD: dict[str, str | None] = {
