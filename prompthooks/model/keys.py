@@ -51,13 +51,14 @@ def store_path(environ: Mapping[str, str]) -> Path:
 def provider(model: str, api_base: str | None) -> str | None:
     """The provider whose key ``model`` is called with, for a stored key: its prefix
     (``anthropic/...``), or the maker of a bare Claude, OpenAI or Gemini name; None for an
-    ``api_base`` of the user's (its key is the endpoint's own) and for providers without one
-    API key. A LiteLLM Proxy's key goes to the proxy, its own endpoint."""
+    ``api_base`` (its key is the endpoint's own, whatever the model's prefix) and for
+    providers without one API key. A LiteLLM Proxy's stored key goes only to
+    ``LITELLM_PROXY_API_BASE``, the proxy's own address."""
     prefix, _, rest = model.partition("/")
     if rest:
         if prefix in _NO_KEY or not NAME.match(prefix):
             return None
-        return prefix if prefix == "litellm_proxy" or not api_base else None
+        return None if api_base else prefix
     if api_base:
         return None
     if model.startswith("claude-"):

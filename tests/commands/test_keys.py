@@ -200,3 +200,30 @@ def test_a_changed_store_is_another_resident_process(isolated_home: Path) -> Non
     assert now != own
     assert now == address.model_environment(os.environ)
     assert KEY not in json.dumps(now)
+
+
+@pytest.mark.parametrize("model", ["litellm_proxy/team-model", "openai/gpt-4.1-mini",
+                                   "anthropic/claude-haiku-4-5"])
+def test_a_config_naming_an_api_base_gets_no_stored_key(
+        tmp_path: Path, server: FakeModel, model: str) -> None:
+    """A config (the project's, say) that names an api_base and a provider's prefix: the
+    stored key of that provider is not sent there."""
+    for name in ("litellm_proxy", "openai", "anthropic"):
+        assert _keys("set", name, stdin=KEY).returncode == 0
+    project = tmp_path / "proj"
+    write_json(project / ".prompthooks" / "hooks.json", {
+        "prompthooks": {"api_base": server.url},
+        "hooks": {"PreToolUse": [{"hooks": [
+            {"type": "prompt", "prompt": "Judge. $ARGUMENTS", "model": model}]}]}})
+    approve(project / ".prompthooks")
+    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+                   env={"PROMPTHOOKS_DIRECT": "1"})
+    assert proc.returncode == 0, proc.stderr
+    if model.startswith("anthropic/"):
+        # litellm's Anthropic client reached with no key refuses to send: had it been given
+        # the stored one, the request would have gone out with it.
+        assert "Missing Anthropic API Key" in proc.stderr
+        assert server.requests == []
+        return
+    assert len(server.requests) == 1, proc.stderr  # the canary: the call went there
+    assert not any(KEY in value for value in server.requests[0].headers.values())
