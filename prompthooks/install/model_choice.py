@@ -82,7 +82,10 @@ def find(environ: Mapping[str, str]) -> Choice | None:
     proxy = _proxy_model(environ)
     if proxy:
         return Choice(proxy, None, "LITELLM_PROXY_API_BASE set")
-    stored = keys.read(environ) if keys.store_path(environ).exists() else {}
+    try:
+        stored = keys.read(environ)
+    except keys.KeyStoreError:
+        stored = {}  # a store run cannot use either: `prompthooks keys list` says why
     for name, model in _FAST:
         var = keys.variable(name)
         if environ.get(var):

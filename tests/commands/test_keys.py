@@ -227,3 +227,24 @@ def test_a_config_naming_an_api_base_gets_no_stored_key(
         return
     assert len(server.requests) == 1, proc.stderr  # the canary: the call went there
     assert not any(KEY in value for value in server.requests[0].headers.values())
+
+
+def test_a_planted_link_in_place_of_the_store_is_not_followed(
+        tmp_path: Path, server: FakeModel, isolated_home: Path) -> None:
+    """Something running as the user links keys.json to a file of its choosing: prompthooks
+    reads its own files only, so the run has no stored key and says so."""
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"openai": KEY}))
+    assert json.loads(elsewhere.read_text()) == {"openai": KEY}  # the canary: a valid store
+    store = isolated_home / ".config" / "prompthooks" / "keys.json"
+    store.parent.mkdir(parents=True)
+    store.symlink_to(elsewhere)
+    project = _project(tmp_path, "openai/test-model")
+    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+                   env={"OPENAI_BASE_URL": server.url})
+    assert proc.returncode == 0, proc.stderr
+    assert len(server.requests) == 1, proc.stderr  # the call went out, with no stored key
+    assert _auth(server) is None
+    listed = _keys("list")
+    assert listed.returncode == 1
+    assert "a symbolic link" in listed.stderr and listed.stderr.count("\n") == 1
