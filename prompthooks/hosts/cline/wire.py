@@ -139,9 +139,7 @@ def render(decision: Decision, event: Event) -> Reply:
             and event.host_event == "tool_call":
         out["overrideInput"] = dict(decision.updated_input)
     if blocked:
-        message = "\n".join(m for m in (decision.user_message or decision.reason
-                                         or decision.stop_reason, decision.system_message)
-                            if m)  # Cline shows a message to the person only with a cancel
+        message = decision.user_message or decision.reason or decision.stop_reason
         out["errorMessage"] = message or "Blocked by a prompthooks hook"
     return Reply(dumps(out))
 
