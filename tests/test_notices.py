@@ -168,3 +168,30 @@ def test_log_and_doctor_show_unjudged_events_first(tmp_path: Path) -> None:
     assert checks[0]["check"] == "not judged" and checks[0]["status"] == "warn"
     assert "no key for anthropic: 2 events not judged" in checks[0]["detail"]
     assert "run: prompthooks keys set anthropic" in checks[0]["detail"]
+
+
+@pytest.mark.parametrize(("model", "fault"), [
+    ("no-such-provider-model", "no model no-such-provider-model there (run: prompthooks "
+                               "doctor)"),
+    ("openai/test-model", "no model openai/test-model there (run: prompthooks doctor)")])
+def test_an_unknown_model_blocks_fail_closed_in_one_line(tmp_path: Path, model: str,
+                                                         fault: str) -> None:
+    """A name litellm cannot place, and a model the endpoint answers 404 for."""
+    from .fake_model import error, serve
+
+    gen = serve()
+    server = next(gen)
+    server.script(error(404, "The model `test-model` does not exist"))
+    try:
+        project = _project(tmp_path, fail_closed=True, model=model)
+        proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+                       env={"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"})
+    finally:
+        next(gen, None)
+    assert proc.returncode == 0, proc.stderr
+    # The canary: the call was made and met the fault (litellm's, or the server's 404).
+    assert ("the model name is unknown" in proc.stderr if "/" not in model
+            else "not found (404)" in proc.stderr and len(server.requests) == 1), proc.stderr
+    out = reply(proc)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny"
+    assert out["permissionDecisionReason"] == f"destructive-shell cannot judge: {fault}"
