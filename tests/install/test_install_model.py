@@ -131,3 +131,17 @@ def test_the_starter_on_its_model_is_uninstalled_as_the_starter(tmp_path: Path,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert not (project / ".prompthooks").exists()
+
+
+def test_a_litellm_proxy_is_asked_for_its_models_and_one_is_tried(
+        tmp_path: Path, listing: Listing) -> None:
+    env = {"LITELLM_PROXY_API_BASE": listing.url, "LITELLM_PROXY_API_KEY": "sk-proxy-team"}
+    proc = _install(tmp_path / "proj", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert [r.path for r in listing.listings] == ["/v1/models"]
+    assert _auth(listing.listings[0].headers) == "Bearer sk-proxy-team"  # the proxy's own key
+    config = json.loads((tmp_path / "proj" / ".prompthooks" / "hooks.json").read_text())
+    assert config["prompthooks"] == {"model": "litellm_proxy/llama3.2:1b"}
+    assert len(listing.requests) == 1 and listing.requests[0].body["model"] == "llama3.2:1b"
+    assert "model: litellm_proxy/llama3.2:1b (LITELLM_PROXY_API_BASE set): answered in " in (
+        proc.stdout)
