@@ -167,12 +167,15 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     deadline = start + (budget if budget is not None else DEFAULT_BUDGET[module.NAME])
     env = os.environ if environ is None else environ
     decision = _decide(config, event, deadline, cancel, count_stops, env, models)
-    if count_stops:  # a real event, not a suite's replay: the person is told once
-        told = notices.once(notices.line(decision.results), event.session_id, env)
-        if told:
-            decision = replace(decision, system_message="\n".join(
-                m for m in (decision.system_message, told) if m))
+    # A real event, not a suite's replay: the person is told once per session.
+    notice = notices.pending(notices.line(decision.results), event.session_id,
+                             env) if count_stops else None
+    if notice:
+        decision = replace(decision, system_message="\n".join(
+            m for m in (decision.system_message, notice) if m))
     reply = module.render(decision, event)
+    if notice and notices.shown(notice, reply.stdout):
+        notices.record(notice, event.session_id, env)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
         reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report
     return Outcome(event, decision, reply, config, deadline)

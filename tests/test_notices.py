@@ -111,22 +111,32 @@ def test_cursor_fail_open_and_fail_closed(tmp_path: Path) -> None:
     assert reply(proc) == {"permission": "deny", "user_message": BLOCK, "agent_message": BLOCK}
 
 
-def test_cursor_shows_the_notice_with_another_hooks_verdict(tmp_path: Path) -> None:
-    """Cursor reads a message for the person only with a verdict: when another hook gives one,
-    the notice goes with it."""
+def test_cursor_shows_the_notice_with_the_first_verdict_of_the_conversation(
+        tmp_path: Path) -> None:
+    """Cursor reads a message for the person only with a verdict: the notice waits for one
+    (another hook's), then goes with it, once."""
     project = _project(tmp_path, fail_closed=False)
     config = json.loads((project / ".prompthooks" / "hooks.json").read_text())
     config["hooks"]["PreToolUse"][0]["hooks"].append(
-        {"type": "command", "command": "echo 'no deletes' >&2; exit 2"})
+        {"type": "command", "command": "case \"$(cat)\" in *rm*) echo 'no deletes' >&2; "
+                                       "exit 2;; esac"})
     write_json(project / ".prompthooks" / "hooks.json", config)
     approve(project / ".prompthooks")
-    event = cursor_event("preToolUse", str(project), tool_name="Shell",
-                         tool_input={"command": "rm -rf ~"})
-    proc = run_cli(event, cwd=project)
+
+    def event(command: str) -> dict[str, Any]:
+        return cursor_event("preToolUse", str(project), tool_name="Shell",
+                            tool_input={"command": command})
+
+    quiet = run_cli(event("ls"), cwd=project)
+    _unjudged(quiet.stderr)
+    assert reply(quiet) == {}  # no verdict: nowhere to say it
+    proc = run_cli(event("rm -rf ~"), cwd=project)
     _unjudged(proc.stderr)
     out = reply(proc)
     assert out["permission"] == "deny"
-    assert out["user_message"].endswith("\n" + NOTICE)
+    assert out["user_message"] == "no deletes\n" + NOTICE
+    again = run_cli(event("rm -rf ~"), cwd=project)
+    assert reply(again)["user_message"] == "no deletes"  # once
 
 
 def test_cline_fail_open_and_fail_closed(tmp_path: Path) -> None:
