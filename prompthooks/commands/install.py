@@ -112,22 +112,29 @@ def main(args: argparse.Namespace) -> int:
             "hooks; prompthooks explain shows what an event would run")
     model: dict[str, object] = {}
     if not managed:
-        model = _model(report, choice, folder, project,
-                       not (args.dry_run or args.offline) and has_starter)
+        model = _model(report, choice, folder, project, has_starter,
+                       not (args.dry_run or args.offline))
         if not model["judges"]:
-            last = f"next: {model['next']}, then prompthooks doctor"
+            fix = str(model["next"])
+            last = f"next: {fix}" + ("" if fix == _DOCTOR else f", then {_DOCTOR}")
     report.finish(journal, last, host=host.name, scope=args.scope, location=str(place),
                   events=events, glue=glue.command, config=str(folder), model=model or None)
     return EXIT_OK
 
 
+_DOCTOR = "prompthooks doctor"
+
+
 def _model(report: Report, choice: model_choice.Choice | None, folder: Path, project: Path,
-           try_it: bool) -> dict[str, object]:
+           has_starter: bool, try_it: bool) -> dict[str, object]:
     """Say which model the starter's prompt hook uses and whether it answered (one tiny real
     call unless ``try_it`` is off), or, in plain words, that prompt hooks cannot judge yet and
-    what to run: install must never leave a gate that looks on while it is off."""
-    off = (f"until then the {starter.POLICY} prompt hook cannot judge: it lets every command "
-           "through, and a fail-closed prompt hook would block them all")
+    what to run: install must never leave a gate that looks on while it is off. A config of
+    the user's kept in place of the starter is ``doctor``'s to try."""
+    hook = (f"the {starter.POLICY} prompt hook" if has_starter
+            else "a prompt hook on the default model")
+    off = (f"until then {hook} cannot judge: it lets every command through, and a fail-closed "
+           "prompt hook would block them all")
     if choice is None:
         report.say("no model found for prompt hooks: no ANTHROPIC_API_KEY, OPENAI_API_KEY or "
                    "GEMINI_API_KEY, no stored key, no PROMPTHOOKS_API_BASE, no LiteLLM Proxy, "
@@ -138,6 +145,8 @@ def _model(report: Report, choice: model_choice.Choice | None, folder: Path, pro
                         "see the README, \"Pointing it at a model\")"}
     shown = f"model: {choice.shown} ({choice.why})"
     facts: dict[str, object] = {"model": choice.model, "found_by": choice.why}
+    if not has_starter:
+        return {**facts, "judges": True, "tried": False}
     if not try_it:
         report.say(f"{shown}; not tried")
         return {**facts, "judges": True, "tried": False}
@@ -157,6 +166,5 @@ def _model(report: Report, choice: model_choice.Choice | None, folder: Path, pro
     why = unjudged(detail, endpoint_for(hooks[0]))
     report.say(f"{shown} did not answer: {why or redact(detail)}")
     report.say(off.replace("until then", "until it does"))
-    fix = why.rsplit("(run: ", 1)[1].rstrip(")") if why and "(run: " in why else (
-        "prompthooks doctor")
+    fix = why.rsplit("(run: ", 1)[1].rstrip(")") if why and "(run: " in why else _DOCTOR
     return {**facts, "judges": False, "tried": True, "next": fix}
