@@ -4,10 +4,10 @@ Model: the handler's ``model`` > ``PROMPTHOOKS_MODEL`` > the config's ``promptho
 the host's own variable for its fast model, for hooks in its dialect (Claude Code's
 ``ANTHROPIC_DEFAULT_HAIKU_MODEL``, then ``ANTHROPIC_SMALL_FAST_MODEL``, as it picks the model
 of its own prompt hooks) > :data:`DEFAULT_MODEL`; a name that is one of the user's aliases
-(aliases.py) is the model it stands for. Endpoint: ``PROMPTHOOKS_API_BASE`` > the config's
-``api_base``. Key:
-``PROMPTHOOKS_API_KEY`` > the variable the config's ``api_key_env`` names > the provider's own
-variable (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself > the key
+(aliases.py) is the model it stands for, and Claude Code's own "haiku" is that fast model.
+Endpoint: ``PROMPTHOOKS_API_BASE`` > the config's ``api_base``. Key: ``PROMPTHOOKS_API_KEY`` >
+the variable the config's ``api_key_env`` names > the provider's own variable
+(``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``...), which litellm reads itself > the key
 ``prompthooks keys set`` stored for that provider (keys.py; only for the provider's own
 address).
 
@@ -52,6 +52,11 @@ class Endpoint:
         return f"Endpoint(model={self.model!r}, api_base={self.api_base!r}, api_key={key})"
 
 
+def _fast_model(hook: Hook, machine: Mapping[str, str]) -> str:
+    """The fast model of the host of the hook's dialect: its variable, else ours."""
+    return next((machine[v] for v in hook.model_variables if machine.get(v)), DEFAULT_MODEL)
+
+
 def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None,
                  override: str | None = None, suite: bool = False) -> Endpoint:
     """``hook``'s endpoint; ``override`` replaces every non-managed hook's model (``eval
@@ -63,10 +68,11 @@ def endpoint_for(hook: Hook, environ: Mapping[str, str] | None = None,
     model = ((None if hook.managed else override) or hook.model
              or machine.get("PROMPTHOOKS_MODEL")
              or (settings.model if settings else None)
-             or next((machine[v] for v in hook.model_variables if machine.get(v)), None)
-             or DEFAULT_MODEL)
+             or _fast_model(hook, machine))
     if machine:
         model = aliases.resolve(model, env)
+    if model == hook.fast_model_name:  # Claude Code's "haiku", unless the user's alias
+        model = _fast_model(hook, machine)
     api_base = (overrides.get("PROMPTHOOKS_API_BASE")
                 or (settings.api_base if settings else None))
     key_var = settings.api_key_env if settings else None

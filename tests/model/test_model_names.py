@@ -101,6 +101,26 @@ def test_claude_codes_fast_model_variables_for_its_hooks(tmp_path: Path,
     assert model(claude_dir) == "gpt-4.1-mini"  # prompthooks' own setting wins
 
 
+def test_claude_codes_haiku_is_its_fast_model_in_its_own_dialect(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    claude = _project(tmp_path, model="haiku") / ".prompthooks"
+    cursor = cursor_config(tmp_path / "cursor" / "hooks.json", "preToolUse",
+                           {"type": "prompt", "prompt": "Judge. $ARGUMENTS", "model": "haiku"})
+
+    def model(folder: Path) -> str:
+        (hook,) = load_config([str(folder)], keep_managed=False).hooks
+        return endpoint_for(hook).model
+
+    assert model(claude) == DEFAULT_MODEL
+    assert model(cursor.parent) == "haiku"  # a name like any other in Cursor's dialect
+    monkeypatch.setenv("ANTHROPIC_SMALL_FAST_MODEL", "claude-3-5-haiku-latest")
+    assert model(claude) == "claude-3-5-haiku-latest"
+    made = subprocess.run([sys.executable, "-m", "prompthooks", "aliases", "set", "haiku",
+                           "openai/gpt-4.1-mini"], capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert model(claude) == "openai/gpt-4.1-mini"  # the user's own alias first
+
+
 def test_claude_codes_fast_model_on_a_real_run(tmp_path: Path, server: FakeModel) -> None:
     project = _project(tmp_path)
     proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,

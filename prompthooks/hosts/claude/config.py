@@ -11,7 +11,14 @@ from ...config.loaded import Loaded
 from ...core.hook import Hook, Source
 from ...errors import ConfigError
 from .matchers import claude_matcher
-from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, FAST_MODEL_VARIABLES, NAME, TITLE
+from .wire import (
+    CONFIG_EVENTS,
+    DEFAULT_TIMEOUT,
+    FAST_MODEL_NAME,
+    FAST_MODEL_VARIABLES,
+    NAME,
+    TITLE,
+)
 
 if TYPE_CHECKING:
     from ..protocol import Host
@@ -44,6 +51,7 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
                                      matcher=matcher, match_on=config_event.match_on,
                                      prompt_settings=settings,
                                      model_variables=FAST_MODEL_VARIABLES,
+                                     fast_model_name=FAST_MODEL_NAME,
                                      config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)
