@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import executors, hosts
+from . import executors, hosts, notices
 from .config import discovery
 from .config.loader import Loaded, load_file
 from .config.sources import load_sources
@@ -167,9 +167,17 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
         config = load_config(config_paths, event.project_dir, environ, managed_dir)
     deadline = start + (budget if budget is not None
                         else hosts.budget(module, event.host_event))
-    decision = _decide(config, event, deadline, cancel, count_stops,
-                       os.environ if environ is None else environ, models)
+    env = os.environ if environ is None else environ
+    decision = _decide(config, event, deadline, cancel, count_stops, env, models)
+    # A real event, not a suite's replay: the person is told once per session.
+    notice = notices.pending(notices.line(decision.results), event.session_id,
+                             env) if count_stops else None
+    if notice:
+        decision = replace(decision, system_message="\n".join(
+            m for m in (decision.system_message, notice) if m))
     reply = module.render(decision, event)
+    if notice and notices.shown(notice, reply.stdout):
+        notices.record(notice, event.session_id, env)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
         reply = Reply(reply.stdout, 1)  # our own failure, and nothing else to report
     return Outcome(event, decision, reply, config, deadline)

@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
             glue.add_argument("--warm-start", action="store_true",
                               help="also cover the host's session start, which starts the "
                                    "warm worker early for prompt hooks on litellm's path")
+            glue.add_argument("--offline", action="store_true",
+                              help="do not try the starter's model with one tiny request")
             glue.add_argument("--force", action="store_true",
                               help="replace a Cline hook file prompthooks did not write")
             glue.add_argument("--glue", choices=("auto", "absolute", "bare", "launcher"),
@@ -213,6 +215,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--idle", type=_seconds, metavar="SECONDS",
                        help="exit after this long without a request (default 600, or "
                             "PROMPTHOOKS_WORKER_IDLE)")
+
+    keys = commands.add_parser("keys", help="store model keys for prompt hooks (used when "
+                               "the environment has none), list or remove them")
+    keys.add_argument("action", choices=("set", "list", "remove"))
+    keys.add_argument("name", nargs="?", metavar="PROVIDER",
+                      help="anthropic, openai, gemini... (set reads the key from a prompt "
+                           "or stdin)")
+    _json_option(keys)
+    aliases = commands.add_parser("aliases", help="short names for models: 'aliases set fast "
+                                  "openai/gpt-4.1-mini', then \"model\": \"fast\"")
+    aliases.add_argument("action", choices=("set", "list", "remove"))
+    aliases.add_argument("name", nargs="?", metavar="ALIAS")
+    aliases.add_argument("model", nargs="?", metavar="MODEL")
+    _json_option(aliases)
 
     commands.add_parser("demo", help="run example events from every host through the example "
                         "hooks, offline on recorded model replies")

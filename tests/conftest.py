@@ -23,8 +23,13 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory,
     # No background workers from the suite; test_worker.py turns them on where it means to.
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "0")
     for var in ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "PROMPTHOOKS_DEBUG",
-                "PROMPTHOOKS_MODEL", "PROMPTHOOKS_API_BASE", "PROMPTHOOKS_API_KEY"):
+                "PROMPTHOOKS_MODEL", "PROMPTHOOKS_API_BASE", "PROMPTHOOKS_API_KEY",
+                # install tries the model it finds: never a hosted one from the suite
+                "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY",
+                "LITELLM_PROXY_API_BASE"):
         monkeypatch.delenv(var, raising=False)
+    # Nor an Ollama of the machine's: its port here is one where nothing listens.
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
     yield home
 
 

@@ -154,6 +154,41 @@ def serve() -> Iterator[FakeModel]:
     yield from run_server(_handler(state), state, "/v1")
 
 
+@dataclass
+class Listing(FakeModel):
+    """A fake model that also lists its models, as Ollama (``GET /api/tags``) and a LiteLLM
+    Proxy (``GET /v1/models``) do; each listing asked for is noted with its headers."""
+
+    listed: list[str] = field(default_factory=list)
+    listings: list[Recorded] = field(default_factory=list)
+
+
+def serve_listing(*models: str) -> Iterator[Listing]:
+    """:func:`serve`, answering model listings with ``models``."""
+    state = Listing(listed=list(models))
+
+    class Handler(_handler(state)):  # type: ignore[misc]
+        def do_GET(self) -> None:
+            with state.lock:
+                state.listings.append(Recorded(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, {}))
+            if self.path.endswith("/api/tags"):
+                data: Any = {"models": [{"name": m} for m in state.listed]}
+            elif self.path.endswith("/models"):
+                data = {"object": "list", "data": [{"id": m} for m in state.listed]}
+            else:
+                self.send_error(404)
+                return
+            payload = json.dumps(data).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    yield from run_server(Handler, state, "/v1")
+
+
 def serve_with_headers(headers: dict[str, str]) -> Iterator[FakeModel]:
     """:func:`serve`, with ``headers`` added to every answer (a LiteLLM Proxy's
     ``x-litellm-response-cost``, say)."""

@@ -119,6 +119,10 @@ def rows_for(outcome: Judged, store_events: bool,
     """The rows of one run (none when no hook applied to the event)."""
     base = event_fields(outcome.event, os.urandom(8).hex(), environ)
     keys = config_keys((h.api_key_env for h in outcome.config.loaded.hooks), environ)
+    if any(h.kind == "prompt" for h in outcome.config.loaded.hooks):
+        from ..model import keys as key_store
+
+        keys += key_store.values(os.environ if environ is None else environ)
     if store_events:
         base["event_input"] = event_input(outcome.event, environ, keys)
     return [result_row(r, base, environ, keys) for r in outcome.decision.results]

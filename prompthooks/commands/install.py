@@ -27,10 +27,12 @@ import stat
 import sys
 from pathlib import Path
 
+from ..config.loader import CONFIG_FILE
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
-from ..install import files, launcher, made, registry, starter
+from ..install import files, launcher, made, model_choice, registry, starter
 from ..install.glue import Glue, choose, current_glue
 from ..install.host import HostGlue, choose_events, with_session_start
+from ..redaction import redact
 from .install_report import Report
 
 
@@ -120,6 +122,10 @@ def main(args: argparse.Namespace) -> int:
     if glue.warning:
         report.warn(glue.warning)
     folder = starter.folder(args.scope, project, root)
+    config = folder / CONFIG_FILE
+    # The managed starter is the administrator's to pin (model, api_base, api_key_env): the
+    # user's variables and stored keys never reach a managed hook, so they choose nothing.
+    choice = None if managed else model_choice.find(os.environ)
     with files.journal(args.dry_run) as journal:
         try:
             if runner is not None:
@@ -130,7 +136,8 @@ def main(args: argparse.Namespace) -> int:
                                report.say)
             if glue.note:  # after the checks: a refused install says only why
                 report.say(glue.note)
-            config = starter.write(folder, report.say, args.scope)
+            has_starter = starter.write(folder, report.say, args.scope,
+                                        model_choice.settings(choice))
         finally:  # a failure halfway leaves folders that uninstall should still know
             if not args.dry_run:
                 made.remember(journal.created_folders(), os.environ)
@@ -141,8 +148,63 @@ def main(args: argparse.Namespace) -> int:
         for path in (place, config):
             if path.is_file():
                 _readable_by_all(path)
-    report.finish(journal, f"next: prompthooks validate --config {shlex.quote(str(folder))} "
-                  "checks your hooks; prompthooks explain shows what an event would run",
-                  host=host.name, scope=args.scope, location=str(place), events=events,
-                  glue=glue.command, config=str(folder))
+    last = (f"next: prompthooks validate --config {shlex.quote(str(folder))} checks your "
+            "hooks; prompthooks explain shows what an event would run")
+    model: dict[str, object] = {}
+    if not managed:
+        model = _model(report, choice, folder, project, has_starter,
+                       not (args.dry_run or args.offline))
+        if not model["judges"]:
+            fix = str(model["next"])
+            last = f"next: {fix}" + ("" if fix == _DOCTOR else f", then {_DOCTOR}")
+    report.finish(journal, last, host=host.name, scope=args.scope, location=str(place),
+                  events=events, glue=glue.command, config=str(folder), model=model or None)
     return EXIT_OK
+
+
+_DOCTOR = "prompthooks doctor"
+
+
+def _model(report: Report, choice: model_choice.Choice | None, folder: Path, project: Path,
+           has_starter: bool, try_it: bool) -> dict[str, object]:
+    """Say which model the starter's prompt hook uses and whether it answered (one tiny real
+    call unless ``try_it`` is off), or, in plain words, that prompt hooks cannot judge yet and
+    what to run: install must never leave a gate that looks on while it is off. A config of
+    the user's kept in place of the starter is ``doctor``'s to try."""
+    hook = (f"the {starter.POLICY} prompt hook" if has_starter
+            else "a prompt hook on the default model")
+    off = (f"until then {hook} cannot judge: it lets every command through, and a fail-closed "
+           "prompt hook would block them all")
+    if choice is None:
+        report.say("no model found for prompt hooks: no ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+                   "GEMINI_API_KEY, no stored key, no PROMPTHOOKS_API_BASE, no LiteLLM Proxy, "
+                   "no Ollama answering")
+        report.say(off)
+        return {"model": None, "found_by": None, "judges": False,
+                "next": f"{model_choice.NEXT} (or start Ollama, or set PROMPTHOOKS_API_BASE: "
+                        "see the README, \"Pointing it at a model\")"}
+    shown = f"model: {choice.shown} ({choice.why})"
+    facts: dict[str, object] = {"model": choice.model, "found_by": choice.why}
+    if not has_starter:
+        return {**facts, "judges": True, "tried": False}
+    if not try_it:
+        report.say(f"{shown}; not tried")
+        return {**facts, "judges": True, "tried": False}
+    from ..api import load_config
+    from ..devtools.doctor import probe
+    from ..model.failures import unjudged
+    from ..model.settings import endpoint_for
+
+    hooks = [h for h in load_config([str(folder)], str(project), keep_managed=False,
+                                     trusted_only=False).hooks if h.kind == "prompt"]
+    if not hooks:
+        return {**facts, "judges": True, "tried": False}
+    ok, detail = probe(hooks[0])
+    if ok:
+        report.say(f"{shown}: {detail}; prompt hooks judge from now on")
+        return {**facts, "judges": True, "tried": True}
+    why = unjudged(detail, endpoint_for(hooks[0]))
+    report.say(f"{shown} did not answer: {why or redact(detail)}")
+    report.say(off.replace("until then", "until it does"))
+    fix = why.rsplit("(run: ", 1)[1].rstrip(")") if why and "(run: " in why else _DOCTOR
+    return {**facts, "judges": False, "tried": True, "next": fix}

@@ -137,12 +137,26 @@ def main(args: argparse.Namespace) -> int:
 
         sys.stdout.write("".join(line(row) for row in reversed(rows)))
     else:
+        _unjudged_first(path)
         output.table(
             COLUMNS, (_row_cells(r) for r in rows),
             title=output.printable(f"{len(rows)} decision{'s' * (len(rows) != 1)} from "
                                    f"{path}"),
             optional=("host", "ms", "tool", "event", "time (UTC)"), verdicts=("decision",))
     return EXIT_OK
+
+
+def _unjudged_first(path: Path) -> None:
+    """Above the rows: the prompt hooks that could not judge in the last day for a reason of
+    set-up, each one line, and where to look. A gate that is off must not hide in a table."""
+    from ..audit.unjudged import recent, summary
+
+    found = recent(path)
+    for item in found:
+        output.line(f"not judged: {redact(summary(item))}", "bold red")
+    if found:
+        output.line("fix: prompthooks doctor (each hook's model, tried); the last error: "
+                    f"{redact(found[0].error)}", "red")
 
 
 def _row_cells(r: dict[str, Any]) -> list[str]:

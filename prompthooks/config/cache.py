@@ -27,7 +27,7 @@ from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from . import files
 
-_FORMAT = 9  # 9: Cursor matchers are searched, never matched whole; hooks carry halt_on_block
+_FORMAT = 10  # 10: hooks carry Claude Code's fast-model variables
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
 
 
@@ -100,6 +100,7 @@ def hook_from_data(data: Mapping[str, Any]) -> Hook:
     fields["trigger"] = Trigger(trigger["event"], tuple(trigger["tools"]), trigger["subject"])
     matcher = fields["matcher"]
     fields["matcher"] = Matcher(matcher["mode"], matcher["pattern"], tuple(matcher["names"]))
+    fields["model_variables"] = tuple(fields.get("model_variables", ()))
     settings = fields.get("prompt_settings")
     fields["prompt_settings"] = PromptSettings(**settings) if settings else None
     fields["halt_on_block"] = frozenset(fields["halt_on_block"])

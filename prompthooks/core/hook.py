@@ -99,6 +99,11 @@ class Hook:
     prompt: str | None = None  # inline template text
     prompt_file: str | None = None  # a shipped template's name or a path
     model: str | None = None
+    # The variables in which the host of the hook's dialect names its fast model (Claude
+    # Code's): used when neither the handler, PROMPTHOOKS_MODEL nor the file names a model.
+    model_variables: tuple[str, ...] = ()
+    # That host's own name for its fast model ("haiku"), as a handler's ``model`` may give it.
+    fast_model_name: str | None = None
     prompt_settings: PromptSettings | None = None
     max_event_chars: int | None = None
     cache_ttl: float | None = None  # this hook's own verdict cache TTL (seconds)

@@ -64,12 +64,14 @@ def apply_failure_policy(result: HookResult) -> HookResult:
     if not result.failed:
         return result
     if result.hook.fail_closed:
-        reason = f"Blocked by prompthooks: a fail-closed {failure_line(result)}"
+        # A reason of set-up is said in one line with its fix, not as the provider's error.
+        reason = (f"{result.hook.name} cannot judge: {result.unjudged}" if result.unjudged
+                  else f"Blocked by prompthooks: a fail-closed {failure_line(result)}")
         return HookResult(hook=result.hook, status=result.status, permission="deny",
                           reason=reason, user_message=reason, error=result.error,
-                          duration=result.duration)
+                          unjudged=result.unjudged, duration=result.duration)
     return HookResult(hook=result.hook, status=result.status, error=result.error,
-                      duration=result.duration)
+                      unjudged=result.unjudged, duration=result.duration)
 
 
 def _join(parts: Iterable[str | None]) -> str | None:

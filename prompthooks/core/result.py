@@ -37,6 +37,9 @@ class HookResult:
     suppress_output: bool = False
     updated_tool_output: Any = None  # Cursor updated_mcp_tool_output
     error: str | None = None
+    # A prompt hook that could not judge for a reason of set-up (no key, an unknown model,
+    # nothing listening): the short reason and the fix, shown to the person (see notices.py).
+    unjudged: str | None = None
     duration: float = 0.0
     model: str | None = None  # prompt hooks: the model asked, and what it cost
     input_tokens: int | None = None

@@ -90,7 +90,7 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], li
     return groups
 
 
-def _probe(hook: Hook) -> tuple[bool, str]:
+def probe(hook: Hook) -> tuple[bool, str]:
     """One tiny request through the real call path (no cassette, no worker, no dead-endpoint
     memory; a managed hook's pinned path): the direct client or litellm, as a run would."""
     import os
@@ -98,6 +98,7 @@ def _probe(hook: Hook) -> tuple[bool, str]:
     from ..model import direct
     from ..model.call import complete as through_litellm
     from ..model.call import prepare
+    from ..model.chain import require_key
     from ..model.pinned import complete as pinned
     from ..model.route import direct_route
     from ..model.settings import endpoint_for
@@ -106,6 +107,11 @@ def _probe(hook: Hook) -> tuple[bool, str]:
     endpoint = endpoint_for(hook)
     request = ModelRequest(endpoint=endpoint, max_tokens=20, messages=(
         {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
+    if not hook.managed:
+        try:  # no key for a hosted provider: said at once, without importing its client
+            require_key(endpoint, os.environ)
+        except ModelError as exc:
+            return False, str(exc)
     route = None if hook.managed else direct_route(endpoint, os.environ)
     is_direct = route is not None or (hook.managed and bool(endpoint.api_base))
     # The probe times the model, not the client's import (litellm's takes seconds on a busy
@@ -140,7 +146,7 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
         if offline:
             yield check(f"model {model}", "skip", f"{where}; {used}; not probed (--offline)")
             continue
-        ok, detail = _probe(hooks[0])
+        ok, detail = probe(hooks[0])
         yield check(f"model {model}", "ok" if ok else "fail", f"{where}; {used}; {detail}")
 
 
@@ -419,9 +425,20 @@ def reach_checks(config: Config, project: Path) -> Iterator[dict[str, str]]:
                         f"{glue.name} --events {key}")
 
 
+def unjudged_checks(config: Config, environ: Mapping[str, str]) -> Iterator[dict[str, str]]:
+    """First of all: the prompt hooks that could not judge in the last day for a reason of
+    set-up (from the audit log), each a warning (the model checks say whether it works now)."""
+    from ..audit.settings import resolve
+    from ..audit.unjudged import recent, summary
+
+    for item in recent(resolve(config.loaded.audit, environ).path):
+        yield check("not judged", "warn", redact(f"{summary(item)}: {item.error}"))
+
+
 def run_checks(config: Config, project: Path, offline: bool,
                environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     env = os.environ if environ is None else environ
-    return [*versions(), *config_checks(config), *model_checks(config, offline),
+    return [*unjudged_checks(config, env), *versions(), *config_checks(config),
+            *model_checks(config, offline),
             worker_check(env), audit_check(config, env), *export_checks(config, offline, env),
             *glue_checks(project), *reach_checks(config, project)]

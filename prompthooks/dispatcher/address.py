@@ -33,18 +33,41 @@ SKIP = frozenset({"PROMPTHOOKS_CASSETTE", "PROMPTHOOKS_CASSETTE_MODE", "PROMPTHO
                   "LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_MODE"})
 
 
+# The key store's entry in a model environment: no variable can have this name (no "=").
+KEY_STORE = "=keys"
+
+
+def key_store_stamp(environ: Mapping[str, str]) -> str:
+    """What identifies the user's key store (model/keys.py) as it is now: its inode, size and
+    change time, or "none". A resident process started with other stored keys is not this
+    environment's: a key set, changed or removed since is never served by it."""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    try:
+        st = os.stat(os.path.join(base, APP, "keys.json"))
+    except OSError:
+        return "none"
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
 def model_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables that can change how a model is called."""
-    return {k: v for k, v in sorted(environ.items())
-            if k.upper().startswith(ENV_PREFIXES) and k not in SKIP}
+    """The variables that can change how a model is called, and the key store's stamp."""
+    found = {k: v for k, v in sorted(environ.items())
+             if k.upper().startswith(ENV_PREFIXES) and k not in SKIP}
+    # A model environment computed before keeps its stamp: the resident process compares each
+    # run's store with the one it started with, not with the store as it is now.
+    found[KEY_STORE] = environ.get(KEY_STORE) or key_store_stamp(environ)
+    return found
 
 
 def model_environment_of(environb: Mapping[bytes, bytes]) -> dict[str, str]:
     """:func:`model_environment` of an environment in bytes, decoding only the variables that
-    may count (every name that is not ASCII may: ``str.upper`` is not ASCII's)."""
+    may count (every name that is not ASCII may: ``str.upper`` is not ASCII's) and the two
+    that place the key store."""
     prefixes = tuple(p.encode() for p in ENV_PREFIXES)
     return model_environment({os.fsdecode(k): os.fsdecode(v) for k, v in environb.items()
-                              if k.upper().startswith(prefixes) or not k.isascii()})
+                              if k.upper().startswith(prefixes) or not k.isascii()
+                              or k in (b"HOME", b"XDG_CONFIG_HOME")})
 
 
 def runtime_dir(environ: Mapping[str, str]) -> str:

@@ -17,6 +17,7 @@ from ..core.result import HookResult
 from ..model import verdict_cache
 from ..model.cassette import request_key
 from ..model.chain import Models
+from ..model.failures import unjudged
 from ..model.loop import SETTLE
 from ..model.templates import (
     DEFAULT_MAX_EVENT_CHARS,
@@ -175,6 +176,7 @@ def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
     ``cap``: how far start-up time may move ``deadline`` (see PromptExecutor)."""
     models = models or Models()
     start = time.monotonic()
+    request: ModelRequest | None = None
     try:
         request, conversation = prepare(hook, event, models)
         _debug(hook, conversation)
@@ -190,7 +192,11 @@ def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
     except ModelTimeout as exc:
         return HookResult(hook=hook, status="timeout", error=str(exc),
                           duration=time.monotonic() - start)
-    except (ModelError, TemplateError, VerdictError) as exc:
+    except ModelError as exc:
+        why = unjudged(str(exc), request.endpoint, hook.managed) if request is not None else None
+        return HookResult(hook=hook, status="error", error=str(exc), unjudged=why,
+                          duration=time.monotonic() - start)
+    except (TemplateError, VerdictError) as exc:
         return HookResult(hook=hook, status="error", error=str(exc),
                           duration=time.monotonic() - start)
     return verdict_result(hook, event, verdict, time.monotonic() - start, reply)

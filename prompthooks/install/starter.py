@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .. import paths
 from ..config import trust
@@ -24,8 +26,34 @@ from .host import Say, Scope
 
 POLICY = "destructive-shell"
 # 20 s leaves room inside the shortest run budget (Cline's 28 s).
-STARTER: bytes = (json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-    {"type": "prompt", "prompt_file": POLICY, "timeout": 20}]}]}}, indent=2) + "\n").encode()
+_HOOKS = {"PreToolUse": [{"matcher": "Bash", "hooks": [
+    {"type": "prompt", "prompt_file": POLICY, "timeout": 20}]}]}
+
+
+def content(settings: Mapping[str, str] | None = None) -> bytes:
+    """The starter's bytes, with a ``prompthooks`` block naming its model when install found
+    one other than the default (install/model_choice.py)."""
+    data: dict[str, Any] = {"hooks": _HOOKS}
+    if settings:
+        data = {"prompthooks": dict(settings), **data}
+    return (json.dumps(data, indent=2) + "\n").encode()
+
+
+STARTER: bytes = content()
+
+
+def is_starter(raw: bytes | None) -> bool:
+    """Whether ``raw`` is byte for byte a starter install writes (on any model)."""
+    if raw is None:
+        return False
+    if raw == STARTER:
+        return True
+    try:
+        block = json.loads(raw).get("prompthooks")
+    except (ValueError, AttributeError):
+        return False
+    return (isinstance(block, dict) and set(block) <= {"model", "api_base"}
+            and all(isinstance(v, str) for v in block.values()) and raw == content(block))
 
 
 def folder(scope: Scope, project: Path, root: Path = Path("/")) -> Path:
@@ -44,21 +72,23 @@ def _holds_config(location: Path) -> bool:
                for name in cline.CONFIG_EVENTS)
 
 
-def write(location: Path, say: Say, scope: Scope = "project") -> Path:
-    """Write the starter unless the folder holds a config, and approve it; the config file's
-    path."""
+def write(location: Path, say: Say, scope: Scope = "project",
+          settings: Mapping[str, str] | None = None) -> bool:
+    """Write the starter (on the model ``settings`` name) unless the folder holds a config,
+    and approve it; whether the folder holds a starter now."""
     path = location / CONFIG_FILE
-    if files.read_bytes(path) == STARTER:
+    if is_starter(files.read_bytes(path)):
         say(f"already installed: starter config {path}")
     elif _holds_config(location):
         say(f"kept {location}: it holds a prompthooks config already, so no starter was written")
-        return path
+        return False
     else:
-        files.atomic_write(path, STARTER)
-        say(f"wrote {path} (starter config: the {POLICY} policy on Bash commands)")
+        files.atomic_write(path, content(settings))
+        on = f", on {settings['model']}" if settings else ""
+        say(f"wrote {path} (starter config: the {POLICY} policy on Bash commands{on})")
     if scope != "managed":  # the managed policy needs no approval
         _approve(location, "project" if scope == "project" else "user", say)
-    return path
+    return True
 
 
 def _approve(location: Path, scope: str, say: Say) -> None:
@@ -68,13 +98,13 @@ def _approve(location: Path, scope: str, say: Say) -> None:
     path = location / CONFIG_FILE
     if files.is_dry_run() and not os.path.lexists(path):
         # The starter is only planned, so there is nothing to digest: what would happen.
-        if files.read_bytes(path) == STARTER and not _holds_more(location):
+        if is_starter(files.read_bytes(path)) and not _holds_more(location):
             files.note_approval(path)
             say(f"approved {path} for prompthooks run (see: prompthooks trust --list)")
         return
     try:
         current = trust.digest(location)
-        if current.files != (CONFIG_FILE,) or files.read_bytes(path) != STARTER:
+        if current.files != (CONFIG_FILE,) or not is_starter(files.read_bytes(path)):
             say(f"not approved: {location} holds more than the starter; review it, then run: "
                 f"{command}")
             return
@@ -103,7 +133,7 @@ def remove(location: Path, used_by: list[str], say: Say) -> None:
     raw = files.read_bytes(path)
     if raw is None:
         return
-    if raw != STARTER:
+    if not is_starter(raw):
         say(f"kept {path}: it is not the starter config install wrote")
     elif used_by:
         say(f"kept {path}: the {' and '.join(used_by)} glue still uses it")

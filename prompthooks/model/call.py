@@ -15,6 +15,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -92,8 +93,13 @@ def describe(exc: BaseException, litellm: Any) -> Failure:
     (nothing listening on the port) as a 500 that no server sent."""
     if isinstance(exc, (TimeoutError, litellm.Timeout)):
         return Failure(failures.TIMEOUT, True)
-    if "Missing credentials" in str(exc) or "api_key client option must be set" in str(exc):
+    text = str(exc)
+    if ("Missing credentials" in text or "api_key client option must be set" in text
+            or re.search(r"Missing \w+ API Key", text)):  # litellm's own check, as a 401
         return Failure("authentication failed; no API key is set for this model")
+    if "LLM Provider NOT provided" in str(exc):
+        return Failure(f"{failures.UNKNOWN_MODEL}: give it a provider prefix (anthropic/, "
+                       "openai/, gemini/...)")
     if isinstance(exc, litellm.APIConnectionError) or _connection_failed(exc):
         found = failures.connection_failure(exc)
         if found.dead or _connection_failed(exc):

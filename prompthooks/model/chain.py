@@ -115,6 +115,7 @@ class Models:
 
         begun = time.monotonic()
         env = self.env
+        require_key(request.endpoint, env)
         route = direct_route(request.endpoint, env)
         if route is not None:
             from . import direct
@@ -144,6 +145,18 @@ class Models:
         return complete(request, _after_start_up(deadline, begun, cap), env)
 
 
+def require_key(endpoint: Endpoint, env: Mapping[str, str]) -> None:
+    """A hosted provider's call with no key anywhere is not made: it could only be refused,
+    after importing its client, with a provider's page of error text. One line instead."""
+    from . import keys
+    from .failures import NO_KEY
+
+    name = keys.missing(endpoint.model, endpoint.api_base, endpoint.api_key, env)
+    if name is not None:
+        raise ModelError(f"{NO_KEY}{name}: {keys.variable(name)} is not set and no key is "
+                         f"stored ({endpoint.model}; run: prompthooks keys set {name})")
+
+
 def _after_start_up(deadline: float, begun: float, cap: float) -> float:
     """``deadline`` moved by the start-up time spent since ``begun``, never past ``cap``."""
     return min(deadline + (time.monotonic() - begun), max(cap, deadline))
@@ -159,4 +172,4 @@ def _remember_dead(name: str, error: str, env: Mapping[str, str]) -> None:
             dead.remember(name, what, env)
 
 
-__all__ = ["Models"]
+__all__ = ["Models", "require_key"]

@@ -225,9 +225,63 @@ def retrying(describe: Callable[[BaseException], Failure], deadline: float) -> A
                          wait=wait, stop=stop, reraise=True)
 
 
-__all__ = ["DEAD", "MIN_ATTEMPT", "REFUSED", "TIMEOUT", "UNRESOLVED", "Failure",
+__all__ = ["DEAD", "MIN_ATTEMPT", "NO_KEY", "REFUSED", "TIMEOUT", "UNKNOWN_MODEL", "UNRESOLVED",
+           "Failure",
            "connection_failure", "dead_message", "from_status", "message", "parse_retry_after",
-           "redact_error", "retrying", "server_message"]
+           "redact_error", "retrying", "server_message", "set_up_fault", "unjudged"]
+
+
+NO_KEY = "no key for "
+UNKNOWN_MODEL = "the model name is unknown"
+
+
+_SET_UP = (("authentication failed; no API key", "no API key"),
+           ("authentication failed (401)", "a key refused (401)"),
+           ("permission denied (403)", "a key not allowed (403)"),
+           ("not found (404)", "no such model (404)"),
+           (UNKNOWN_MODEL, "an unknown model"),
+           (REFUSED, "nothing listening (connection refused)"),
+           (UNRESOLVED, "a host name that does not resolve"))
+
+
+def set_up_fault(error: str) -> str | None:
+    """What in the set-up a model error's line says is wrong, in a few words (``no key for
+    anthropic``), or None when it is not a fault of set-up (see :func:`unjudged`)."""
+    if error.startswith(NO_KEY):
+        return error.partition(":")[0]
+    return next((short for prefix, short in _SET_UP if error.startswith(prefix)), None)
+
+
+def unjudged(error: str, endpoint: Endpoint, managed: bool = False) -> str | None:
+    """For a model error met because of how things are set up rather than by chance (no key,
+    a key refused, an unknown model, nothing listening), the short reason and what to do:
+    ``no key for anthropic (run: prompthooks keys set anthropic)``; None for any other error
+    (a timeout, a 500, a reply that is not a verdict). Read from the error's line, so an error
+    that came back from the warm worker reads the same. A managed hook's set-up is its
+    administrator's: the user's key store and variables do not reach it."""
+    from .keys import provider
+
+    model = endpoint.model
+    name = None if managed else provider(model, endpoint.api_base)
+    fix = ("the managed policy's setting: ask its administrator" if managed
+           else f"run: prompthooks keys set {name}" if name
+           else "set PROMPTHOOKS_API_KEY, or the variable api_key_env names")
+    whose = f"the key for {name}" if name else "the key"
+    if error.startswith(NO_KEY) or error.startswith("authentication failed; no API key"):
+        return f"no key for {name or model} ({fix})"
+    if error.startswith("authentication failed (401)"):
+        return f"{whose} was refused (401) ({fix})"
+    doctor = "the managed policy's setting: ask its administrator" if managed else (
+        "run: prompthooks doctor")
+    if error.startswith("permission denied (403)"):
+        return f"{whose} may not use {model} (403) ({doctor})"
+    if error.startswith("not found (404)") or error.startswith(UNKNOWN_MODEL):
+        return f"no model {model} there ({doctor})"
+    for what in DEAD:
+        if error.startswith(what):
+            where = endpoint.api_base or model
+            return f"nothing answers at {where} ({what.partition('(')[2].rstrip(')')}) ({doctor})"
+    return None
 
 
 class Failed(Exception):

@@ -177,7 +177,11 @@ def test_connection_refused_fails_closed(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("PROMPTHOOKS_MODEL", "test-model")
     outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, timeout=3, failClosed=True))
     assert outcome.decision.permission == "deny"
-    assert "fail-closed" in (outcome.decision.reason or "")
+    # A reason of set-up: one line naming the hook, what is wrong and where to look.
+    assert outcome.decision.reason == (
+        "inline prompt cannot judge: nothing answers at http://127.0.0.1:9/v1 (connection "
+        "refused) (run: prompthooks doctor)")
+    assert "cannot connect to the model endpoint (connection refused)" in outcome.decision.errors[0]
 
 
 def test_arguments_substituted_literally_and_fenced(tmp_path: Path, model: FakeModel) -> None:

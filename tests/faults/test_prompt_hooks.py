@@ -67,11 +67,21 @@ def _prompt_row(tmp_path: Path, fail_closed: bool, timeout: float = 2) -> tuple[
 
 
 def _assert_prompt_failure(tmp_path: Path, fail_closed: bool, error: str,
-                           timeout: float = 2) -> str:
-    """The whole check for a prompt row whose model call fails; returns the error."""
+                           timeout: float = 2, unjudged: str | None = None) -> str:
+    """The whole check for a prompt row whose model call fails; returns the error.
+    ``unjudged``: the failure is one of set-up, said in one line with its fix: the
+    fail-closed hook's block reason, or the fail-open one's notice to the person."""
     outcome, label = _prompt_row(tmp_path, fail_closed, timeout)
     failure = expected_failure(outcome.problems, "inline prompt", label, error)
-    assert json.loads(outcome.stdout) == claude_reply(failure, fail_closed)
+    if unjudged is None:
+        expected = claude_reply(failure, fail_closed)
+    elif fail_closed:
+        expected = claude_reply(None, False, denial=f"inline prompt cannot judge: {unjudged}")
+    else:
+        expected = claude_reply(None, False, system=(
+            f"healthy note\nprompthooks: 'inline prompt' cannot judge: {unjudged}; it lets "
+            "everything through until then"))
+    assert json.loads(outcome.stdout) == expected
     return failure
 
 
@@ -90,10 +100,12 @@ def _closed_port() -> int:
 @POLICIES
 def test_prompt_endpoint_refuses_connections(tmp_path: Path, fail_closed: bool,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PROMPTHOOKS_API_BASE", f"http://127.0.0.1:{_closed_port()}/v1")
+    base = f"http://127.0.0.1:{_closed_port()}/v1"
+    monkeypatch.setenv("PROMPTHOOKS_API_BASE", base)
     monkeypatch.setenv("PROMPTHOOKS_MODEL", "test-model")
     failure = _assert_prompt_failure(tmp_path, fail_closed, re.escape(
-        "cannot connect to the model endpoint (connection refused) (test-model, 1 attempt)"))
+        "cannot connect to the model endpoint (connection refused) (test-model, 1 attempt)"),
+        unjudged=f"nothing answers at {base} (connection refused) (run: prompthooks doctor)")
     assert _attempts(failure) == 1  # nothing listens: not retried into the deadline
 
 

@@ -23,8 +23,15 @@ from ..helpers import REPO, approve, cline_event, cursor_event, write_json, writ
 SCRIPT = Path(sys.executable).parent / "prompthooks"  # this installation's script
 GLUE = f"{shlex.quote(str(SCRIPT))} run"  # the glue when that script is not the one on PATH
 BACKUP = ".prompthooks-backup"
-NEXT = ("next: prompthooks validate --config {} checks your hooks; "
-        "prompthooks explain shows what an event would run")
+# The suite's environment has no model (no key, no Ollama): install says so, and what to run.
+NO_MODEL = ["no model found for prompt hooks: no ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+            "GEMINI_API_KEY, no stored key, no PROMPTHOOKS_API_BASE, no LiteLLM Proxy, no "
+            "Ollama answering",
+            "until then the destructive-shell prompt hook cannot judge: it lets every command "
+            "through, and a fail-closed prompt hook would block them all",
+            "next: prompthooks keys set anthropic (or start Ollama, or set "
+            "PROMPTHOOKS_API_BASE: see the README, \"Pointing it at a model\"), then "
+            "prompthooks doctor"]
 STARTER_NOTE = "(starter config: the destructive-shell policy on Bash commands)"
 APPROVED = "approved {} for prompthooks run (see: prompthooks trust --list)"
 
@@ -168,7 +175,7 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
         GLUE_NOTE.format("the launcher .claude/hooks/prompthooks"),
         f"wrote {config_dir / 'hooks.json'} {STARTER_NOTE}",
         APPROVED.format(config_dir / "hooks.json"),
-        NEXT.format(shlex.quote(str(config_dir))),
+        *NO_MODEL,
     ]
     group = claude_group(CLAUDE_LAUNCHED)
     assert json.loads(settings.read_text()) == {
@@ -197,7 +204,7 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
         f"already installed: launcher {runner}",
         GLUE_NOTE.format("the launcher .claude/hooks/prompthooks"),
         f"already installed: starter config {config_dir / 'hooks.json'}",
-        NEXT.format(shlex.quote(str(config_dir))),
+        *NO_MODEL,
     ]
     assert snapshot(project) == before  # same files, bytes, mtimes: nothing rewritten
 
@@ -233,7 +240,7 @@ def test_claude_user_scope_creates_and_removes_files(
     assert lines(proc) == [f"wrote {settings} (PreToolUse)",
                            f"wrote {config} {STARTER_NOTE}",
                            APPROVED.format(config),
-                           NEXT.format(config.parent)]
+                           *NO_MODEL]
     assert json.loads(settings.read_text()) == {"hooks": {"PreToolUse": [claude_group()]}}
     assert not (project / ".claude").exists()
     assert not (project / ".prompthooks").exists()

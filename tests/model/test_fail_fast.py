@@ -81,8 +81,10 @@ def test_a_remembered_dead_endpoint_answers_the_next_process_with_the_same_polic
         proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), cwd=tmp_path, env=env)
         output = reply(proc)["hookSpecificOutput"]
         assert output["permissionDecision"] == "deny", proc.stderr
-        assert "connection refused" in output["permissionDecisionReason"]
-        assert attempt in output["permissionDecisionReason"]
+        assert output["permissionDecisionReason"] == (
+            f"inline prompt cannot judge: nothing answers at {dead_base} (connection refused) "
+            "(run: prompthooks doctor)")
+        assert attempt in proc.stderr  # the first tried it, the second remembered it
         assert "Traceback" not in proc.stderr
     stored = list(tmp_path.parent.rglob("dead-*.json"))
     assert stored and all("test-key" not in p.read_text() for p in stored)

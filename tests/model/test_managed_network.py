@@ -128,7 +128,10 @@ def test_direct_path_errors_read_like_the_litellm_path(
     proc = run_cli(claude_bash("ls"), "--managed-dir", str(etc), cwd=tmp_path,
                    env={"CORP_MODEL_KEY": "corp-key-abcdef123"})
     reason = reply(proc)["hookSpecificOutput"]["permissionDecisionReason"]
-    assert "authentication failed (401); check the API key (policy-model, 1 attempt)" in reason
+    assert reason == ("inline prompt cannot judge: the key was refused (401) (the managed "
+                      "policy's setting: ask its administrator)")
+    assert "authentication failed (401); check the API key (policy-model, 1 attempt)" in (
+        proc.stderr)
     assert "corp-key-abcdef123" not in proc.stdout + proc.stderr
     assert len(policy.requests) == 1  # not retried
 

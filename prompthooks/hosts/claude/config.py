@@ -12,7 +12,14 @@ from ...core.hook import Hook, Source
 from ...errors import ConfigError
 from .._common import RawHandler
 from .matchers import claude_matcher
-from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
+from .wire import (
+    CONFIG_EVENTS,
+    DEFAULT_TIMEOUT,
+    FAST_MODEL_NAME,
+    FAST_MODEL_VARIABLES,
+    NAME,
+    TITLE,
+)
 
 if TYPE_CHECKING:
     from ..protocol import Host
@@ -80,6 +87,8 @@ def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loade
                                      matcher=matcher, match_on=config_event.match_on,
                                      prompt_settings=settings,
                                      halt_on_block=halt_on_block(handler),
+                                     model_variables=FAST_MODEL_VARIABLES,
+                                     fast_model_name=FAST_MODEL_NAME,
                                      config_dir=str(path.parent.resolve()))
                 if hook:
                     out.append(hook)

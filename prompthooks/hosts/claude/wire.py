@@ -20,6 +20,10 @@ DEFAULT_TIMEOUT = 600.0  # a command hook's own timeout when its handler gives n
 # UserPromptSubmit lowers a command hook's default to 30 s: a glue entry without a timeout of
 # its own is killed then, and a killed hook is no block, so the run answers before.
 EVENT_BUDGETS: dict[str, float] = {"UserPromptSubmit": 28.0}
+# Where Claude Code reads the model of its prompt hooks when the handler names none (its fast,
+# Haiku-class model; the second is the older name it still honours).
+FAST_MODEL_VARIABLES = ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_SMALL_FAST_MODEL")
+FAST_MODEL_NAME = "haiku"  # Claude Code's own name for that model in a handler's "model"
 
 # Event -> the input field its matcher is compared with (None: matchers are ignored).
 _SUBJECT_FIELD: dict[str, str | None] = {

@@ -155,7 +155,10 @@ def render(decision: Decision, event: Event) -> Reply:
     out: dict[str, Any] = {}
     blocked = decision.blocked or decision.halt
     agent = decision.reason or decision.stop_reason
-    user = decision.user_message or agent
+    # Cursor has no message for the person apart from a verdict's: a system message (a notice
+    # that a hook cannot judge) goes with the user_message where one is sent.
+    user = "\n".join(m for m in (decision.user_message or agent, decision.system_message)
+                     if m) or None
     if name in _PERMISSION_EVENTS:
         permission = "deny" if decision.halt else decision.permission
         if permission == "ask" and name in _NO_ASK:
