@@ -117,6 +117,26 @@ PAGES: dict[str, Page] = {
         (("0", "printed (also when the log does not exist yet, and when --follow is ended "
                "with Ctrl-C)"),
          ("1", "the audit log cannot be read"))),
+    "keys": Page(
+        "Store a model key for prompt hooks, for hosts started from the desktop that never "
+        "see a shell profile's export. A stored key is used only when the environment does "
+        "not set that provider's variable, only for that provider's own address, and never "
+        "for a managed hook. 'set' reads the key from a prompt that does not echo it, or "
+        "from stdin; 'list' names the keys and where each comes from, never their values.",
+        ("prompthooks keys set anthropic",
+         "printf '%s' \"$KEY\" | prompthooks keys set openai",
+         "prompthooks keys list",
+         "prompthooks keys remove gemini"),
+        (("0", "stored, listed or removed"),
+         ("1", "no stored key of that name, or the store cannot be read or written"))),
+    "aliases": Page(
+        "Short names for models, used wherever a hook, the config or PROMPTHOOKS_MODEL "
+        "names a model (one level deep; never for managed hooks or test suites).",
+        ("prompthooks aliases set fast openai/gpt-4.1-mini",
+         "prompthooks aliases list",
+         "prompthooks aliases remove fast"),
+        (("0", "set, listed or removed"),
+         ("1", "no alias of that name, or the file cannot be read or written"))),
     "serve": Page(
         "Run the warm worker in the foreground: runs handed to it skip the interpreter's "
         "start and the model client's import. 'run' starts it on demand; start it by hand "

@@ -190,6 +190,12 @@ def _script_inside(word: str, folder: Path, root: Path | None) -> Path | None:
         if root is None:
             return None
         text = os.path.join(root, text)
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        return None
+    if "\0" in text:  # no file has such a name: the hook fails to start, and runs nothing
+        return None
     path = Path(os.path.normpath(text))
     for base in {folder, *([root] if root else [])}:
         for candidate, where in ((path, base), (path.resolve(), base.resolve())):

@@ -68,6 +68,7 @@ def problem(endpoint: Endpoint, environ: Mapping[str, str]) -> str | None:
                 "gemini/..., openai/...), or set prompthooks.api_base to your endpoint")
     keys = _PROVIDER_KEYS.get(provider, ())
     if keys and not endpoint.api_key and not any(environ.get(k) for k in keys):
-        return (f"model {model!r} needs a key for {provider} and none is set: set {keys[0]} (or "
-                "PROMPTHOOKS_API_KEY, or name the variable with prompthooks.api_key_env)")
+        return (f"model {model!r} needs a key for {provider} and none is set: run prompthooks "
+                f"keys set {provider} (or set {keys[0]}, or PROMPTHOOKS_API_KEY, or name the "
+                "variable with prompthooks.api_key_env)")
     return None

@@ -129,12 +129,14 @@ def test_what_validate_reports_is_what_run_does(project: Path) -> None:
     write_json(config / "hooks.json", {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.sh"},
         {"type": "command", "command": "./nope.sh"}]}]}})
-    approve(config)
-    report = json.loads(validate(project, "--json").stdout)
+    # Named with --config, as a user names a file of their own: a project's approval never
+    # covers a script the project holds (see "Trust"), so the project's own would not run.
+    named = ("--config", str(config / "hooks.json"))
+    report = json.loads(validate(project, "--json", *named).stdout)
     assert report["errors"] == [
         f"{config / 'hooks.json'}: hooks.PreToolUse[0].hooks[1].command: './nope.sh' does not "
         f"exist (no {project / 'nope.sh'}: the hook runs in {project})"]
-    run = run_cli(claude_bash("ls", str(project)), cwd=project,
+    run = run_cli(claude_bash("ls", str(project)), *named, cwd=project,
                   env={"CLAUDE_PROJECT_DIR": str(project)})
     assert marker.exists()  # the guard validate resolved did run
     assert "./nope.sh: not found" in run.stderr  # the one it named failed
@@ -212,8 +214,8 @@ def test_models_no_path_reaches_are_warnings(project: Path, model: object) -> No
         "knows and no api_base is set: name the provider (anthropic/..., gemini/..., "
         "openai/...), or set prompthooks.api_base to your endpoint",
         f"{where}[3]: model 'gemini/gemini-2.5-flash' needs a key for gemini and none is set: "
-        "set GEMINI_API_KEY (or PROMPTHOOKS_API_KEY, or name the variable with "
-        "prompthooks.api_key_env)",
+        "run prompthooks keys set gemini (or set GEMINI_API_KEY, or PROMPTHOOKS_API_KEY, or "
+        "name the variable with prompthooks.api_key_env)",
     ]
     # An endpoint of one's own (here the fake model server, which wants no key) reaches them.
     data = json.loads((config / "hooks.json").read_text())

@@ -238,6 +238,21 @@ def test_a_command_naming_project_files_as_data_can_be_approved(proj: Path) -> N
     assert cli("trust", "--project", str(proj)).returncode == 0
 
 
+def test_a_command_no_file_can_be_named_by_is_no_crash(proj: Path) -> None:
+    """A NUL or an unpaired surrogate (both valid JSON) in a command: the check that looks for
+    scripts inside the project reads it without a traceback, and the run answers."""
+    folder = proj / ".prompthooks"
+    write_json(folder / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "./a\u0000b.sh"},
+        {"type": "command", "command": "python3 \ud800.py"}]}]}})
+    assert "\\u0000" in (folder / "hooks.json").read_text()  # the canary: written as JSON has it
+    done = cli("trust", "--project", str(proj))
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    proc = _run(proj)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "prompthooks: internal error" not in proc.stderr  # the run's own, not a hook's
+
+
 def test_a_script_the_project_does_not_hold_yet_cannot_be_approved(proj: Path) -> None:
     """Created between the check and the run, it would run unapproved: refused up front."""
     folder = proj / ".prompthooks"

@@ -501,8 +501,9 @@ def test_starter_config_validates_cleanly(project: Path, bare_path: str) -> None
                           timeout=60, env={**keyless, "PATH": bare_path})
     assert (proc.returncode, json.loads(proc.stdout)["warnings"]) == (0, [
         f"{config}: hooks.PreToolUse[0].hooks[0]: model 'claude-haiku-4-5' needs a key for "
-        "anthropic and none is set: set ANTHROPIC_API_KEY (or PROMPTHOOKS_API_KEY, or name the "
-        "variable with prompthooks.api_key_env)"])
+        "anthropic and none is set: run prompthooks keys set anthropic (or set "
+        "ANTHROPIC_API_KEY, or PROMPTHOOKS_API_KEY, or name the variable with "
+        "prompthooks.api_key_env)"])
     assert json.loads(STARTER) == {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "prompt", "prompt_file": "destructive-shell", "timeout": 20}]}]}}
 
