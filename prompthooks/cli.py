@@ -123,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     change.add_argument("--revoke", action="store_true", help="take the approval back")
     change.add_argument("--list", action="store_true",
                         help="every source and approval with its state")
+    trust.add_argument("--force", action="store_true",
+                       help="approve a config even though it fails validation")
     _json_option(trust)
 
     log = commands.add_parser("log", help="recent decisions from the audit log; "

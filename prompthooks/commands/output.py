@@ -87,7 +87,8 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
     line breaks and tabs kept)."""
     cells = [["" if cell is None else printable(str(cell), newlines=True) for cell in row]
              for row in rows]
-    widths = [max([len(column), *(len(row[i]) for row in cells)])
+    # A cell over several lines is as wide as its longest line.
+    widths = [max([len(column), *(len(text) for row in cells for text in row[i].split("\n"))])
               for i, column in enumerate(columns)]
     console = _console()
     if color_enabled():

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import paths
-from ..config import discovery, trust
+from ..config import approved_copy, discovery, files, trust
+from ..config.loaded import Loaded
 from ..core.hook import Source
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
-from . import output
+from ..redaction import config_keys, redact
+from . import output, review
 
 _T = TypeVar("_T")
 
@@ -82,6 +84,71 @@ def _store_write(change: Callable[..., _T], *args: Any) -> _T:
                                f"{exc.strerror or exc}") from None
 
 
+def _count(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
+def _load(source: Source, folder: Path, current: trust.Digest) -> Loaded:
+    """The folder's hooks loaded from the bytes ``current`` read (those the approval covers),
+    whether approved or not: to show them, never to run them."""
+    from ..config.sources import load_sources
+
+    env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # the files themselves
+    project = folder.parent if source.name == "project" else Path(os.getcwd())
+    with files.served(current.view):
+        return load_sources([(source, folder)], str(project), env, trusted_only=False)
+
+
+def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
+    """Show what an approval of ``folder`` would approve: its hooks, and what changed since
+    it was last approved; its validation errors, each once. Raises trust.Unapprovable."""
+    current = trust.digest(folder)
+    if not current.files:
+        raise trust.Unapprovable("it holds no hooks.json and no hook files: nothing to approve")
+    trust.check_packs(folder, current, os.environ)
+    loaded = _load(source, folder, current)
+    keys = config_keys((h.api_key_env for h in loaded.hooks), os.environ)
+    errors = list(dict.fromkeys(
+        [*(redact(d, keys) for f in loaded.failures if f.kind == "config"
+           for d in (f.details or (f.message,))), *loaded.unknown_events]))
+    rows = review.rows(loaded.hooks, folder, keys, os.environ)
+    shown: dict[str, Any] = {"digest": current, "rows": rows, "errors": errors,
+                             "hooks": review.as_json(rows)}
+    store = trust.read_store(os.environ)
+    record = store.records.get(trust.key_of(folder))
+    summary: list[str] = []
+    diff: list[str] = []
+    hooks_changed: list[str] = []
+    since: str | None = None
+    if record is not None and record.get("sha256") != current.sha256:
+        since = str(record.get("approved_at"))
+        copy = approved_copy.read(trust.key_of(folder), record.get("copy_sha256"), os.environ)
+        if isinstance(copy, str):
+            summary = [copy]
+        else:
+            summary, diff = review.file_diff(copy.files, current.contents, keys, os.environ)
+            hooks_changed = review.hook_changes(copy.hooks, rows)
+        shown.update(changed_since=since, files_changed=summary, diff=diff,
+                     hooks_changed=hooks_changed)
+    if quiet:
+        return shown
+    where = f"{source.name} config {folder}"
+    output.line(f"{where}: {_count(len(rows), 'hook')} in {', '.join(current.files)}", "bold")
+    review.print_hooks(rows)
+    if since is not None:
+        output.line(f"changed since approved {since}:", "bold")
+        for text in summary:
+            output.line(f"  {text}")
+        review.print_diff(diff)
+        for text in hooks_changed:
+            output.line(text, "green" if text.startswith("+") else "red")
+    elif record is not None:
+        output.line(f"unchanged since approved {record.get('approved_at')}")
+    for error in errors:
+        output.line(f"error: {error}", "red")
+    return shown
+
+
 def main(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args)
@@ -104,14 +171,27 @@ def main(args: argparse.Namespace) -> int:
                 output.line(f"prompthooks: no {where}: nothing to approve", "red")
             continue
         try:
-            state, problem = _store_write(trust.approve, source, folder, os.environ)
+            shown = _review(source, folder, args.json)
+            if shown["errors"] and not args.force:
+                failed = True
+                results.append({"source": source.name, "path": str(folder),
+                                "error": "the config has errors", **shown})
+                if not args.json:
+                    output.line(f"prompthooks: {where} is not approved: it has "
+                                f"{_count(len(shown['errors']), 'error')}; fix "
+                                f"{'it' if len(shown['errors']) == 1 else 'them'}, or approve "
+                                "it as it is with --force", "red")
+                continue
+            state, problem = _store_write(trust.approve, source, folder, os.environ,
+                                          shown["digest"], shown["rows"])
         except trust.Unapprovable as exc:
             failed = True
             results.append({"source": source.name, "path": str(folder), "error": str(exc)})
             if not args.json:
                 output.line(f"prompthooks: {where} cannot be approved: {exc}", "red")
             continue
-        results.append(_entry(state))
+        results.append({**_entry(state), **{k: v for k, v in shown.items()
+                                             if k not in ("digest", "rows")}})
         if not args.json:
             if problem:
                 output.line(f"warning: {problem}; a new store was written", "yellow")

@@ -23,14 +23,14 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..core.hook import Source
-from . import covered, files
+from . import approved_copy, covered, files
 from .covered import MAX_FILE as MAX_FILE
 from .covered import Digest as Digest
 from .covered import Unapprovable as Unapprovable
@@ -276,8 +276,10 @@ def now() -> str:
 
 
 def approve(source: Source, folder: Path, environ: Mapping[str, str],
-            expected: Digest | None = None) -> tuple[TrustState, str | None]:
-    """Approve the folder's current content (only if it is still ``expected``, when given).
+            expected: Digest | None = None, hooks: Sequence[Sequence[str]] = ()
+            ) -> tuple[TrustState, str | None]:
+    """Approve the folder's current content (only if it is still ``expected``, when given),
+    keeping a copy of it and of ``hooks`` (the rows shown) for the next approval's diff.
     Returns the new state and the store's problem (a corrupt store is replaced), or raises
     :class:`Unapprovable`."""
     with _locked(environ):
@@ -290,14 +292,23 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
             pins, contents = _fetched_pins(folder, environ)
         store = read_store(environ)
         stamp = now()
-        store.records[key_of(folder)] = {"source": source.name, "sha256": current.sha256,
-                                         "files": list(current.files),
-                                         "file_sha256": dict(current.file_sha256),
-                                         "approved_at": stamp, "packs": pins,
-                                         "pack_files": contents}
+        key = key_of(folder)
+        copy = approved_copy.write(key, approved_copy.encode(current.contents, hooks), environ)
+        store.records[key] = {"source": source.name, "sha256": current.sha256,
+                              "files": list(current.files),
+                              "file_sha256": dict(current.file_sha256),
+                              "approved_at": stamp, "packs": pins, "pack_files": contents,
+                              "copy_sha256": copy}
         _write_store(store)
     return (TrustState(source, key_of(folder), "approved", current.sha256, current.files,
                        approved_at=stamp, packs=tuple(sorted(pins.items()))), store.problem)
+
+
+def check_packs(folder: Path, current: Digest, environ: Mapping[str, str]) -> None:
+    """Raise :class:`Unapprovable` when a pack the folder's ``hooks.json`` pins is not fetched
+    or not intact (what :func:`approve` would refuse), before anything else is said of it."""
+    with files.served(current.view):
+        _fetched_pins(folder, environ)
 
 
 def _fetched_pins(folder: Path, environ: Mapping[str, str]
@@ -348,4 +359,5 @@ def revoke(folder: Path, environ: Mapping[str, str]) -> bool:
         if store.records.pop(key_of(folder), None) is None:
             return False
         _write_store(store)
+        approved_copy.remove(key_of(folder), environ)
     return True

@@ -1,0 +1,161 @@
+"""What an approval is asked for, shown before it is given: the hooks a config holds (a table
+that fits 80 columns, grouped by file), what changed in its files since the last approval
+(a unified diff of their text), the hooks added and removed, and what changed between two
+revisions of a policy pack. Text from the files is redacted as ``explain`` redacts it."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.hook import Hook
+from ..redaction import redact
+from . import output
+
+Row = tuple[str, ...]  # file, event, matcher, type, on error, name, what
+COLUMNS = ("event / matcher", "type / on error", "hook")
+# Widths of the three columns (characters): 74 in all with the two spaces between columns,
+# 80 when boxed (rules and padding), so a terminal's table folds nothing again.
+_WHEN, _KIND, _HOOK = 20, 16, 34
+MAX_DIFF_LINES = 400  # of one file's diff: a longer one is cut, saying how much was left out
+
+
+MAX_PROMPT_LINES = 4  # of a prompt's first line in the table (the diff shows it all)
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _whole(text: str, width: int) -> str:
+    """``text`` over as many lines of ``width`` as it takes, every character kept (its line
+    breaks and controls written as escapes): what runs is never cut short in a review."""
+    text = output.printable(text)
+    return "\n".join(text[i:i + width] for i in range(0, len(text), width)) or '""'
+
+
+def _matcher(hook: Hook) -> str:
+    if hook.matcher.mode == "all":
+        return ""
+    return hook.matcher.pattern or "|".join(hook.matcher.names)
+
+
+def _what(hook: Hook) -> str:
+    """The command, the hook file, or the prompt's first non-blank line (or its file)."""
+    if hook.kind == "command":
+        return "$ " + (hook.command or hook.executable or "?")
+    first = next((ln for ln in (hook.prompt or "").splitlines() if ln.strip()), "")
+    return "> " + (first or f"prompt_file {hook.prompt_file}")
+
+
+def rows(hooks: Iterable[Hook], folder: Path, keys: Sequence[str],
+         environ: Mapping[str, str]) -> list[Row]:
+    """One row per hook, in the order of its file and place; every text redacted."""
+    out: list[Row] = []
+    for hook in sorted(hooks, key=lambda h: (h.source.priority, h.index)):
+        file = hook.label.split(": ", 1)[0]
+        if Path(file).is_relative_to(folder):
+            file = str(Path(file).relative_to(folder))
+        model = hook.model or (hook.prompt_settings.model if hook.prompt_settings else None)
+        kind = f"{hook.kind} {model}" if hook.kind == "prompt" and model else hook.kind
+        out.append(tuple(redact(text, keys, environ) for text in (
+            file, hook.config_event, _matcher(hook), kind,
+            "fail-closed" if hook.fail_closed else "fail-open", hook.name, _what(hook))))
+    return out
+
+
+def _cells(row: Sequence[str]) -> list[str]:
+    _, event, matcher, kind, closed, name, what = row
+    when = _cut(event, _WHEN) + (f"\n{_whole(matcher, _WHEN)}" if matcher else "")
+    if what.startswith(">"):  # a prompt's first line: the diff shows the whole prompt
+        shown = _whole(what, _HOOK).split("\n")
+        what = "\n".join(shown[:MAX_PROMPT_LINES])
+        what = what[:-3] + "..." if len(shown) > MAX_PROMPT_LINES else what
+    else:  # a command: all of it
+        what = _whole(what, _HOOK)
+    hook = _cut(name, _HOOK) + ("" if what == f"$ {name}" else f"\n{what}")
+    kind, _, model = kind.partition(" ")
+    return [when, "\n".join(_whole(t, _KIND) for t in (kind, model, closed) if t), hook]
+
+
+def print_hooks(table: Sequence[Sequence[str]]) -> None:
+    """The hooks grouped by file, each group a table of at most 80 columns."""
+    files = list(dict.fromkeys(row[0] for row in table))
+    for file in files:
+        mine = [row for row in table if row[0] == file]
+        output.table(COLUMNS, (_cells(row) for row in mine),
+                     title=f"{file}: {len(mine)} hook{'s' * (len(mine) != 1)}")
+
+
+def hook_changes(before: Sequence[Sequence[str]], after: Sequence[Sequence[str]]
+                 ) -> list[str]:
+    """Lines naming the hooks added and removed (a changed hook is one of each)."""
+    old = [tuple(r) for r in before]
+    new = [tuple(r) for r in after]
+    said = [f"- removed {_named(r)}" for r in old if r not in new]
+    said += [f"+ added {_named(r)}" for r in new if r not in old]
+    return said
+
+
+def _named(row: Sequence[str]) -> str:
+    file, event, matcher, kind, closed, name, what = row
+    on = f"{event} {matcher}" if matcher else event
+    detail = "" if what == f"$ {name}" else f": {what}"
+    return f"{file}: {on}: {kind}, {closed}: {name}{detail}"
+
+
+def file_diff(before: Mapping[str, str | None], after: Mapping[str, bytes | str | None],
+              keys: Sequence[str], environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """(one line per file added, removed or changed; the unified diff of their text), both
+    redacted. A file whose text is not known (binary, or too large to keep) is named only."""
+    summary: list[str] = []
+    diff: list[str] = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), _text(after.get(name))
+        if name in before and name in after and old == new and old is not None:
+            continue
+        state = ("added" if name not in before else "removed" if name not in after
+                 else "changed")
+        summary.append(f"{name}: {state}")
+        if (name in before and old is None) or (name in after and new is None):
+            diff.append(f"{name}: {state} (its text is not shown: binary or too large)")
+            continue
+        lines = list(difflib.unified_diff(
+            _lines(old, keys, environ), _lines(new, keys, environ),
+            "/dev/null" if name not in before else f"a/{name}",
+            "/dev/null" if name not in after else f"b/{name}", lineterm=""))
+        if len(lines) > MAX_DIFF_LINES:
+            lines = [*lines[:MAX_DIFF_LINES],
+                     f"... {len(lines) - MAX_DIFF_LINES} more lines of {name} not shown"]
+        diff += lines
+    return summary, diff
+
+
+def _text(value: bytes | str | None) -> str | None:
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return value
+
+
+def _lines(text: str | None, keys: Sequence[str], environ: Mapping[str, str]) -> list[str]:
+    if not text:
+        return []
+    return redact(text, keys, environ, limit=len(text) + 1).splitlines()
+
+
+def print_diff(lines: Iterable[str]) -> None:
+    for text in lines:
+        style = ("bold" if text.startswith(("+++", "---")) else "green" if text[:1] == "+"
+                 else "red" if text[:1] == "-" else "cyan" if text.startswith("@@") else None)
+        output.line(text, style)
+
+
+def as_json(table: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+    names = ("file", "event", "matcher", "type", "on_error", "name", "runs")
+    return [dict(zip(names, row, strict=True)) for row in table]
