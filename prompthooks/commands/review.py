@@ -6,13 +6,17 @@ revisions of a policy pack. Text from the files is redacted as ``explain`` redac
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.hook import Hook
 from ..redaction import redact
 from . import output
+
+if TYPE_CHECKING:
+    from ..config.packs import Pack
 
 Row = tuple[str, ...]  # file, event, matcher, type, on error, name, what
 COLUMNS = ("event / matcher", "type / on error", "hook")
@@ -159,3 +163,32 @@ def print_diff(lines: Iterable[str]) -> None:
 def as_json(table: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
     names = ("file", "event", "matcher", "type", "on_error", "name", "runs")
     return [dict(zip(names, row, strict=True)) for row in table]
+
+
+def pack_changes(old: Pack, new: Pack, used: Sequence[str] = ()) -> dict[str, list[str]]:
+    """What moving from ``old`` to ``new`` (one pack at two revisions) changes: the policies
+    added, removed and changed (those in ``used`` marked), the files changed and the unified
+    diff of their text (the manifest and the templates a load reads), redacted."""
+    said: list[str] = []
+    for pid in sorted(set(old.policies) | set(new.policies)):
+        before, after = old.policies.get(pid), new.policies.get(pid)
+        mark = " (used by this config)" if pid in used else ""
+        if before is None:
+            said.append(f"+ added policy {pid}{mark}")
+        elif after is None:
+            said.append(f"- removed policy {pid}{mark}")
+        elif before != after or old.texts.get(before.prompt_file) != new.texts.get(
+                after.prompt_file):
+            said.append(f"~ changed policy {pid}{mark}")
+    texts = {name: _text(data) for name, data in old.texts.items()}
+    files, diff = file_diff(texts, new.texts, [], os.environ)
+    return {"policies": said, "files": files, "diff": diff}
+
+
+def print_pack_changes(changes: Mapping[str, Sequence[str]]) -> None:
+    for text in changes.get("policies", []):
+        output.line(f"  {text}", "green" if text[0] == "+" else "red" if text[0] == "-"
+                    else "yellow")
+    for text in changes.get("files", []):
+        output.line(f"  {text}")
+    print_diff(changes.get("diff", []))

@@ -120,7 +120,9 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
     diff: list[str] = []
     hooks_changed: list[str] = []
     since: str | None = None
-    if record is not None and record.get("sha256") != current.sha256:
+    moved: list[tuple[str, dict[str, list[str]]]] = []
+    # Changed as run sees it: its files, a pinned pack's commit, a path pack's files.
+    if record is not None and trust.state_of(source, folder, store).state == "changed":
         since = str(record.get("approved_at"))
         copy = approved_copy.read(trust.key_of(folder), record.get("copy_sha256"), os.environ)
         if isinstance(copy, str):
@@ -128,8 +130,12 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
         else:
             summary, diff = review.file_diff(copy.files, current.contents, keys, os.environ)
             hooks_changed = review.hook_changes(copy.hooks, rows)
+        with files.served(current.view):
+            pins = trust.pack_pins(folder, os.environ)
+        moved = _moved_packs(record, pins)
         shown.update(changed_since=since, files_changed=summary, diff=diff,
-                     hooks_changed=hooks_changed)
+                     hooks_changed=hooks_changed,
+                     packs_changed=[{"pack": what, **changes} for what, changes in moved])
     if quiet:
         return shown
     where = f"{source.name} config {folder}"
@@ -142,11 +148,47 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
         review.print_diff(diff)
         for text in hooks_changed:
             output.line(text, "green" if text.startswith("+") else "red")
+        for what, changes in moved:
+            output.line(what, "bold")
+            review.print_pack_changes(changes)
     elif record is not None:
         output.line(f"unchanged since approved {record.get('approved_at')}")
     for error in errors:
         output.line(f"error: {error}", "red")
     return shown
+
+
+def _moved_packs(record: dict[str, Any], pins: dict[str, str]
+                 ) -> list[tuple[str, dict[str, list[str]]]]:
+    """For each pinned pack now at another commit than the approval's (a tag moved, or a new
+    rev), what changed in it: from the approved commit's files in the cache (checked against
+    the digest the approval recorded) to the new one's. Nothing is fetched."""
+    from ..config import packs
+
+    approved = record.get("packs")
+    approved = approved if isinstance(approved, dict) else {}
+    contents = record.get("pack_files")
+    contents = contents if isinstance(contents, dict) else {}
+    out: list[tuple[str, dict[str, list[str]]]] = []
+    for ref, commit in sorted(pins.items()):
+        repo, _, rev = ref.rpartition(" ")
+        # The same rev, else the one rev of the same pack the approval pinned (autoupdate).
+        same = [r for r in approved if r.rpartition(" ")[0] == repo]
+        was_ref = ref if ref in approved else same[0] if len(same) == 1 else None
+        was = approved.get(was_ref) if was_ref else None
+        if not isinstance(was, str) or was == commit:
+            continue
+        what = f"pack {repo} at {rev}: {was[:12]} (approved) -> {commit[:12]}"
+        kept = contents.get(was_ref)
+        try:
+            old = packs.open_pinned(repo, was, os.environ)
+            if not (isinstance(kept, dict) and kept.get("digest") == old.digest):
+                raise packs.PackError(f"the cache's {was[:12]} is not what was approved")
+            changes = review.pack_changes(old, packs.open_pinned(repo, rev, os.environ))
+        except packs.PackError as exc:
+            changes = {"files": [f"its changes cannot be shown: {exc}"]}
+        out.append((what, changes))
+    return out
 
 
 def main(args: argparse.Namespace) -> int:
