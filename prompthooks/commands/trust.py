@@ -129,7 +129,8 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
             summary = [copy]
         else:
             summary, diff = review.file_diff(copy.files, current.contents, keys, os.environ)
-            hooks_changed = review.hook_changes(copy.hooks, rows)
+            hooks_changed = ([] if copy.hooks is None
+                             else review.hook_changes(copy.hooks, rows))
         with files.served(current.view):
             pins = trust.pack_pins(folder, os.environ)
         moved = _moved_packs(record, pins)

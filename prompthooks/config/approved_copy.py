@@ -26,10 +26,11 @@ _FORMAT = 1
 @dataclass(frozen=True, slots=True)
 class Copy:
     """The approved text of each covered file (None: not kept, being binary or past
-    :data:`MAX_COPY`) and the approval's hook rows (commands.review)."""
+    :data:`MAX_COPY`) and the approval's hook rows (commands.review; None when the approval
+    listed none, as ``install``'s of its starter)."""
 
     files: Mapping[str, str | None] = field(default_factory=dict)
-    hooks: Sequence[Sequence[str]] = ()
+    hooks: Sequence[Sequence[str]] | None = None
 
 
 def path_of(key: str, environ: Mapping[str, str]) -> Path:
@@ -37,7 +38,7 @@ def path_of(key: str, environ: Mapping[str, str]) -> Path:
     return paths.data_home(environ) / _FOLDER / f"{name}.json"
 
 
-def encode(contents: Mapping[str, bytes], hooks: Sequence[Sequence[str]]) -> bytes:
+def encode(contents: Mapping[str, bytes], hooks: Sequence[Sequence[str]] | None) -> bytes:
     """The copy's bytes: each file's text while the whole stays within :data:`MAX_COPY`."""
     kept: dict[str, str | None] = {}
     room = MAX_COPY - 64 * 1024  # the hook rows and the JSON framing
@@ -50,7 +51,7 @@ def encode(contents: Mapping[str, bytes], hooks: Sequence[Sequence[str]]) -> byt
             text = None
         room -= len(json.dumps(text)) + len(name) + 8
         kept[name] = text
-    rows = [list(row) for row in hooks][:500]
+    rows = None if hooks is None else [list(row) for row in hooks][:500]
     return json.dumps({"format": _FORMAT, "files": kept, "hooks": rows},
                       sort_keys=True).encode()
 
@@ -85,7 +86,8 @@ def read(key: str, sha256: object, environ: Mapping[str, str]) -> Copy | str:
     try:
         data = json.loads(body)
         files = {str(k): v if isinstance(v, str) else None for k, v in data["files"].items()}
-        hooks = [[str(c) for c in row] for row in data["hooks"]]
+        hooks = (None if data["hooks"] is None
+                 else [[str(c) for c in row] for row in data["hooks"]])
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return f"the copy of the approved files ({path}) cannot be read"
     return Copy(files, hooks)

@@ -276,10 +276,11 @@ def now() -> str:
 
 
 def approve(source: Source, folder: Path, environ: Mapping[str, str],
-            expected: Digest | None = None, hooks: Sequence[Sequence[str]] = ()
+            expected: Digest | None = None, hooks: Sequence[Sequence[str]] | None = None
             ) -> tuple[TrustState, str | None]:
     """Approve the folder's current content (only if it is still ``expected``, when given),
-    keeping a copy of it and of ``hooks`` (the rows shown) for the next approval's diff.
+    keeping a copy of it and of ``hooks`` (the rows shown, if any) for the next approval's
+    diff.
     Returns the new state and the store's problem (a corrupt store is replaced), or raises
     :class:`Unapprovable`."""
     with _locked(environ):

@@ -171,3 +171,20 @@ def test_a_config_that_fails_validation_is_approved_only_with_force(folder: Path
     assert forced.stdout.count("error: ") == 2
     assert forced.stdout.splitlines()[-1].startswith(f"approved project config {folder}")
     assert _state(folder) == "approved"
+
+
+def test_after_install_approved_its_starter_the_diff_is_of_the_files_alone(
+        folder: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "prompthooks", "install", "--host", "claude",
+                           "--project", str(folder.parent)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert _state(folder) == "approved"
+    starter = (folder / "hooks.json").read_text()
+    (folder / "hooks.json").write_text(starter.replace("{", '{"x_note": 1, ', 1))
+    assert _state(folder) == "changed"
+    out = _cli("trust", cwd=folder.parent).stdout.splitlines()
+    assert "  hooks.json: changed" in out and any(t.startswith("+") and "x_note" in t
+                                                   for t in out)
+    # install listed no hooks: none is said to be added or removed
+    assert not any(t.startswith(("+ added", "- removed")) for t in out)
