@@ -87,11 +87,14 @@ def _cells(row: Sequence[str]) -> list[str]:
 
 def print_hooks(table: Sequence[Sequence[str]]) -> None:
     """The hooks grouped by file, each group a table of at most 80 columns."""
+    from rich.markup import escape
+
     files = list(dict.fromkeys(row[0] for row in table))
     for file in files:
         mine = [row for row in table if row[0] == file]
-        output.table(COLUMNS, (_cells(row) for row in mine),
-                     title=f"{file}: {len(mine)} hook{'s' * (len(mine) != 1)}")
+        # A title is read as rich markup: the file's name is escaped, as cells are.
+        title = f"{output.printable(file)}: {len(mine)} hook{'s' * (len(mine) != 1)}"
+        output.table(COLUMNS, (_cells(row) for row in mine), title=escape(title))
 
 
 def hook_changes(before: Sequence[Sequence[str]], after: Sequence[Sequence[str]]
@@ -153,11 +156,17 @@ def _lines(text: str | None, keys: Sequence[str], environ: Mapping[str, str]) ->
     return redact(text, keys, environ, limit=len(text) + 1).splitlines()
 
 
+def say(text: str, style: str | None = None) -> None:
+    """One line of a review, its line breaks written as escapes too: a name or a command
+    holding one must not print a line of its own ("+ added ..." forged in a diff)."""
+    output.line(output.printable(text), style)
+
+
 def print_diff(lines: Iterable[str]) -> None:
     for text in lines:
         style = ("bold" if text.startswith(("+++", "---")) else "green" if text[:1] == "+"
                  else "red" if text[:1] == "-" else "cyan" if text.startswith("@@") else None)
-        output.line(text, style)
+        say(text, style)
 
 
 def as_json(table: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
@@ -187,8 +196,7 @@ def pack_changes(old: Pack, new: Pack, used: Sequence[str] = ()) -> dict[str, li
 
 def print_pack_changes(changes: Mapping[str, Sequence[str]]) -> None:
     for text in changes.get("policies", []):
-        output.line(f"  {text}", "green" if text[0] == "+" else "red" if text[0] == "-"
-                    else "yellow")
+        say(f"  {text}", "green" if text[0] == "+" else "red" if text[0] == "-" else "yellow")
     for text in changes.get("files", []):
-        output.line(f"  {text}")
+        say(f"  {text}")
     print_diff(changes.get("diff", []))

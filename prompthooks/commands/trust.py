@@ -99,6 +99,11 @@ def _load(source: Source, folder: Path, current: trust.Digest) -> Loaded:
         return load_sources([(source, folder)], str(project), env, trusted_only=False)
 
 
+def _shown(shown: dict[str, Any]) -> dict[str, Any]:
+    """What ``--json`` says of a review (the digest and rows are for the approval)."""
+    return {k: v for k, v in shown.items() if k not in ("digest", "rows")}
+
+
 def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
     """Show what an approval of ``folder`` would approve: its hooks, and what changed since
     it was last approved; its validation errors, each once. Raises trust.Unapprovable."""
@@ -140,22 +145,22 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
     if quiet:
         return shown
     where = f"{source.name} config {folder}"
-    output.line(f"{where}: {_count(len(rows), 'hook')} in {', '.join(current.files)}", "bold")
+    review.say(f"{where}: {_count(len(rows), 'hook')} in {', '.join(current.files)}", "bold")
     review.print_hooks(rows)
     if since is not None:
         output.line(f"changed since approved {since}:", "bold")
         for text in summary:
-            output.line(f"  {text}")
+            review.say(f"  {text}")
         review.print_diff(diff)
         for text in hooks_changed:
-            output.line(text, "green" if text.startswith("+") else "red")
+            review.say(text, "green" if text.startswith("+") else "red")
         for what, changes in moved:
-            output.line(what, "bold")
+            review.say(what, "bold")
             review.print_pack_changes(changes)
     elif record is not None:
         output.line(f"unchanged since approved {record.get('approved_at')}")
     for error in errors:
-        output.line(f"error: {error}", "red")
+        review.say(f"error: {error}", "red")
     return shown
 
 
@@ -218,7 +223,7 @@ def main(args: argparse.Namespace) -> int:
             if shown["errors"] and not args.force:
                 failed = True
                 results.append({"source": source.name, "path": str(folder),
-                                "error": "the config has errors", **shown})
+                                "error": "the config has errors", **_shown(shown)})
                 if not args.json:
                     output.line(f"prompthooks: {where} is not approved: it has "
                                 f"{_count(len(shown['errors']), 'error')}; fix "
@@ -233,8 +238,7 @@ def main(args: argparse.Namespace) -> int:
             if not args.json:
                 output.line(f"prompthooks: {where} cannot be approved: {exc}", "red")
             continue
-        results.append({**_entry(state), **{k: v for k, v in shown.items()
-                                             if k not in ("digest", "rows")}})
+        results.append({**_entry(state), **_shown(shown)})
         if not args.json:
             if problem:
                 output.line(f"warning: {problem}; a new store was written", "yellow")

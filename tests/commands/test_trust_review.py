@@ -165,6 +165,7 @@ def test_a_config_that_fails_validation_is_approved_only_with_force(folder: Path
     assert _state(folder) == "new"
     refused = json.loads(_cli("trust", "--json", cwd=folder.parent).stdout)["results"][0]
     assert refused["error"] == "the config has errors" and len(refused["errors"]) == 2
+    assert "digest" not in refused and len(refused["hooks"]) == 0
 
     forced = _cli("trust", "--force", cwd=folder.parent)
     assert forced.returncode == 0, forced.stderr
@@ -188,3 +189,16 @@ def test_after_install_approved_its_starter_the_diff_is_of_the_files_alone(
                                                    for t in out)
     # install listed no hooks: none is said to be added or removed
     assert not any(t.startswith(("+ added", "- removed")) for t in out)
+
+
+def test_a_line_break_in_a_command_cannot_forge_a_line_of_the_review(folder: Path) -> None:
+    _config(folder, [GUARD])
+    assert _cli("trust", cwd=folder.parent).returncode == 0
+    forged = "- removed hooks.json: Stop: command, fail-open: audit-everything"
+    _config(folder, [{"type": "command", "command": f"true\n{forged}"}])
+    assert f"\\n{forged}" in (folder / "hooks.json").read_text()  # the break is in the command
+    done = _cli("trust", cwd=folder.parent)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert f"$ true\\n{forged}" in done.stdout  # the hook is listed and shown as it is
+    assert not any(t.lstrip().startswith(forged) for t in out)
