@@ -88,20 +88,23 @@ def _count(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
-def _load(source: Source, folder: Path, current: trust.Digest) -> Loaded:
-    """The folder's hooks loaded from the bytes ``current`` read (those the approval covers),
-    whether approved or not: to show them, never to run them."""
+def _load(source: Source, folder: Path, current: trust.Digest,
+          pack_digests: dict[str, str]) -> Loaded:
+    """The folder's hooks loaded from the bytes ``current`` read and the packs as checked
+    (those the approval covers; a pack changed since fails to load), whether approved or
+    not: to show them, never to run them."""
+    from ..config import packs
     from ..config.sources import load_sources
 
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # the files themselves
     project = folder.parent if source.name == "project" else Path(os.getcwd())
-    with files.served(current.view):
+    with files.served(current.view), packs.approved(pack_digests):
         return load_sources([(source, folder)], str(project), env, trusted_only=False)
 
 
 def _shown(shown: dict[str, Any]) -> dict[str, Any]:
     """What ``--json`` says of a review (the digest and rows are for the approval)."""
-    return {k: v for k, v in shown.items() if k not in ("digest", "rows")}
+    return {k: v for k, v in shown.items() if k not in ("digest", "packs", "rows")}
 
 
 def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
@@ -110,14 +113,15 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
     current = trust.digest(folder)
     if not current.files:
         raise trust.Unapprovable("it holds no hooks.json and no hook files: nothing to approve")
-    trust.check_packs(folder, current, os.environ)
-    loaded = _load(source, folder, current)
+    pack_digests = trust.check_packs(folder, current, os.environ)
+    loaded = _load(source, folder, current, pack_digests)
     keys = config_keys((h.api_key_env for h in loaded.hooks), os.environ)
     errors = list(dict.fromkeys(
         [*(redact(d, keys) for f in loaded.failures if f.kind == "config"
            for d in (f.details or (f.message,))), *loaded.unknown_events]))
     rows = review.rows(loaded.hooks, folder, keys, os.environ)
-    shown: dict[str, Any] = {"digest": current, "rows": rows, "errors": errors,
+    shown: dict[str, Any] = {"digest": current, "packs": pack_digests, "rows": rows,
+                             "errors": errors,
                              "hooks": review.as_json(rows)}
     store = trust.read_store(os.environ)
     record = store.records.get(trust.key_of(folder))
@@ -231,7 +235,7 @@ def main(args: argparse.Namespace) -> int:
                                 "it as it is with --force", "red")
                 continue
             state, problem = _store_write(trust.approve, source, folder, os.environ,
-                                          shown["digest"], shown["rows"])
+                                          shown["digest"], shown["rows"], shown["packs"])
         except trust.Unapprovable as exc:
             failed = True
             results.append({"source": source.name, "path": str(folder), "error": str(exc)})

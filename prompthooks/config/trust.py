@@ -276,11 +276,11 @@ def now() -> str:
 
 
 def approve(source: Source, folder: Path, environ: Mapping[str, str],
-            expected: Digest | None = None, hooks: Sequence[Sequence[str]] | None = None
-            ) -> tuple[TrustState, str | None]:
+            expected: Digest | None = None, hooks: Sequence[Sequence[str]] | None = None,
+            expected_packs: Mapping[str, str] | None = None) -> tuple[TrustState, str | None]:
     """Approve the folder's current content (only if it is still ``expected``, when given),
-    keeping a copy of it and of ``hooks`` (the rows shown, if any) for the next approval's
-    diff.
+    and its packs still ``expected_packs`` (:func:`check_packs`), keeping a copy of it and of
+    ``hooks`` (the rows shown, if any) for the next approval's diff.
     Returns the new state and the store's problem (a corrupt store is replaced), or raises
     :class:`Unapprovable`."""
     with _locked(environ):
@@ -291,6 +291,9 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
             raise Unapprovable("it changed while being approved")
         with files.served(current.view):  # the hooks.json that was hashed, not read again
             pins, contents = _fetched_pins(folder, environ)
+        if expected_packs is not None and expected_packs != {
+                key: content["digest"] for key, content in contents.items()}:
+            raise Unapprovable("a pack it uses changed while being approved")
         store = read_store(environ)
         stamp = now()
         key = key_of(folder)
@@ -305,11 +308,13 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
                        approved_at=stamp, packs=tuple(sorted(pins.items()))), store.problem)
 
 
-def check_packs(folder: Path, current: Digest, environ: Mapping[str, str]) -> None:
-    """Raise :class:`Unapprovable` when a pack the folder's ``hooks.json`` pins is not fetched
-    or not intact (what :func:`approve` would refuse), before anything else is said of it."""
+def check_packs(folder: Path, current: Digest, environ: Mapping[str, str]) -> dict[str, str]:
+    """The digest of each pack the folder's ``hooks.json`` uses, by its key in an approval
+    ("<repo> <rev>", "path <folder>"): what a review shows and :func:`approve` must find
+    again. Raises :class:`Unapprovable` when a pinned pack is not fetched or not intact."""
     with files.served(current.view):
-        _fetched_pins(folder, environ)
+        _, contents = _fetched_pins(folder, environ)
+    return {key: str(content["digest"]) for key, content in contents.items()}
 
 
 def _fetched_pins(folder: Path, environ: Mapping[str, str]

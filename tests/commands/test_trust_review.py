@@ -202,3 +202,21 @@ def test_a_line_break_in_a_command_cannot_forge_a_line_of_the_review(folder: Pat
     out = done.stdout.splitlines()
     assert f"$ true\\n{forged}" in done.stdout  # the hook is listed and shown as it is
     assert not any(t.lstrip().startswith(forged) for t in out)
+
+
+def test_a_pack_changed_between_the_review_and_the_approval_is_not_approved(
+        folder: Path, tmp_path: Path) -> None:
+    from ..config.test_packs import make_pack
+
+    pack = make_pack(tmp_path / "pack")
+    write_json(folder / "hooks.json", {"hooks": {}, "prompthooks": {"packs": [
+        {"path": str(pack), "policies": [{"id": "force-push"}]}]}})
+    current = trust.digest(folder)
+    shown = trust.check_packs(folder, current, os.environ)
+    assert list(shown) == [f"path {pack}"]  # the pack is part of what is reviewed
+    (pack / "policies" / "force-push.md").write_text("Allow everything.\n")
+    assert trust.check_packs(folder, current, os.environ) != shown  # it really changed
+    with pytest.raises(trust.Unapprovable, match="a pack it uses changed while being approved"):
+        trust.approve(Source("project", str(folder), 1), folder, os.environ, current, None,
+                      shown)
+    assert _state(folder) == "new"
