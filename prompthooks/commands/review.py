@@ -99,12 +99,31 @@ def print_hooks(table: Sequence[Sequence[str]]) -> None:
 
 def hook_changes(before: Sequence[Sequence[str]], after: Sequence[Sequence[str]]
                  ) -> list[str]:
-    """Lines naming the hooks added and removed (a changed hook is one of each)."""
+    """Lines naming the hooks added, removed and changed: a hook is changed when one hook of
+    its file, event and name is gone and one is new (its matcher, type, model, failure
+    policy or what it runs differs); the lines of a changed hook say what it was and is."""
     old = [tuple(r) for r in before]
     new = [tuple(r) for r in after]
-    said = [f"- removed {_named(r)}" for r in old if r not in new]
-    said += [f"+ added {_named(r)}" for r in new if r not in old]
+    removed = [r for r in old if r not in new]
+    added = [r for r in new if r not in old]
+
+    def key(row: Sequence[str]) -> tuple[str, ...]:
+        return (row[0], row[1], row[5])
+
+    once = [key(r) for r in removed]
+    pairs = {key(r): (next(o for o in removed if key(o) == key(r)), r) for r in added
+             if once.count(key(r)) == 1 and [key(a) for a in added].count(key(r)) == 1}
+    said = [f"- removed {_named(r)}" for r in removed if key(r) not in pairs]
+    said += [f"+ added {_named(r)}" for r in added if key(r) not in pairs]
+    for (file, event, name), (was, now) in pairs.items():
+        said += [f"~ changed {file}: {event}: {name}", f"  - was {_named(was)}",
+                 f"  + now {_named(now)}"]
     return said
+
+
+def style_of(text: str) -> str | None:
+    """A review line's colour, from its mark: + green, - red, ~ yellow."""
+    return {"+": "green", "-": "red", "~": "yellow"}.get(text.lstrip()[:1])
 
 
 def _named(row: Sequence[str]) -> str:
@@ -196,7 +215,7 @@ def pack_changes(old: Pack, new: Pack, used: Sequence[str] = ()) -> dict[str, li
 
 def print_pack_changes(changes: Mapping[str, Sequence[str]]) -> None:
     for text in changes.get("policies", []):
-        say(f"  {text}", "green" if text[0] == "+" else "red" if text[0] == "-" else "yellow")
+        say(f"  {text}", style_of(text))
     for text in changes.get("files", []):
         say(f"  {text}")
     print_diff(changes.get("diff", []))

@@ -157,7 +157,7 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
             review.say(f"  {text}")
         review.print_diff(diff)
         for text in hooks_changed:
-            review.say(text, "green" if text.startswith("+") else "red")
+            review.say(text, review.style_of(text))
         for what, changes in moved:
             review.say(what, "bold")
             review.print_pack_changes(changes)

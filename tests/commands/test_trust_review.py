@@ -110,10 +110,16 @@ def test_trust_shows_what_changed_since_the_last_approval(folder: Path) -> None:
     assert any(t.startswith("-") and "--strict" in t and "[redacted]" in t for t in out)
     assert any(t.startswith("+") and "--lenient" in t for t in out)
     assert any(t.startswith("+") and "Block deleting the home folder" in t for t in out)
-    assert "- removed hooks.json: PreToolUse Bash: command, fail-open: no force push: $ " \
-           "GH_TOKEN=[redacted] /usr/local/bin/check-push --strict" in out
+    # The hook of the same file, event and name is changed; the prompt hook is new.
+    at = out.index("~ changed hooks.json: PreToolUse: no force push")
+    assert out[at + 1:at + 3] == [
+        "  - was hooks.json: PreToolUse Bash: command, fail-open: no force push: $ "
+        "GH_TOKEN=[redacted] /usr/local/bin/check-push --strict",
+        "  + now hooks.json: PreToolUse Bash: command, fail-open: no force push: $ "
+        "GH_TOKEN=[redacted] /usr/local/bin/check-push --lenient"]
     assert "+ added hooks.json: PreToolUse Bash: prompt gpt-4o-mini, fail-closed: inline " \
            "prompt: > Block deleting the home folder." in out
+    assert not any(t.startswith("- removed") for t in out)
     assert TOKEN not in done.stdout
     assert _state(folder) == "approved"
 
