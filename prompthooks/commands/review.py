@@ -149,15 +149,51 @@ def file_diff(before: Mapping[str, str | None], after: Mapping[str, bytes | str 
         if (name in before and old is None) or (name in after and new is None):
             diff.append(f"{name}: {state} (its text is not shown: binary or too large)")
             continue
-        lines = list(difflib.unified_diff(
-            _lines(old, keys, environ), _lines(new, keys, environ),
-            "/dev/null" if name not in before else f"a/{name}",
-            "/dev/null" if name not in after else f"b/{name}", lineterm=""))
+        lines = unified(_lines(old, keys, environ), _lines(new, keys, environ),
+                        "/dev/null" if name not in before else f"a/{name}",
+                        "/dev/null" if name not in after else f"b/{name}")
         if len(lines) > MAX_DIFF_LINES:
             lines = [*lines[:MAX_DIFF_LINES],
                      f"... {len(lines) - MAX_DIFF_LINES} more lines of {name} not shown"]
         diff += lines
     return summary, diff
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's line range as ``diff -u`` writes it."""
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
+
+
+def unified(a: Sequence[str], b: Sequence[str], a_name: str, b_name: str,
+            context: int = 3) -> list[str]:
+    """The unified diff of two lists of lines, as ``diff -u`` prints it. The lines the two
+    share at their start and end are set aside first: difflib alone treats a line repeated
+    all over a long file as noise and then shows the whole file as replaced."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    start, cut = max(head - context, 0), max(tail - context, 0)
+    a_mid, b_mid = a[start:len(a) - cut], b[start:len(b) - cut]
+    out: list[str] = []
+    for group in difflib.SequenceMatcher(None, a_mid, b_mid).get_grouped_opcodes(context):
+        if not out:
+            out += [f"--- {a_name}", f"+++ {b_name}"]
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(first[1] + start, last[2] + start)} "
+                   f"+{_range(first[3] + start, last[4] + start)} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [f" {text}" for text in a_mid[i1:i2]]
+                continue
+            out += [f"-{text}" for text in a_mid[i1:i2]]
+            out += [f"+{text}" for text in b_mid[j1:j2]]
+    return out
 
 
 def _text(value: bytes | str | None) -> str | None:

@@ -40,8 +40,11 @@ def path_of(key: str, environ: Mapping[str, str]) -> Path:
 
 def encode(contents: Mapping[str, bytes], hooks: Sequence[Sequence[str]] | None) -> bytes:
     """The copy's bytes: each file's text while the whole stays within :data:`MAX_COPY`."""
+    rows = None if hooks is None else [list(row) for row in hooks]
+    if rows is not None and len(json.dumps(rows)) > MAX_COPY // 2:
+        rows = None  # thousands of hooks, or huge commands: the files' diff says it all
     kept: dict[str, str | None] = {}
-    room = MAX_COPY - 64 * 1024  # the hook rows and the JSON framing
+    room = MAX_COPY - len(json.dumps(rows)) - 4096  # the rows and the JSON framing
     for name, data in sorted(contents.items()):
         try:
             text: str | None = data.decode("utf-8")
@@ -49,9 +52,8 @@ def encode(contents: Mapping[str, bytes], hooks: Sequence[Sequence[str]] | None)
             text = None
         if text is not None and len(json.dumps(text)) > room:
             text = None
-        room -= len(json.dumps(text)) + len(name) + 8
+        room -= len(json.dumps(text)) + len(json.dumps(name)) + 4
         kept[name] = text
-    rows = None if hooks is None else [list(row) for row in hooks][:500]
     return json.dumps({"format": _FORMAT, "files": kept, "hooks": rows},
                       sort_keys=True).encode()
 

@@ -226,3 +226,22 @@ def test_a_pack_changed_between_the_review_and_the_approval_is_not_approved(
         trust.approve(Source("project", str(folder), 1), folder, os.environ, current, None,
                       shown)
     assert _state(folder) == "new"
+
+
+def test_the_copy_is_bounded_and_a_file_past_the_bound_is_named_not_diffed(
+        folder: Path) -> None:
+    _config(folder, [GUARD])
+    filler = "# " + "x" * 78 + "\n"
+    for name in ("TaskComplete", "TaskStart"):  # 640 KB each: both do not fit in 1 MB
+        write_script(folder / "hooks" / name, f"echo {name}\n" + filler * 8000)
+    assert _cli("trust", cwd=folder.parent).returncode == 0
+    copy = approved_copy.path_of(trust.key_of(folder), os.environ)
+    assert copy.stat().st_size <= approved_copy.MAX_COPY
+    kept = json.loads(copy.read_text())["files"]
+    assert kept["hooks/TaskComplete"] is not None and kept["hooks/TaskStart"] is None
+    for name in ("TaskComplete", "TaskStart"):
+        write_script(folder / "hooks" / name, f"echo {name} again\n" + filler * 8000)
+    out = _cli("trust", cwd=folder.parent).stdout.splitlines()
+    assert "-echo TaskComplete" in out and "+echo TaskComplete again" in out
+    assert "hooks/TaskStart: changed (its text is not shown: binary or too large)" in out
+    assert len(out) < 100  # only the changed lines and their context, not the files
