@@ -113,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     _json_option(doctor)
     doctor.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
 
-    trust = commands.add_parser("trust", help="approve the project's or user's config as it "
+    trust = commands.add_parser("trust", help="show the hooks of the project's or user's "
+                                "config and what changed since approved, then approve it as it "
                                 "is now (new or changed configs do not run until approved)")
     trust.add_argument("--project", metavar="DIR",
                        help="the project folder (default: the current directory)")

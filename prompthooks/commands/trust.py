@@ -1,6 +1,8 @@
-"""``prompthooks trust [--project DIR] [--user] [--revoke | --list] [--json]``: approve the
-current content of the project's and/or the user's config (config.trust), take an approval
-back, or list every source with its state."""
+"""``prompthooks trust [--project DIR] [--user] [--force] [--revoke | --list] [--json]``:
+approve the current content of the project's and/or the user's config (config.trust) after
+showing what is approved (its hooks, what changed since the last approval: commands.review;
+a config that fails validation only with ``--force``), take an approval back, or list every
+source with its state."""
 
 from __future__ import annotations
 
