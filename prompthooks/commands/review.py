@@ -149,9 +149,10 @@ def file_diff(before: Mapping[str, str | None], after: Mapping[str, bytes | str 
         if (name in before and old is None) or (name in after and new is None):
             diff.append(f"{name}: {state} (its text is not shown: binary or too large)")
             continue
+        a, b = (name, name) if name.startswith("/") else (f"a/{name}", f"b/{name}")
         lines = unified(_lines(old, keys, environ), _lines(new, keys, environ),
-                        "/dev/null" if name not in before else f"a/{name}",
-                        "/dev/null" if name not in after else f"b/{name}")
+                        "/dev/null" if name not in before else a,
+                        "/dev/null" if name not in after else b)
         if len(lines) > MAX_DIFF_LINES:
             lines = [*lines[:MAX_DIFF_LINES],
                      f"... {len(lines) - MAX_DIFF_LINES} more lines of {name} not shown"]

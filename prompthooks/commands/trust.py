@@ -106,7 +106,7 @@ def _load(source: Source, folder: Path, current: trust.Digest,
 
 def _shown(shown: dict[str, Any]) -> dict[str, Any]:
     """What ``--json`` says of a review (the digest and rows are for the approval)."""
-    return {k: v for k, v in shown.items() if k not in ("digest", "packs", "rows")}
+    return {k: v for k, v in shown.items() if k not in ("digest", "packs", "rows", "kept")}
 
 
 def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
@@ -122,9 +122,10 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
         [*(redact(d, keys) for f in loaded.failures if f.kind == "config"
            for d in (f.details or (f.message,))), *loaded.unknown_events]))
     rows = review.rows(loaded.hooks, folder, keys, os.environ)
+    # A path pack is part of the config: its files are kept and diffed as the folder's are.
+    kept = {**current.contents, **_folder_pack_files(pack_digests)}
     shown: dict[str, Any] = {"digest": current, "packs": pack_digests, "rows": rows,
-                             "errors": errors,
-                             "hooks": review.as_json(rows)}
+                             "kept": kept, "errors": errors, "hooks": review.as_json(rows)}
     store = trust.read_store(os.environ)
     record = store.records.get(trust.key_of(folder))
     summary: list[str] = []
@@ -139,7 +140,7 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
         if isinstance(copy, str):
             summary = [copy]
         else:
-            summary, diff = review.file_diff(copy.files, current.contents, keys, os.environ)
+            summary, diff = review.file_diff(copy.files, kept, keys, os.environ)
             hooks_changed = ([] if copy.hooks is None
                              else review.hook_changes(copy.hooks, rows))
         with files.served(current.view):
@@ -168,6 +169,25 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
     for error in errors:
         review.say(f"error: {error}", "red")
     return shown
+
+
+def _folder_pack_files(pack_digests: dict[str, str]) -> dict[str, bytes]:
+    """The files of each ``path`` pack the review checked, by absolute path, while they are
+    still the bytes checked (else :func:`trust.approve` refuses the approval anyway)."""
+    from ..config import packs
+
+    out: dict[str, bytes] = {}
+    for key, digest in sorted(pack_digests.items()):
+        if not key.startswith("path "):
+            continue
+        root = Path(key.removeprefix("path "))
+        try:
+            pack = packs.open_folder(root)
+        except packs.PackError:
+            continue
+        if pack.digest == digest:
+            out.update({str(root / name): data for name, data in pack.texts.items()})
+    return out
 
 
 def _moved_packs(record: dict[str, Any], pins: dict[str, str]
@@ -237,7 +257,8 @@ def main(args: argparse.Namespace) -> int:
                                 "it as it is with --force", "red")
                 continue
             state, problem = _store_write(trust.approve, source, folder, os.environ,
-                                          shown["digest"], shown["rows"], shown["packs"])
+                                          shown["digest"], shown["rows"], shown["packs"],
+                                          shown["kept"])
         except trust.Unapprovable as exc:
             failed = True
             results.append({"source": source.name, "path": str(folder), "error": str(exc)})

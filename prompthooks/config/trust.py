@@ -277,10 +277,12 @@ def now() -> str:
 
 def approve(source: Source, folder: Path, environ: Mapping[str, str],
             expected: Digest | None = None, hooks: Sequence[Sequence[str]] | None = None,
-            expected_packs: Mapping[str, str] | None = None) -> tuple[TrustState, str | None]:
+            expected_packs: Mapping[str, str] | None = None,
+            kept: Mapping[str, bytes] | None = None) -> tuple[TrustState, str | None]:
     """Approve the folder's current content (only if it is still ``expected``, when given),
-    and its packs still ``expected_packs`` (:func:`check_packs`), keeping a copy of it and of
-    ``hooks`` (the rows shown, if any) for the next approval's diff.
+    and its packs still ``expected_packs`` (:func:`check_packs`), keeping a copy of ``kept``
+    (default: the covered files) and of ``hooks`` (the rows shown, if any) for the next
+    approval's diff.
     Returns the new state and the store's problem (a corrupt store is replaced), or raises
     :class:`Unapprovable`."""
     with _locked(environ):
@@ -297,7 +299,8 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
         store = read_store(environ)
         stamp = now()
         key = key_of(folder)
-        copy = approved_copy.write(key, approved_copy.encode(current.contents, hooks), environ)
+        body = approved_copy.encode(current.contents if kept is None else kept, hooks)
+        copy = approved_copy.write(key, body, environ)
         store.records[key] = {"source": source.name, "sha256": current.sha256,
                               "files": list(current.files),
                               "file_sha256": dict(current.file_sha256),

@@ -245,3 +245,21 @@ def test_the_copy_is_bounded_and_a_file_past_the_bound_is_named_not_diffed(
     assert "-echo TaskComplete" in out and "+echo TaskComplete again" in out
     assert "hooks/TaskStart: changed (its text is not shown: binary or too large)" in out
     assert len(out) < 100  # only the changed lines and their context, not the files
+
+
+def test_a_path_packs_files_are_diffed_as_the_folders_are(folder: Path, tmp_path: Path) -> None:
+    from ..config.test_packs import FORCE_PUSH, make_pack
+
+    pack = make_pack(tmp_path / "pack")
+    write_json(folder / "hooks.json", {"hooks": {}, "prompthooks": {"packs": [
+        {"path": str(pack), "policies": [{"id": "force-push", "failClosed": True}]}]}})
+    first = _cli("trust", cwd=folder.parent)
+    assert first.returncode == 0, first.stderr
+    assert "> Block force pushes and history" in first.stdout  # listed
+    template = pack / "policies" / "force-push.md"
+    template.write_text(template.read_text() + "Unless the branch is called main.\n")
+    assert _state(folder) == "changed"  # the pack is part of the config
+    out = _cli("trust", cwd=folder.parent).stdout.splitlines()
+    assert f"  {template}: changed" in out
+    assert f"--- {template}" in out and f" {FORCE_PUSH}" in out
+    assert "+Unless the branch is called main." in out
