@@ -178,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     _json_option(doctor)
     doctor.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
 
-    trust = commands.add_parser("trust", help="approve the project's or user's config as it "
+    trust = commands.add_parser("trust", help="show the hooks of the project's or user's "
+                                "config and what changed since approved, then approve it as it "
                                 "is now (new or changed configs do not run until approved)")
     trust.add_argument("--project", metavar="DIR",
                        help="the project folder (default: the current directory)")
@@ -188,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     change.add_argument("--revoke", action="store_true", help="take the approval back")
     change.add_argument("--list", action="store_true",
                         help="every source and approval with its state")
+    trust.add_argument("--force", action="store_true",
+                       help="approve a config even though it fails validation")
     _json_option(trust)
 
     log = commands.add_parser("log", help="recent decisions from the audit log; "

@@ -2,9 +2,10 @@
 newest tag, as ``pre-commit autoupdate`` does (``--freeze``: to that tag's commit SHA).
 
 The new revision is fetched into the cache and its manifest must still hold every policy the
-config uses, or that pack is left where it is. Each config file is rewritten atomically, with
-only the ``rev`` values changed; an approved project or user config then needs
-``prompthooks trust`` again, like any other change to it."""
+config uses, or that pack is left where it is. What the move changes (policies, files, the
+diff of their text) is printed. Each config file is rewritten atomically, with only the
+``rev`` values changed; an approved project or user config then needs ``prompthooks trust``
+again, like any other change to it, before the new revision runs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..config import json_edit, pack_fetch, packs
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 from . import output
 from .packs import config_files, read_config
+from .review import print_pack_changes
 
 
 def _used_ids(use: Any) -> list[str]:
@@ -26,21 +28,43 @@ def _used_ids(use: Any) -> list[str]:
     return [p["id"] for p in chosen or [] if isinstance(p, dict) and isinstance(p.get("id"), str)]
 
 
-def _update(repo: str, rev: str, ids: list[str], freeze: bool) -> str:
-    """The new rev of one pack (fetched and checked), or PackError."""
+def _update(repo: str, rev: str, ids: list[str], freeze: bool
+            ) -> tuple[str, dict[str, list[str]]]:
+    """The new rev of one pack (fetched and checked) and what changed since ``rev`` (see
+    :func:`_changes`), or PackError."""
     store = packs.store_dir(os.environ)
     store.mkdir(parents=True, exist_ok=True, mode=0o700)
     with tempfile.TemporaryDirectory(dir=store, prefix=".update-") as tmp:
         new_rev, _ = pack_fetch.newest(repo, Path(tmp) / "repo", freeze)
     if new_rev == rev:
-        return rev
+        return rev, {}
     fetched = pack_fetch.fetch(repo, new_rev, os.environ)
     _, policies = packs.read_manifest(fetched.folder)
     missing = sorted(set(ids) - set(policies))
     if missing:
         raise packs.PackError(f"cannot update to {new_rev}: it has no policy "
                               f"{', '.join(missing)}")
-    return new_rev
+    return new_rev, _changes(repo, rev, new_rev, ids)
+
+
+def _pack(repo: str, rev: str) -> packs.Pack:
+    """The pack at ``rev`` from the cache, fetched first when it is not there."""
+    try:
+        return packs.open_pinned(repo, rev, os.environ)
+    except packs.PackError:
+        pack_fetch.fetch(repo, rev, os.environ)
+        return packs.open_pinned(repo, rev, os.environ)
+
+
+def _changes(repo: str, old_rev: str, new_rev: str, used: list[str]) -> dict[str, list[str]]:
+    """What a move from ``old_rev`` to ``new_rev`` changes (commands.review.pack_changes)."""
+    from .review import pack_changes
+
+    try:
+        old = _pack(repo, old_rev)
+    except packs.PackError as exc:
+        return {"policies": [], "files": [f"{old_rev} cannot be compared: {exc}"], "diff": []}
+    return pack_changes(old, packs.open_pinned(repo, new_rev, os.environ), used)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -58,12 +82,14 @@ def main(args: argparse.Namespace) -> int:
             full = packs.normalize(repo, str(path.parent.resolve()))
             entry: dict[str, Any] = {"config": str(path), "repo": repo, "old": rev}
             try:
-                new = _update(full, rev, _used_ids(use), args.freeze)
+                new, changes_made = _update(full, rev, _used_ids(use), args.freeze)
             except packs.PackError as exc:
                 entry.update(new=rev, error=str(exc))
                 failed = True
             else:
                 entry["new"] = new
+                if changes_made:
+                    entry["changes"] = changes_made
                 if new != rev:
                     changes[("prompthooks", "packs", index, "rev")] = new
             report.append(entry)
@@ -79,9 +105,10 @@ def main(args: argparse.Namespace) -> int:
                 output.line(f"{entry['repo']}: already up to date ({entry['old']})")
             else:
                 output.line(f"{entry['repo']}: updating {entry['old']} -> {entry['new']}")
+                print_pack_changes(entry.get("changes") or {})
         if any(e["new"] != e["old"] for e in report):
-            output.line("review the new policies, then approve the changed configs: "
-                        "prompthooks trust")
+            output.line("the changed configs do not run until approved: review the changes "
+                        "above, then run: prompthooks trust")
         if not report:
             output.line("no config here pins a pack (prompthooks.packs)")
     return EXIT_ERROR if failed else EXIT_OK

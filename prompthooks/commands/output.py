@@ -170,6 +170,7 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[object]],
     green, ask yellow) when colour is on."""
     cells = [["" if cell is None else printable(str(cell), newlines=True) for cell in row]
              for row in rows]
+    # A cell over several lines is as wide as its longest line.
     widths = [max(len(line) for text in (column, *(row[i] for row in cells))
                   for line in text.split("\n"))
               for i, column in enumerate(columns)]

@@ -15,6 +15,7 @@ from ..config import discovery, files, pack_fetch, packs
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
 from ..paths import config_home
 from . import output
+from .review import pack_changes, print_pack_changes
 
 
 def config_files(paths: list[str]) -> list[Path]:
@@ -58,6 +59,16 @@ def _state(repo: str, rev: str) -> tuple[str, str | None]:
     return "fetched", pack.commit
 
 
+def _moved(fetched: pack_fetch.Fetched, was: str | None) -> dict[str, list[str]]:
+    """What changed in a pin whose rev now names another commit (a moved tag), from the
+    cache's copy of the commit it named before; nothing more is fetched."""
+    try:
+        old = packs.open_pinned(fetched.repo, was or "", os.environ)
+        return pack_changes(old, packs.open_pinned(fetched.repo, fetched.rev, os.environ))
+    except packs.PackError as exc:
+        return {"files": [f"its changes cannot be shown: {exc}"]}
+
+
 def main(args: argparse.Namespace) -> int:
     refs = pinned(args.config)
     if args.action == "list":
@@ -73,18 +84,30 @@ def main(args: argparse.Namespace) -> int:
         else:
             output.line("no config here pins a pack (prompthooks.packs)")
         return EXIT_OK
+    before = {(full, rev): packs.pinned_commit(full, rev, os.environ) for _, _, full, rev in refs}
     results = pack_fetch.fetch_all([(full, rev) for _, _, full, rev in refs], os.environ)
+    moved = {(r.repo, r.rev): _moved(r, before.get((r.repo, r.rev))) for r in results
+             if isinstance(r, pack_fetch.Fetched) and before.get((r.repo, r.rev))
+             not in (None, r.commit)}
     failed = [r for r in results if isinstance(r, packs.PackError)]
     done = [r for r in results if isinstance(r, pack_fetch.Fetched)]
     if args.json:
         output.print_json({"fetched": [{"repo": r.repo, "rev": r.rev, "commit": r.commit,
-                                        "folder": str(r.folder), "already": r.already}
+                                        "folder": str(r.folder), "already": r.already,
+                                        **({"moved_from": before[(r.repo, r.rev)],
+                                            "changes": moved[(r.repo, r.rev)]}
+                                           if (r.repo, r.rev) in moved else {})}
                                        for r in done],
                            "errors": [str(e) for e in failed]})
     else:
         for r in done:
             what = "already in the cache" if r.already else "fetched"
             output.line(f"{r.repo} {r.rev}: {what} ({r.commit[:12]})")
+            if (r.repo, r.rev) in moved:
+                was = before[(r.repo, r.rev)] or ""
+                output.line(f"  {r.rev} moved from {was[:12]}: the configs that pin it do not "
+                            "run until approved again (prompthooks trust)", "yellow")
+                print_pack_changes(moved[(r.repo, r.rev)])
         for error in failed:
             print(f"prompthooks: {error}", file=sys.stderr)
         if not results:

@@ -234,6 +234,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
     each: dict[str, str] = {}
     served: dict[str, tuple[int, bytes]] = {}
     executables: dict[str, str] = {}
+    contents: dict[str, bytes] = {}
 
     def add(name: str, *parts: bytes) -> None:
         one = hashlib.sha256()
@@ -258,6 +259,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
             add(name, b"file", os.fsencode(name), os.fsencode(target),
                 f"{stat.S_IMODE(info.st_mode):o}".encode(), data)
             served[os.path.abspath(path)] = (info.st_mode, data)
+            contents[name] = data
             if name == _CONFIG_FILE:
                 config = _parsed(data)
             elif not name.endswith(".md"):
@@ -267,15 +269,15 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
     if config is not None:
         _check_commands(config, folder, root)
     missing: set[str] = set()
-    templates = _templates(config, folder, add, missing)
+    templates = _templates(config, folder, add, missing, contents)
     view = View(served, frozenset({os.path.abspath(folder), os.path.abspath(hooks)}),
                 frozenset({_CONFIG_FILE, *files.hook_file_names(cline.CONFIG_EVENTS)}))
     found = tuple(n for n in names if n not in missing)
-    return Digest(sha.hexdigest(), found, each, view, templates, executables)
+    return Digest(sha.hexdigest(), found, each, view, templates, executables, contents)
 
 
-def _templates(config: Any, folder: Path, add: Any, missing: set[str]
-               ) -> dict[tuple[str, str], bytes]:
+def _templates(config: Any, folder: Path, add: Any, missing: set[str],
+               contents: dict[str, bytes]) -> dict[tuple[str, str], bytes]:
     """Read and add every template ``config`` names; (config folder, name) -> bytes. The
     names of those not found go to ``missing``."""
     wanted = sorted(set(_strings(config, "prompt_file"))) if config is not None else []
@@ -299,5 +301,6 @@ def _templates(config: Any, folder: Path, add: Any, missing: set[str]
         shown = (str(path.relative_to(config_dir)) if path.is_relative_to(config_dir)
                  else str(path.absolute()))
         add(shown, b"template", name.encode(), os.fsencode(str(path)), data)
+        contents[shown] = data
         out[(config_dir, name)] = data
     return out

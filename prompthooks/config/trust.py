@@ -23,14 +23,14 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..core.hook import Source
-from . import covered, files
+from . import approved_copy, covered, files
 from .covered import MAX_FILE as MAX_FILE
 from .covered import Digest as Digest
 from .covered import Unapprovable as Unapprovable
@@ -276,8 +276,13 @@ def now() -> str:
 
 
 def approve(source: Source, folder: Path, environ: Mapping[str, str],
-            expected: Digest | None = None) -> tuple[TrustState, str | None]:
-    """Approve the folder's current content (only if it is still ``expected``, when given).
+            expected: Digest | None = None, hooks: Sequence[Sequence[str]] | None = None,
+            expected_packs: Mapping[str, str] | None = None,
+            kept: Mapping[str, bytes] | None = None) -> tuple[TrustState, str | None]:
+    """Approve the folder's current content (only if it is still ``expected``, when given),
+    and its packs still ``expected_packs`` (:func:`check_packs`), keeping a copy of ``kept``
+    (default: the covered files) and of ``hooks`` (the rows shown, if any) for the next
+    approval's diff.
     Returns the new state and the store's problem (a corrupt store is replaced), or raises
     :class:`Unapprovable`."""
     with _locked(environ):
@@ -288,16 +293,31 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
             raise Unapprovable("it changed while being approved")
         with files.served(current.view):  # the hooks.json that was hashed, not read again
             pins, contents = _fetched_pins(folder, environ)
+        if expected_packs is not None and expected_packs != {
+                key: content["digest"] for key, content in contents.items()}:
+            raise Unapprovable("a pack it uses changed while being approved")
         store = read_store(environ)
         stamp = now()
-        store.records[key_of(folder)] = {"source": source.name, "sha256": current.sha256,
-                                         "files": list(current.files),
-                                         "file_sha256": dict(current.file_sha256),
-                                         "approved_at": stamp, "packs": pins,
-                                         "pack_files": contents}
+        key = key_of(folder)
+        body = approved_copy.encode(current.contents if kept is None else kept, hooks)
+        copy = approved_copy.write(key, body, environ)
+        store.records[key] = {"source": source.name, "sha256": current.sha256,
+                              "files": list(current.files),
+                              "file_sha256": dict(current.file_sha256),
+                              "approved_at": stamp, "packs": pins, "pack_files": contents,
+                              "copy_sha256": copy}
         _write_store(store)
     return (TrustState(source, key_of(folder), "approved", current.sha256, current.files,
                        approved_at=stamp, packs=tuple(sorted(pins.items()))), store.problem)
+
+
+def check_packs(folder: Path, current: Digest, environ: Mapping[str, str]) -> dict[str, str]:
+    """The digest of each pack the folder's ``hooks.json`` uses, by its key in an approval
+    ("<repo> <rev>", "path <folder>"): what a review shows and :func:`approve` must find
+    again. Raises :class:`Unapprovable` when a pinned pack is not fetched or not intact."""
+    with files.served(current.view):
+        _, contents = _fetched_pins(folder, environ)
+    return {key: str(content["digest"]) for key, content in contents.items()}
 
 
 def _fetched_pins(folder: Path, environ: Mapping[str, str]
@@ -348,4 +368,5 @@ def revoke(folder: Path, environ: Mapping[str, str]) -> bool:
         if store.records.pop(key_of(folder), None) is None:
             return False
         _write_store(store)
+        approved_copy.remove(key_of(folder), environ)
     return True

@@ -22,7 +22,8 @@ class Digest:
     ``files`` are relative to the folder (a template outside it by its absolute path);
     ``file_sha256`` says which one changed; ``view`` serves the load; ``templates`` holds each
     template's bytes by (config folder, ``prompt_file`` as written); ``executables`` the sha256
-    of each hook file by absolute path."""
+    of each hook file by absolute path; ``contents`` the bytes of each of ``files`` (what an
+    approval keeps a copy of, to show what changed since)."""
 
     sha256: str
     files: tuple[str, ...]
@@ -31,6 +32,7 @@ class Digest:
     templates: Mapping[tuple[str, str], bytes] = field(default_factory=dict, compare=False,
                                                        repr=False)
     executables: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    contents: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

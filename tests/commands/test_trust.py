@@ -51,8 +51,8 @@ def test_trust_approves_lists_and_revokes(project: Path, isolated_home: Path) ->
     proc = _cli("trust", cwd=project)  # the current directory's project by default
     assert proc.returncode == 0, proc.stderr
     digest = trust.digest(folder)
-    assert proc.stdout.splitlines() == [
-        f"approved project config {folder} (sha256 {digest.sha256}): hooks.json, hooks/TaskComplete"]
+    assert proc.stdout.splitlines()[-1] == (
+        f"approved project config {folder} (sha256 {digest.sha256}): hooks.json, hooks/TaskComplete")
     assert _state(project) == "approved"
 
     claude_config(isolated_home / ".config" / "prompthooks" / "hooks.json", "Stop",

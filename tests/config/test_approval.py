@@ -239,7 +239,7 @@ def test_approving_replaces_a_corrupt_store(project: Path, isolated_home: Path) 
     store.write_text("{broken")
     proc = _trust_cli("--project", str(project))
     assert proc.returncode == 0
-    assert proc.stdout.startswith(f"warning: trust store {store} is not valid JSON")
+    assert f"\nwarning: trust store {store} is not valid JSON" in proc.stdout
     assert json.loads(store.read_text())["format"] == 1
 
 
