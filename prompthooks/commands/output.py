@@ -29,13 +29,15 @@ def _visible(char: str, newlines: bool) -> str:
     code = ord(char)
     if (code < 0x20 and not (newlines and char in "\n\t")) or 0x7F <= code <= 0x9F:
         return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(char, f"\\x{code:02x}")
-    return f"\\u{code:04x}" if char in _BIDI else char
+    # a bidi override would reorder the line; a lone surrogate cannot be written at all
+    return f"\\u{code:04x}" if char in _BIDI or 0xD800 <= code <= 0xDFFF else char
 
 
 def printable(text: str, newlines: bool = False) -> str:
-    """``text`` with control characters (C0, DEL, C1) and bidi overrides written as escapes
-    (``\\x1b``, ``\\u202e``): text from the agent or the log must not drive the terminal.
-    ``newlines`` keeps line breaks and tabs (for multi-line text, not for one-line cells)."""
+    """``text`` with control characters (C0, DEL, C1), bidi overrides and lone surrogates
+    written as escapes (``\\x1b``, ``\\u202e``, ``\\ud800``): text from the agent or the log
+    must not drive the terminal, nor stop the output. ``newlines`` keeps line breaks and tabs
+    (for multi-line text, not for one-line cells)."""
     if text.isprintable() and not any(c in _BIDI for c in text):
         return text  # the common case, at C speed
     return "".join(_visible(c, newlines) for c in text)

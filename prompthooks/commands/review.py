@@ -30,7 +30,7 @@ MAX_PROMPT_LINES = 4  # of a prompt's first line in the table (the diff shows it
 
 
 def _cut(text: str, width: int) -> str:
-    text = " ".join(text.split())
+    text = output.printable(" ".join(text.split()))
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
