@@ -71,6 +71,20 @@ def open_state(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int
     return fd
 
 
+def read_upto(fd: int, count: int) -> bytes:
+    """At most ``count`` bytes from ``fd``'s position, fewer where the file ends (a file still
+    growing is never read past ``count``)."""
+    chunks: list[bytes] = []
+    left = count
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_state(path: str | os.PathLike[str], limit: int = STATE_LIMIT) -> bytes | None:
     """The bytes of a file in one of prompthooks' own folders, or None when there is none.
 
@@ -85,17 +99,10 @@ def read_state(path: str | os.PathLike[str], limit: int = STATE_LIMIT) -> bytes 
     try:
         if os.fstat(fd).st_size > limit:
             raise BadStateFile(f"{os.fspath(path)}: larger than {limit} bytes; ignored")
-        chunks: list[bytes] = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        if left <= 0:
+        data = read_upto(fd, limit + 1)  # a byte more: a file that grew since fstat is caught
+        if len(data) > limit:
             raise BadStateFile(f"{os.fspath(path)}: larger than {limit} bytes; ignored")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 

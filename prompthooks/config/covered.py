@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..paths import read_upto
 from . import files
 from .files import View
 from .trust_state import Digest as Digest
@@ -59,17 +60,10 @@ def read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[os.stat_result, bytes
             raise Unapprovable(f"{path.name} is not a regular file")
         if info.st_size > cap:
             raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= cap:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > cap:  # it grew while being read
+        data = read_upto(fd, cap + 1)
+        if len(data) > cap:  # it grew while being read
             raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
-        return info, b"".join(chunks)
+        return info, data
     except OSError as exc:
         raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
     finally:

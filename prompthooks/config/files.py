@@ -22,6 +22,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import read_upto
+
 # Far above any real hooks.json or prompt (a few KB); small enough to read and parse at once.
 MAX_FILE_BYTES = 1024 * 1024
 CONFIG_FILE = "hooks.json"
@@ -117,17 +119,9 @@ def read_bytes(path: Path | str, cap: int = MAX_FILE_BYTES, *, head: bool = Fals
         st = os.fstat(fd)
         if not head or not stat.S_ISREG(st.st_mode):
             _check(st, cap)
-        chunks: list[bytes] = []
-        left = cap + 1  # one byte more than allowed: a file that grew since fstat is caught
-        while left > 0:
-            chunk = os.read(fd, min(left, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        data = read_upto(fd, cap + 1)  # a byte more: a file that grew since fstat is caught
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > cap:
         if head:
             return data[:cap]

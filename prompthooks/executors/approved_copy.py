@@ -17,6 +17,8 @@ import shutil
 import stat
 from collections.abc import Iterator
 
+from ..paths import read_upto
+
 MAX_FILE = 1024 * 1024  # as for every file an approval covers
 
 
@@ -33,15 +35,7 @@ def _read(path: str) -> tuple[int, bytes]:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
             raise NotApproved(f"{path} changed since it was approved; not run")
-        chunks: list[bytes] = []
-        left = MAX_FILE + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 65536))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return info.st_mode, b"".join(chunks)
+        return info.st_mode, read_upto(fd, MAX_FILE + 1)
     except OSError as exc:
         raise NotApproved(f"{path}: cannot read: {exc.strerror}") from None
     finally:

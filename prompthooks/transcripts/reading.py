@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..paths import read_upto
+
 if TYPE_CHECKING:
     from .conversation import Conversation
 
@@ -151,15 +153,7 @@ def _read_at(fd: int, start: int, length: int) -> bytes:
     """``length`` bytes from ``start``, or fewer where the file ends (never past the length
     asked: a file still being written stops there)."""
     os.lseek(fd, start, os.SEEK_SET)
-    chunks: list[bytes] = []
-    left = length
-    while left > 0:
-        chunk = os.read(fd, min(left, 65536))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+    return read_upto(fd, length)
 
 
 def earlier_lines(read: Read, budget: int | None = None) -> Iterator[bytes]:
