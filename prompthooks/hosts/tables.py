@@ -1,4 +1,4 @@
-"""The README's mapping tables, made from the registry (a test checks the README against
+"""The mapping tables of docs/config.md, made from the registry (a test checks the doc against
 them, so the tables cannot drift from what the code does)."""
 
 from __future__ import annotations
