@@ -70,5 +70,5 @@ def tool_table() -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m prompthooks.hosts.tables: the tables to paste
+if __name__ == "__main__":  # python -m prompthooks.hosts.tables: the tables of docs/config.md
     print(event_table(), tool_table(), sep="\n\n")
