@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a config file or folder; repeatable, first is highest priority; "
                           "replaces discovery")
     run.add_argument("--budget", type=_seconds, metavar="SECONDS",
-                     help="answer within this many seconds (default: per host, see README)")
+                     help="answer within this many seconds "
+                          "(default: per host, see docs/performance.md)")
     run.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
     tape = run.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="CASSETTE",
@@ -139,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="print what changed as JSON (for scripts)")
         if name == "install":
             glue.add_argument("--events", nargs="+", metavar="EVENT",
-                              help="the host's event names to cover (default: see README)")
+                              help="the host's event names to cover (default: see docs/hosts.md)")
             glue.add_argument("--warm-start", action="store_true",
                               help="also cover the host's session start, which starts the "
                                    "warm worker early for prompt hooks on litellm's path")
@@ -205,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     log.add_argument("--limit", type=int, default=None, metavar="N",
                      help="at most N rows, the newest (default 50, or 10 with --follow; "
                           "0: all)")
-    log.add_argument("--db", metavar="PATH", help="the audit database (default: see README)")
+    log.add_argument("--db", metavar="PATH", help="the audit database (default: see docs/cli.md)")
     log.add_argument("--format", choices=("table", "json", "jsonl"),
                      help="a table (default), a JSON array, or JSON Lines: one object per "
                           "row, oldest first")
@@ -258,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     _json_option(test)
 
     completion = commands.add_parser("completion", help="print a shell completion script "
-                                     "(bash, zsh or fish; see README for loading it)")
+                                     "(bash, zsh or fish; see docs/cli.md for loading it)")
     completion.add_argument("shell", choices=("bash", "zsh", "fish"), metavar="SHELL",
                             help="bash, zsh or fish")
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# Documented exit codes of the `prompthooks` command (see README, "Exit codes").
+# Documented exit codes of the `prompthooks` command (see docs/hosts.md, "Exit codes of
+# `prompthooks run`").
 EXIT_OK = 0
 EXIT_ERROR = 1  # bad input, bad config, unknown event: a non-blocking error for every host
 EXIT_BLOCK = 2  # only ever used to block on behalf of a fail-closed hook

@@ -1,5 +1,5 @@
-"""Helpers to test policies inside your own test suite (see README, "In your own pytest
-suite"); the pytest plugin's fixtures wrap them. The public face of ``devtools.testing``.
+"""Helpers to test policies inside your own test suite (see docs/testing-policies.md, "In your
+own pytest suite"); the pytest plugin's fixtures wrap them. The public face of ``devtools.testing``.
 
     from prompthooks.testing import event, run, assert_decision
 """

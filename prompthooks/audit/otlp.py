@@ -9,8 +9,8 @@ The request itself is one POST made here, by an HTTP client that reads nothing f
 environment: the SDK's own exporter adds headers from ``OTEL_EXPORTER_OTLP_HEADERS`` and a CA
 from ``OTEL_EXPORTER_OTLP_CERTIFICATE`` whatever it is given, and its HTTP library follows
 ``HTTPS_PROXY``. A managed export must go where its file says and nowhere else, as a managed
-prompt hook's model call does (see README, "Threat model"). One attempt, within the timeout:
-a row is not worth a retry that keeps the process past its deadline.
+prompt hook's model call does (see docs/security.md, "Threat model"). One attempt, within the
+timeout: a row is not worth a retry that keeps the process past its deadline.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-# The codes every command shares (see README, "Exit codes"); a page lists its own first.
+# The codes every command shares (see docs/hosts.md, "Exit codes of `prompthooks run`"); a page
+# lists its own first.
 _COMMON = (("3", "internal error (PROMPTHOOKS_DEBUG=1 shows the traceback)"),
            ("64", "bad command-line arguments"),
            ("130", "interrupted (Ctrl-C)"))

@@ -182,7 +182,7 @@ def _model(report: Report, choice: model_choice.Choice | None, folder: Path, pro
         report.say(off)
         return {"model": None, "found_by": None, "judges": False,
                 "next": f"{model_choice.NEXT} (or start Ollama, or set PROMPTHOOKS_API_BASE: "
-                        "see the README, \"Pointing it at a model\")"}
+                        "see docs/prompt-hooks.md, \"Pointing it at a model\")"}
     shown = f"model: {choice.shown} ({choice.why})"
     facts: dict[str, object] = {"model": choice.model, "found_by": choice.why}
     if not has_starter:

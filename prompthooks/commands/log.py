@@ -2,7 +2,7 @@
 Lines; ``--follow`` keeps printing them as they are written), or a summary per hook.
 
 The database is ``--db``, else the one the discovered config names, else the default (see
-README, "Audit log"). A log that does not exist yet is not an error: nothing was recorded.
+docs/cli.md, "Audit log"). A log that does not exist yet is not an error: nothing was recorded.
 Every cell printed has its control characters escaped (a stored ``ESC[2J`` must not clear the
 screen), and hook names pass the redaction pass again (rows written by older versions kept
 the command's text as it was).

@@ -160,8 +160,8 @@ class PromptHooksBlock(BaseModel):
         if isinstance(data, dict) and _CALLBACK_KEYS & data.keys():
             key = sorted(_CALLBACK_KEYS & data.keys())[0]
             raise ValueError(f"{key!r}: litellm callbacks are not read from config files; "
-                             "mirror the audit rows with prompthooks.audit.export (see README, "
-                             "\"Audit log\")")
+                             "mirror the audit rows with prompthooks.audit.export (see "
+                             "docs/cli.md, \"Audit log\")")
         return data
 
 

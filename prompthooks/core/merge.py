@@ -1,6 +1,6 @@
 """The one merge: many hook results in, one decision out. Pure and host-agnostic.
 
-Rules (README, "Merge rules"):
+Rules (docs/config.md, "Merge rules"):
 - permission: deny > ask > allow > no opinion; any block blocks;
 - a failed or timed-out hook counts as a deny if it is fail-closed, and as no opinion
   otherwise; it never discards what the other hooks said;

@@ -157,8 +157,8 @@ def read_request(conn: socket.socket, first: bytes) -> Request:
 def _acceptable(request: Request, own_env: Mapping[str, str]) -> bool:
     """Whether this process may do the run: same version and model environment (prompt hooks
     are called with this process's settings), a ``run`` command line, and no managed policy
-    (a managed hook is judged only by the process the host started: see the README's
-    threat model)."""
+    (a managed hook is judged only by the process the host started: see docs/security.md,
+    "Threat model")."""
     from ..config.discovery import MANAGED_DIR
 
     return (request.version == __version__

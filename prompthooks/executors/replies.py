@@ -3,7 +3,7 @@ hook was written for (its dialect's ``framing``, in ``hosts/<name>/``), then one
 reply fields of all three dialects.
 
 The field reader is hand-written rather than a pydantic model so that an event with only
-command hooks never pays pydantic's import (see the README, "Performance").
+command hooks never pays pydantic's import (see docs/performance.md).
 """
 
 from __future__ import annotations

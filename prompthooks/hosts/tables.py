@@ -1,4 +1,4 @@
-"""The README's mapping tables, made from the registry (a test checks the README against
+"""The mapping tables of docs/config.md, made from the registry (a test checks the doc against
 them, so the tables cannot drift from what the code does)."""
 
 from __future__ import annotations
@@ -70,5 +70,5 @@ def tool_table() -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m prompthooks.hosts.tables: the tables to paste
+if __name__ == "__main__":  # python -m prompthooks.hosts.tables: the tables of docs/config.md
     print(event_table(), tool_table(), sep="\n\n")

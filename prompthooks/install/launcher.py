@@ -10,8 +10,8 @@ installs packages into); only absolute paths, so a relative PATH entry cannot pi
 planted in the project. It runs what it finds by its script, never as ``python -m`` from the
 project folder, where a planted ``prompthooks/`` package would be imported instead.
 
-The launcher is a file in the project, which the agent can rewrite (see the README's threat
-model): install rewrites a launcher that is not byte for byte its own, doctor says so, and a
+The launcher is a file in the project, which the agent can rewrite (docs/security.md, "Threat
+model"): install rewrites a launcher that is not byte for byte its own, doctor says so, and a
 gate that must hold is the managed install, which names prompthooks by absolute path outside
 the project.
 """

@@ -12,8 +12,8 @@ the pytest helpers, a library caller) and handed to ``dispatch``; nothing about 
 
 Start-up is never charged to a hook's own timeout: the time spent importing the client
 (httpx, or litellm's seconds) or waiting for a warm worker to start is added to the hook's
-deadline, up to ``cap``, the run's limit (see "The run's budget" in the README). A client that
-started a worker waits for it and never imports litellm itself.
+deadline, up to ``cap``, the run's limit (see docs/performance.md, "The run's budget"). A
+client that started a worker waits for it and never imports litellm itself.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def resolve_prompt_file(name: str, config_dir: str | None) -> Path:
         # Nothing is fetched while a hook runs: shared prompts come from a fetched pack.
         raise TemplateError(f"prompt file {name!r} is a URL; prompthooks never fetches a "
                             "prompt at run time: share policies as a pack (prompthooks.packs, "
-                            "see README, 'Policy packs')")
+                            "see docs/packs-and-trust.md, 'Policy packs')")
     path = Path(name).expanduser()
     bases = [Path(config_dir)] if config_dir else []
     folder = library_dir()

@@ -6,7 +6,7 @@ The path comes from the event. An agent cannot change what its host sends, but i
 host keeps transcripts (a symlink or hard link in place of its own transcript, pointing at
 ``~/.ssh/id_ed25519``). Either way the file read must be one the agent could read as a
 transcript anyway: a regular file, with one link, that resolves inside the host's transcript
-folders (README, "The conversation in the prompt").
+folders (docs/prompt-hooks.md, "The conversation in the prompt").
 
 What a long session's tail lacks (the latest request, the last compaction's summary) is
 looked for further back through the same descriptor, a bounded step at a time, newest first,

@@ -38,7 +38,7 @@ def _default_db(home: Path) -> Path:
 def _project(tmp_path: Path, audit: dict[str, Any] | None = None) -> Path:
     """A project with a denying hook (its reason carries a secret) and a hook that errors."""
     project = tmp_path / "project"
-    # Outside the project: a script inside it could not be approved (see README, "Trust").
+    # Outside the project: a script inside it could not be approved (see docs/packs-and-trust.md, "Trust").
     deny = write_script(tmp_path / "deny.sh",
                         f"cat >/dev/null; echo 'no: token={SECRET}' >&2; exit 2")
     data: dict[str, Any] = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [

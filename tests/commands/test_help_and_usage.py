@@ -66,7 +66,7 @@ def test_every_command_is_listed_beside_its_summary() -> None:
 
 
 def test_run_lists_exactly_the_exit_codes_the_readme_documents() -> None:
-    # README, "Exit codes of `prompthooks run`": the codes a host reads.
+    # docs/hosts.md, "Exit codes of `prompthooks run`": the codes a host reads.
     text = prompthooks("run", "--help").stdout.split("\nexit codes:\n", 1)[1]
     codes = [line.split()[0] for line in text.splitlines()
              if line.startswith("  ") and line.split()[0].isdigit()]

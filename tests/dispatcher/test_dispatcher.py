@@ -173,7 +173,7 @@ def test_a_fake_dispatcher_that_allows_everything_cannot_open_a_managed_gate(
 def test_the_fake_dispatcher_is_believed_where_no_managed_policy_is(
         tmp_path: Path, fake: Callable[..., FakeDispatcher]) -> None:
     """The other side of the test above, so that it cannot pass for want of a connection: a
-    process on the user's socket answers for the user's own hooks (README: threat model)."""
+    process on the user's socket answers for the user's own hooks (docs/security.md, "Threat model")."""
     impostor = fake(_allow)
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": "exit 2"})
     proc = _run(claude_bash("ls"), "--config", str(cfg))

@@ -1,7 +1,7 @@
 """The fault matrix's shared rows: one test per way a hook can fail, each asserting the exact reply.
 
 Every row runs the faulty hook next to a healthy one and checks that the healthy hook's answer
-reaches the host whatever the fault did (README, "Merge rules": one failing hook never
+reaches the host whatever the fault did (docs/config.md, "Merge rules": one failing hook never
 discards the other hooks' answers). Where the failure policy matters a row runs twice:
 
 - fail-open: the healthy hook's answer alone decides, and stderr holds one line naming the

@@ -156,7 +156,7 @@ def test_command_closes_stdout_early(tmp_path: Path, fail_closed: bool) -> None:
 @POLICIES
 def test_command_forks_a_background_child_that_keeps_the_pipe(tmp_path: Path,
                                                               fail_closed: bool) -> None:
-    # README, "Command hooks": when a hook exits normally, a background child it started is
+    # docs/config.md, "Command hooks": when a hook exits normally, a background child it started is
     # not waited for (its pipes are let go after 0.1 s) and not killed.
     command = ("sleep 30 & echo $! > child.pid; "
                "echo '{\"systemMessage\": \"answered before its child\"}'")

@@ -173,7 +173,7 @@ def test_a_slow_start_counts_against_the_budget(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("left", "hooks_get"), [
     (590.0, 588.8), (28.0, 26.8), (2.4, 1.2), (2.0, 1.0), (1.0, 0.5), (0.0, 0.0), (-1.0, -1.0)])
 def test_hooks_are_done_a_reserve_before_the_run_answers(left: float, hooks_get: float) -> None:
-    # README, "The run's budget": 1.2 s before it, or half of what is left when that is
+    # docs/performance.md, "The run's budget": 1.2 s before it, or half of what is left when that is
     # under 2.4 s; nothing is added once the time is gone.
     reserve = CommandExecutor.stop_grace + STOP_MARGIN
     assert reserve == pytest.approx(1.2)
@@ -189,7 +189,7 @@ def test_hooks_are_done_a_reserve_before_the_run_answers(left: float, hooks_get:
 def test_default_budget_per_host_is_the_deadline_without_budget(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str, event: dict[str, Any],
         budget: float) -> None:
-    # README, "The run's budget": 590 s for Claude Code, 55 s for Cursor, 28 s for Cline. A
+    # docs/performance.md, "The run's budget": 590 s for Claude Code, 55 s for Cursor, 28 s for Cline. A
     # hook whose own timeout is longer must be done the engine's reserve before the run's
     # deadline, so that its fallback is in the answer.
     assert DEFAULT_BUDGET[host] == budget

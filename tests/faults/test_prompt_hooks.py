@@ -159,7 +159,7 @@ def test_prompt_reply_of_the_wrong_schema(tmp_path: Path, model: FakeModel,
 @POLICIES
 def test_prompt_reply_in_markdown_fences_is_accepted(tmp_path: Path, model: FakeModel,
                                                      fail_closed: bool) -> None:
-    # README, "Verdicts": markdown fences are stripped. Not a fault: the verdict decides.
+    # docs/prompt-hooks.md, "Verdicts": markdown fences are stripped. Not a fault: the verdict decides.
     model.script(Answer('```json\n{"ok": false, "reason": "deletes the home directory"}\n```'))
     outcome, _ = _prompt_row(tmp_path, fail_closed)
     assert outcome.problems == ()

@@ -1,4 +1,4 @@
-"""The README's mapping tables are the registry's: regenerate them with
+"""The mapping tables of docs/config.md are the registry's: regenerate them with
 ``python -m prompthooks.hosts.tables`` when this fails."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from ..helpers import REPO
 
 
 @pytest.mark.parametrize(("name", "make"), [("events", event_table), ("tools", tool_table)])
-def test_readme_tables_match_the_registry(name: str, make: object) -> None:
-    readme = (REPO / "README.md").read_text()
-    found = re.search(rf"<!-- generated: {name} -->\n(.*?)\n<!-- end generated -->", readme,
+def test_doc_tables_match_the_registry(name: str, make: object) -> None:
+    doc = (REPO / "docs" / "config.md").read_text()
+    found = re.search(rf"<!-- generated: {name} -->\n(.*?)\n<!-- end generated -->", doc,
                       re.DOTALL)
-    assert found, f"README.md has no generated {name} table"
+    assert found, f"docs/config.md has no generated {name} table"
     assert callable(make)
     assert found.group(1) == make()

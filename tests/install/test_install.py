@@ -30,7 +30,7 @@ NO_MODEL = ["no model found for prompt hooks: no ANTHROPIC_API_KEY, OPENAI_API_K
             "until then the destructive-shell prompt hook cannot judge: it lets every command "
             "through, and a fail-closed prompt hook would block them all",
             "next: prompthooks keys set anthropic (or start Ollama, or set "
-            "PROMPTHOOKS_API_BASE: see the README, \"Pointing it at a model\"), then "
+            "PROMPTHOOKS_API_BASE: see docs/prompt-hooks.md, \"Pointing it at a model\"), then "
             "prompthooks doctor"]
 STARTER_NOTE = "(starter config: the destructive-shell policy on Bash commands)"
 APPROVED = "approved {} for prompthooks run (see: prompthooks trust --list)"
@@ -532,7 +532,7 @@ def test_no_starter_over_an_existing_config_and_kept_while_in_use(
 # --- end to end: the installed glue answers the host ---------------------------------------
 
 def _deny_config(project: Path) -> None:
-    # Outside the project: a script inside it could not be approved (see README, "Trust").
+    # Outside the project: a script inside it could not be approved (see docs/packs-and-trust.md, "Trust").
     guard = write_script(project.parent / "guard.sh",
                          "cat >/dev/null; echo 'no wiping homes' >&2; exit 2")
     write_json(project / ".prompthooks" / "hooks.json", {"hooks": {"PreToolUse": [

@@ -60,7 +60,7 @@ def test_no_model_anywhere_is_said_in_plain_words_with_the_next_command(
     assert ("until then the destructive-shell prompt hook cannot judge: it lets every command "
             "through, and a fail-closed prompt hook would block them all") in lines
     assert lines[-1] == ("next: prompthooks keys set anthropic (or start Ollama, or set "
-                         "PROMPTHOOKS_API_BASE: see the README, \"Pointing it at a model\"), "
+                         "PROMPTHOOKS_API_BASE: see docs/prompt-hooks.md, \"Pointing it at a model\"), "
                          "then prompthooks doctor")
     assert (tmp_path / "proj" / ".prompthooks" / "hooks.json").read_bytes() == STARTER
     as_json = _install(tmp_path / "other", "--json")

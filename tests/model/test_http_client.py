@@ -311,7 +311,7 @@ def test_the_pool_waits_for_a_free_connection_beyond_its_limit(
 
 
 def test_no_netrc_credentials_are_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README says the small client reads no ``~/.netrc``: a key goes in the variables."""
+    """docs/prompt-hooks.md says the small client reads no ``~/.netrc``: a key goes in the variables."""
     for server in RawServer([_length(COMPLETION)]).serve():
         host = server.url.split("/")[2].split(":")[0]
         (tmp_path / ".netrc").write_text(f"machine {host} login user password secret\n")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # PreToolUse, PostToolUse and TeammateIdle unless the handler sets continueOnBlock, and
 # PostToolBatch, UserPromptSubmit and UserPromptExpansion whatever it sets. A prompthooks
 # prompt hook's block goes back to the agent unless the handler asks for Claude Code's
-# default with "continueOnBlock": false (README: "Decisions where the hosts are silent").
+# default with "continueOnBlock": false (docs/security.md: "Decisions where the hosts are silent").
 _ENDS_TURN = frozenset({"PreToolUse", "PostToolUse", "TeammateIdle", "PostToolBatch",
                         "UserPromptSubmit", "UserPromptExpansion"})
 
