@@ -178,3 +178,28 @@ def install_wheel(tmp_path: Path) -> Path:
                              capture_output=True, text=True, timeout=600)
     assert install.returncode == 0, install.stderr
     return target
+
+
+def on_a_pty(argv: Iterable[str], env: Mapping[str, str], codes: Iterable[int] = (0,)) -> str:
+    """What ``prompthooks ARGV`` writes to a pseudo-terminal as its stdout (line ends as
+    ``\n``); its exit code is one of ``codes`` and its stderr empty."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "prompthooks", *argv],
+                            stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE,
+                            env=dict(env))
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the process closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(60) in tuple(codes)
+    assert proc.stderr is not None and proc.stderr.read() == b""
+    return b"".join(chunks).decode().replace("\r\n", "\n")

@@ -5,13 +5,12 @@ a pipe. Real processes, a real pseudo-terminal."""
 from __future__ import annotations
 
 import os
-import pty
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from ..helpers import write_json
+from ..helpers import on_a_pty, write_json
 
 ESCAPE = "\x1b["
 BOX = "┃"
@@ -30,24 +29,7 @@ def _validate_on_a_terminal(cfg: Path, columns: int, no_color: bool = False) -> 
     env["TERM"] = "xterm-256color"
     if no_color:
         env["NO_COLOR"] = "1"
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "prompthooks", "validate", "--config",
-                             str(cfg)], stdin=subprocess.DEVNULL, stdout=follower,
-                            stderr=subprocess.PIPE, env=env)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the process closed its end
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    assert proc.wait(60) == 0
-    assert proc.stderr is not None and proc.stderr.read() == b""
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    return on_a_pty(["validate", "--config", str(cfg)], env)
 
 
 def _plain(text: str, cfg: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import select
 import signal
@@ -19,7 +18,7 @@ import pytest
 
 from prompthooks.audit import store
 
-from ..helpers import claude_bash, write_json
+from ..helpers import claude_bash, on_a_pty, write_json
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 RED, GREEN, YELLOW = "\x1b[31m", "\x1b[32m", "\x1b[33m"
@@ -55,24 +54,7 @@ def _env(columns: int | None, **extra: str) -> dict[str, str]:
 
 def on_a_terminal(argv: list[str], columns: int, **extra: str) -> str:
     """What ``prompthooks ARGV`` writes to a pseudo-terminal ``columns`` wide."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "prompthooks", *argv],
-                            stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE,
-                            env=_env(columns, **extra))
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the process closed its end
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    assert proc.wait(60) in (0, 1)
-    assert proc.stderr is not None and proc.stderr.read() == b""
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    return on_a_pty(argv, _env(columns, **extra), codes=(0, 1))
 
 
 def on_a_pipe(argv: list[str], columns: int | None, **extra: str
