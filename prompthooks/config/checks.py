@@ -205,7 +205,8 @@ def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path:
         # A matcher comes from a file an agent may write: a bounded number of names is
         # compared, so that a list of a million cannot hold validate up.
         for name in names[:_MAX_NAMES]:
-            _check_tool_name(name, host, raw.event_key, seen, every, where, found)
+            _check_tool_name(name, host, raw.event_key, seen, every, where, found,
+                             config_event.match_on == "tool")
     elif not any(matcher.matches(name) for name in seen) and "mcp" not in matcher.pattern.lower():
         known = (f"the tools {raw.event_key} is known to see ({', '.join(sorted(seen))})"
                  if len(seen) <= 8 else f"the {len(seen)} tools hosts are known to have")
@@ -235,7 +236,9 @@ def _check_subject(matcher: Matcher, event: str, where: str, found: Findings) ->
 
 
 def _check_tool_name(name: str, host: Host, event_key: str, seen: set[str], every: set[str],
-                     where: str, found: Findings) -> None:
+                     where: str, found: Findings, canonical: bool) -> None:
+    """``canonical``: the matcher compares canonical tool names, and so also takes a calling
+    host's own name for the tool under that host (``Hook.matches_host_name``)."""
     from ..hosts import HOSTS
 
     if name in seen or name.startswith((MCP_PREFIX, "MCP:")):
@@ -247,8 +250,13 @@ def _check_tool_name(name: str, host: Host, event_key: str, seen: set[str], ever
     for other in HOSTS.values():
         if name in other.KNOWN_TOOLS:
             ours = host.host_tool(other.TOOL_NAMES.get(name, name))
-            found.errors.append(f"{where}: {name!r} never matches: it is {other.TITLE}'s name; "
-                                f"a {host.TITLE} style matcher says {ours!r}")
+            if canonical and other is not host:
+                found.warnings.append(f"{where}: {name!r} is {other.TITLE}'s name: it matches "
+                                      f"under {other.TITLE} only; a {host.TITLE} style matcher "
+                                      f"says {ours!r} under every host")
+            else:
+                found.errors.append(f"{where}: {name!r} never matches: it is {other.TITLE}'s "
+                                    f"name; a {host.TITLE} style matcher says {ours!r}")
             return
     suggestion = handlers.did_you_mean(name, seen)
     if suggestion:
