@@ -38,7 +38,7 @@ from ..errors import ConfigError
 from ..redaction import redact
 from . import files, handlers
 from .loaded import Loaded
-from .shell_words import TOO_LONG, Word, first_words
+from .shell_words import ASSIGNMENT, INTERPRETERS, TOO_LONG, Word, first_words
 
 if TYPE_CHECKING:
     from ..hosts import Host
@@ -59,10 +59,6 @@ _BUILTINS = frozenset({
     "ulimit", "umask", "unset", "until", "wait", "while"})
 # Words that run the command after them (after their own options and, for env, assignments).
 _RUNNERS = frozenset({"exec", "command", "nohup", "env", "nice"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-# Programs given a script file as their first argument.
-_INTERPRETERS = re.compile(r"(sh|bash|zsh|dash|ksh|fish|python[0-9.]*|pypy[0-9.]*|node|ruby|"
-                           r"perl|php|deno|bun|tsx|ts-node|Rscript|lua|osascript)")
 # A regex matcher that is only names (Cursor's "Shell|Read"): each name is checked as one.
 _PLAIN_NAMES = re.compile(r"[A-Za-z0-9_:]+(\|[A-Za-z0-9_:]+)*")
 _MAX_PATTERN = 4096
@@ -273,12 +269,12 @@ def _program(words: list[Word]) -> int | None:
     i = 0
     while i < len(words):
         word = words[i]
-        if word.unresolved is None and _ASSIGNMENT.match(word.text):
+        if word.unresolved is None and ASSIGNMENT.match(word.text):
             i += 1
         elif word.unresolved is None and word.text in _RUNNERS:
             i += 1
             while i < len(words) and words[i].unresolved is None and (
-                    words[i].text.startswith("-") or _ASSIGNMENT.match(words[i].text)):
+                    words[i].text.startswith("-") or ASSIGNMENT.match(words[i].text)):
                 i += 1
         else:
             return i
@@ -305,7 +301,7 @@ def command_problem(command: str, cwd: str, env: Mapping[str, str]) -> tuple[str
     if problem is not None:
         return "error", problem
     name = os.path.basename(program.text)
-    if not _INTERPRETERS.fullmatch(name):
+    if not INTERPRETERS.fullmatch(name):
         return None
     rest = words[index + 1:]
     if name in _SUBCOMMAND_RUN and rest and rest[0].text == "run":

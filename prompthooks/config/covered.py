@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shlex
 import stat
 from collections.abc import Iterator, Mapping
@@ -27,6 +26,7 @@ from typing import Any
 from ..paths import read_upto
 from . import files
 from .files import View
+from .shell_words import ASSIGNMENT, INTERPRETERS
 from .trust_state import Digest as Digest
 
 MAX_FILE = 1024 * 1024  # bytes of one covered file: configs, templates and hook files are small
@@ -108,13 +108,9 @@ def _parsed(data: bytes) -> Any:
         return None
 
 
-# Programs that run the file named by their first argument that is not an option.
-_INTERPRETER = re.compile(r"(?:[a-z]*sh|python[0-9.]*|pypy[0-9.]*|node(?:js)?|deno|bun|tsx|"
-                          r"ts-node|ruby|perl|php|lua|source|\.)")
 # Options after which an interpreter runs code given inline or a module, not a file.
 _INLINE = frozenset({"-c", "-m", "-e", "-E", "--eval", "-p", "--print"})
 _PREFIXES = frozenset({"env", "exec", "nohup", "command", "builtin", "time"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _inline(interpreter: str, option: str) -> bool:
@@ -143,11 +139,11 @@ def _run_words(command: str) -> Iterator[str]:
             code = False
             yield from _run_words(word)
         elif program is None:
-            if _ASSIGNMENT.match(word) or word in _PREFIXES:
+            if ASSIGNMENT.match(word) or word in _PREFIXES:
                 continue
             program = word
             name = os.path.basename(word)
-            interpreter = name if _INTERPRETER.fullmatch(name) else ""
+            interpreter = name if INTERPRETERS.fullmatch(name) else ""
             if "/" in word:
                 yield word
         elif interpreter:

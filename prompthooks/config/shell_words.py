@@ -16,6 +16,13 @@ from dataclasses import dataclass
 MAX_READ = 8192
 TOO_LONG = f"the command is longer than the {MAX_READ} characters read"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A word that sets a variable for the command (``FOO=1 ./x.sh``), not the program.
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# Programs that run the file named by their first argument that is not an option (shells,
+# the scripting runtimes, and the shell's own ``source`` and ``.``): what both validate and
+# trust look for behind such a program.
+INTERPRETERS = re.compile(r"(?:[a-z]*sh|python[0-9.]*|pypy[0-9.]*|node(?:js)?|ruby|perl|php|"
+                          r"deno|bun|tsx|ts-node|Rscript|lua|osascript|source|\.)")
 # Where the first simple command ends: a list, a pipe, a redirection, a subshell.
 _ENDS = frozenset(";&|<>()\n")
 _GLOB = frozenset("*?[")
