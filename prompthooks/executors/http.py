@@ -1,0 +1,159 @@
+"""The http executor: the event POSTed to a URL as JSON, the reply read as a command hook's.
+
+The request body is exactly what a command hook of the same dialect reads on stdin; a 2xx
+reply's body is read exactly as that dialect's command hook's stdout on exit 0. Anything else
+is a hook error that the hook's failure policy decides (fail-open lets the event through,
+fail-closed blocks it): another status (a redirect included: none is followed), no
+connection, a body over the cap or unreadable. One deadline holds for the whole exchange.
+
+What the request may carry is bounded by the config: a header value's ``$VAR`` or ``${VAR}``
+is filled only from the variables the hook's ``allowedEnvVars`` lists (any other is sent
+empty, as Claude Code does), and a managed hook reads no proxy, certificate or ``.netrc``
+setting from the environment (an agent can set those), only the proxy its file names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..core.events import Event
+from ..core.hook import Hook, origin, variable_reference
+from ..core.result import HookResult, Status
+from ..errors import excerpt
+from .command import OUTPUT_CAP, hook_input
+from .replies import result_from_reply
+
+if TYPE_CHECKING:
+    import httpx
+
+_CHUNK = 65536
+
+
+def header_values(hook: Hook, environ: Mapping[str, str]) -> dict[str, str]:
+    """The request's headers: the hook's own with each listed variable filled in and every
+    other reference emptied, then ``Content-Type`` (the body is always JSON)."""
+    allowed = set(hook.allowed_env_vars)
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        return environ.get(name, "") if name in allowed else ""
+
+    out = {name: variable_reference().sub(fill, value) for name, value in hook.headers
+           if name.lower() != "content-type"}
+    out["Content-Type"] = "application/json"
+    return out
+
+
+def _client(hook: Hook, timeout: float) -> httpx.Client:
+    # httpx only when an http hook runs: an event with command hooks only never imports it.
+    import httpx
+
+    managed = hook.managed
+    proxy = hook.prompt_settings.proxy if managed and hook.prompt_settings else None
+    return httpx.Client(trust_env=not managed, proxy=proxy, follow_redirects=False,
+                        timeout=httpx.Timeout(timeout))
+
+
+class _Exchange:
+    """One request, made in a thread of its own so that the hook's deadline holds however
+    the server answers (httpx's timeouts are per operation, not for the whole exchange)."""
+
+    def __init__(self, hook: Hook, event: Event, deadline: float) -> None:
+        self.hook, self.event, self.deadline = hook, event, deadline
+        self.result: HookResult | None = None
+        self.client: httpx.Client | None = None
+        self.start = time.monotonic()
+
+    def run(self) -> None:
+        try:
+            self.result = self._post()
+        except Exception as exc:  # whatever httpx raises for a bad header, a TLS fault...
+            self.result = self._error(f"cannot reach {origin(self.hook.url or '')}: "
+                                      f"{_describe(exc)}")
+        finally:
+            if self.client is not None:
+                self.client.close()
+
+    def _error(self, why: str, status: Status = "error") -> HookResult:
+        return HookResult(hook=self.hook, status=status, error=why,
+                          duration=time.monotonic() - self.start)
+
+    def _post(self) -> HookResult:
+        import httpx
+
+        hook, where = self.hook, origin(self.hook.url or "")
+        body = hook_input(hook, self.event)
+        self.client = _client(hook, max(self.deadline - time.monotonic(), 0.001))
+        try:
+            with self.client.stream("POST", hook.url or "", content=body,
+                                    headers=header_values(hook, os.environ)) as response:
+                status = response.status_code
+                data = bytearray()
+                for chunk in response.iter_bytes(_CHUNK):
+                    data += chunk
+                    if len(data) > OUTPUT_CAP:
+                        return self._error(f"{where} answered more than "
+                                           f"{OUTPUT_CAP // (1024 * 1024)} MB")
+                    if time.monotonic() >= self.deadline:
+                        raise httpx.ReadTimeout("the reply was still coming")
+        except httpx.TimeoutException:
+            return self._error(f"{where} did not answer within "
+                               f"{time.monotonic() - self.start:.1f}s", "timeout")
+        except httpx.HTTPError as exc:
+            return self._error(f"cannot reach {where}: {_describe(exc)}")
+        duration = time.monotonic() - self.start
+        if 300 <= status < 400:
+            return self._error(f"{where} answered HTTP {status}, a redirect (not followed)")
+        if not 200 <= status < 300:
+            detail = excerpt(bytes(data))
+            return self._error(f"{where} answered HTTP {status}"
+                               + (f": {detail}" if detail else ""))
+        return result_from_reply(hook, self.event, 0, bytes(data), b"", duration)
+
+
+def _describe(exc: BaseException) -> str:
+    return excerpt(str(exc)) or type(exc).__name__
+
+
+class HttpExecutor:
+    """Runs the http hooks of one run; each exchange is abandoned at its deadline."""
+
+    # An exchange past its deadline is given up at once: nothing has to be stopped.
+    stop_grace = 0.1
+
+    def __init__(self) -> None:
+        self._running: set[_Exchange] = set()
+        self._lock = threading.Lock()
+
+    def run(self, hook: Hook, event: Event, deadline: float) -> HookResult:
+        """POST the event and read the reply; never raises for the hook's own faults."""
+        exchange = _Exchange(hook, event, deadline)
+        thread = threading.Thread(target=exchange.run, daemon=True)
+        with self._lock:
+            self._running.add(exchange)
+        try:
+            thread.start()
+            thread.join(max(deadline - time.monotonic(), 0))
+        finally:
+            with self._lock:
+                self._running.discard(exchange)
+        if exchange.result is not None:
+            return exchange.result
+        # The thread ends by itself: each of httpx's timeouts is at most the time that was
+        # left when the request started.
+        return HookResult(hook=hook, status="timeout", duration=time.monotonic() - exchange.start,
+                          error=f"{origin(hook.url or '')} did not answer within "
+                                f"{time.monotonic() - exchange.start:.1f}s")
+
+    def stop(self) -> None:
+        with self._lock:
+            running = list(self._running)
+        for exchange in running:
+            client: Any = exchange.client
+            if client is not None:
+                client.close()
