@@ -77,6 +77,18 @@ def origin(url: str) -> str:
     return f"{parts.scheme}://{host}{port}"
 
 
+def shown_url(url: str) -> str:
+    """An http hook's URL as explain and the audit log show it: its origin and path, without
+    a user, password or query (``?...`` marks one), since either may hold a token."""
+    from urllib.parse import urlsplit
+
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        path = ""
+    return origin(url) + path + ("?..." if "?" in url else "")
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """Where hooks came from. Priority 0 is the highest (managed policy, or the first --config)."""

@@ -19,6 +19,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
@@ -59,6 +60,20 @@ def _client(hook: Hook, timeout: float) -> httpx.Client:
                         timeout=httpx.Timeout(timeout))
 
 
+def probe(hook: Hook, seconds: float) -> tuple[bool, str]:
+    """Whether the hook's URL answers at all (a HEAD request, through the same proxy rule as
+    the hook's own requests, no event sent), and what it said."""
+    import httpx
+
+    where = origin(hook.url or "")
+    try:
+        with _client(hook, seconds) as client:
+            response = client.head(hook.url or "")
+    except httpx.HTTPError as exc:
+        return False, f"{where}: cannot reach it: {_describe(exc)}"
+    return True, f"{where} answers (HTTP {response.status_code} to HEAD)"
+
+
 class _Exchange:
     """One request, made in a thread of its own so that the hook's deadline holds however
     the server answers (httpx's timeouts are per operation, not for the whole exchange)."""
@@ -79,8 +94,9 @@ class _Exchange:
             if self.client is not None:
                 self.client.close()
 
-    def _error(self, why: str, status: Status = "error") -> HookResult:
-        return HookResult(hook=self.hook, status=status, error=why,
+    def _error(self, why: str, status: Status = "error",
+               http_status: int | None = None) -> HookResult:
+        return HookResult(hook=self.hook, status=status, error=why, http_status=http_status,
                           duration=time.monotonic() - self.start)
 
     def _post(self) -> HookResult:
@@ -98,7 +114,8 @@ class _Exchange:
                     data += chunk
                     if len(data) > OUTPUT_CAP:
                         return self._error(f"{where} answered more than "
-                                           f"{OUTPUT_CAP // (1024 * 1024)} MB")
+                                           f"{OUTPUT_CAP // (1024 * 1024)} MB",
+                                           http_status=status)
                     if time.monotonic() >= self.deadline:
                         raise httpx.ReadTimeout("the reply was still coming")
         except httpx.TimeoutException:
@@ -108,12 +125,14 @@ class _Exchange:
             return self._error(f"cannot reach {where}: {_describe(exc)}")
         duration = time.monotonic() - self.start
         if 300 <= status < 400:
-            return self._error(f"{where} answered HTTP {status}, a redirect (not followed)")
+            return self._error(f"{where} answered HTTP {status}, a redirect (not followed)",
+                               http_status=status)
         if not 200 <= status < 300:
             detail = excerpt(bytes(data))
             return self._error(f"{where} answered HTTP {status}"
-                               + (f": {detail}" if detail else ""))
-        return result_from_reply(hook, self.event, 0, bytes(data), b"", duration)
+                               + (f": {detail}" if detail else ""), http_status=status)
+        result = result_from_reply(hook, self.event, 0, bytes(data), b"", duration)
+        return replace(result, http_status=status)
 
 
 def _describe(exc: BaseException) -> str:

@@ -381,3 +381,94 @@ def test_cline_run(tmp_path: Path, service: Service) -> None:
     assert out["cancel"] is True and "the service says no" in out["errorMessage"]
     sent = json.loads(service.seen[0].body)
     assert sent["tool_name"] == "Bash" and sent["tool_input"]["command"] == "rm -rf /"
+
+
+# What an approval covers, the audit row, explain and doctor.
+
+def _project(tmp_path: Path, url: str, **extra: Any) -> Path:
+    project = tmp_path / "project"
+    claude_config(project / ".prompthooks" / "hooks.json", "PreToolUse", _hook(url, **extra),
+                  matcher="Bash")
+    return project
+
+
+def test_a_changed_url_needs_approval_again(tmp_path: Path, service: Service,
+                                            other: Service) -> None:
+    service.script(Reply(body=json.dumps(DENY).encode()))
+    project = _project(tmp_path, service.url)
+    approve(project / ".prompthooks")
+    event = claude_bash("ls", cwd=str(project))
+    first = dispatch(event, managed_dir=tmp_path / "none", budget=30)
+    assert first.decision.permission == "deny" and len(service.seen) == 1  # canary: it ran
+    # The agent points the approved hook at a service of its own.
+    _project(tmp_path, other.url)
+    second = dispatch(event, managed_dir=tmp_path / "none", budget=30)
+    assert other.seen == [] and other.connections == 0 and len(service.seen) == 1
+    assert all(r.hook.kind != "http" for r in second.decision.results)
+
+
+def test_the_audit_row_names_the_url_and_status_and_no_header_value(
+        tmp_path: Path, service: Service, isolated_home: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    monkeypatch.setenv("POLICY_TOKEN", "tok-in-header-789")
+    service.script(Reply(status=503, body=b"down for maintenance"))
+    project = _project(tmp_path, service.url + "/check?key=q-secret-1", failClosed=True,
+                       headers={"Authorization": "Bearer $POLICY_TOKEN"},
+                       allowedEnvVars=["POLICY_TOKEN"])
+    approve(project / ".prompthooks")
+    proc = run_cli(claude_bash("ls", cwd=str(project)), "--managed-dir",
+                   str(tmp_path / "none"), cwd=project)
+    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert service.seen[0].headers["authorization"] == "Bearer tok-in-header-789"
+    db = isolated_home / ".local" / "share" / "prompthooks" / "audit.db"
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    (row,) = [dict(r) for r in conn.execute("SELECT * FROM decisions")]
+    conn.close()
+    assert row["kind"] == "http" and row["http_status"] == 503
+    assert row["url"] == f"{service.url}/check?..."
+    assert row["status"] == "error" and row["decision"] == "deny"
+    assert row["duration_ms"] > 0
+    text = json.dumps(row)
+    assert "tok-in-header-789" not in text and "q-secret-1" not in text
+
+
+def test_explain_shows_where_it_posts_and_contacts_nothing(
+        tmp_path: Path, service: Service) -> None:
+    import subprocess
+    import sys
+
+    project = _project(tmp_path, service.url + "/check", timeout=7,
+                       headers={"Authorization": "Bearer $POLICY_TOKEN"},
+                       allowedEnvVars=["POLICY_TOKEN"])
+    approve(project / ".prompthooks")
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "explain", "--managed-dir",
+                           str(tmp_path / "none")],
+                          input=json.dumps(claude_bash("ls", cwd=str(project))), text=True,
+                          capture_output=True, cwd=project, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"RUNS  http {service.url}" in proc.stdout and "timeout 7 s" in proc.stdout
+    assert f"POST {service.url}/check; proxy: the environment's proxy variables" in proc.stdout
+    assert "headers: Authorization; variables they may fill: POLICY_TOKEN" in proc.stdout
+    assert service.connections == 0
+
+
+def test_doctor_says_whether_the_url_answers(tmp_path: Path, service: Service) -> None:
+    from prompthooks.api import load_config
+    from prompthooks.devtools.doctor import http_checks
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", _hook(service.url),
+                        _hook(dead, failClosed=True), matcher="Bash")
+    config = load_config([str(cfg)], str(tmp_path), managed_dir=tmp_path / "none")
+    up, down = list(http_checks(config, offline=False))
+    assert up["status"] == "ok" and "answers (HTTP 200 to HEAD)" in up["detail"]
+    assert [s.method for s in service.seen] == ["HEAD"]
+    assert down["status"] == "fail" and "cannot reach it" in down["detail"]
+    assert "block every event" in down["detail"]
+    offline = list(http_checks(config, offline=True))
+    assert all("not contacted" in c["detail"] for c in offline) and len(service.seen) == 1
