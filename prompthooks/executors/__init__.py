@@ -34,7 +34,7 @@ class _RunExecutors:
         if kind == "http":
             from .http import HttpExecutor
 
-            return HttpExecutor()
+            return HttpExecutor(self._models)
         from .command import CommandExecutor
 
         return CommandExecutor()

@@ -10,10 +10,16 @@ What the request may carry is bounded by the config: a header value's ``$VAR`` o
 is filled only from the variables the hook's ``allowedEnvVars`` lists (any other is sent
 empty, as Claude Code does), and a managed hook reads no proxy, certificate or ``.netrc``
 setting from the environment (an agent can set those), only the proxy its file names.
+
+Under a cassette (``run --record``/``--replay``, ``prompthooks test``) the reply is recorded or
+replayed as a model's is, keyed by the method, the URL and the body's digest (never a
+header); a managed hook's never are.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import threading
@@ -23,7 +29,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
-from ..core.hook import Hook, origin, variable_reference
+from ..core.hook import Hook, origin, shown_url, variable_reference
 from ..core.result import HookResult, Status
 from ..errors import excerpt
 from .command import OUTPUT_CAP, hook_input
@@ -31,6 +37,9 @@ from .replies import result_from_reply
 
 if TYPE_CHECKING:
     import httpx
+
+    from ..model.cassette import Cassette
+    from ..model.chain import Models
 
 _CHUNK = 65536
 
@@ -74,19 +83,30 @@ def probe(hook: Hook, seconds: float) -> tuple[bool, str]:
     return True, f"{where} answers (HTTP {response.status_code} to HEAD)"
 
 
+def request_key(hook: Hook, body: bytes) -> str:
+    """An http hook's cassette key: the method, the URL and a digest of the body; never a
+    header (they may carry a token)."""
+    blob = json.dumps({"method": "POST", "url": hook.url,
+                       "body": hashlib.sha256(body).hexdigest()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
 class _Exchange:
     """One request, made in a thread of its own so that the hook's deadline holds however
-    the server answers (httpx's timeouts are per operation, not for the whole exchange)."""
+    the server answers (httpx's timeouts are per operation, not for the whole exchange);
+    answered from the cassette in use instead when it holds the reply."""
 
-    def __init__(self, hook: Hook, event: Event, deadline: float) -> None:
+    def __init__(self, hook: Hook, event: Event, deadline: float,
+                 cassette: Cassette | None) -> None:
         self.hook, self.event, self.deadline = hook, event, deadline
+        self.cassette = cassette
         self.result: HookResult | None = None
         self.client: httpx.Client | None = None
         self.start = time.monotonic()
 
     def run(self) -> None:
         try:
-            self.result = self._post()
+            self.result = self._exchange()
         except Exception as exc:  # whatever httpx raises for a bad header, a TLS fault...
             self.result = self._error(f"cannot reach {origin(self.hook.url or '')}: "
                                       f"{_describe(exc)}")
@@ -99,15 +119,46 @@ class _Exchange:
         return HookResult(hook=self.hook, status=status, error=why, http_status=http_status,
                           duration=time.monotonic() - self.start)
 
-    def _post(self) -> HookResult:
+    def _exchange(self) -> HookResult:
+        body = hook_input(self.hook, self.event)
+        headers = header_values(self.hook, os.environ)
+        if self.cassette is None:
+            answer = self._post(body, headers)
+            return answer if isinstance(answer, HookResult) else self._judge(*answer)
+        from ..model.cassette import CassetteError
+        from ..redaction import redact
+
+        key = request_key(self.hook, body)
+        try:
+            entry = self.cassette.recorded(key, self.hook)
+        except CassetteError as exc:
+            return self._error(str(exc))
+        if entry is not None:
+            status = entry.get("status")
+            if not isinstance(status, int):
+                return self._error(f"cassette {self.cassette.path}: entry {key} has no status")
+            return replace(self._judge(status, str(entry["reply"]).encode()), replayed=True)
+        answer = self._post(body, headers)
+        if isinstance(answer, HookResult):  # no answer: nothing to record
+            return answer
+        status, data = answer
+        # What is stored passes the redaction pass, the headers' values hidden too (a
+        # service may echo them): a cassette is committed and read by people.
+        self.cassette.keep(self.hook, {
+            "key": key, "hook": self.hook.name, "kind": "http",
+            "url": shown_url(self.hook.url or ""), "status": status,
+            "reply": redact(data.decode("utf-8", "replace"), list(headers.values()))})
+        return self._judge(status, data)
+
+    def _post(self, body: bytes, headers: dict[str, str]) -> HookResult | tuple[int, bytes]:
+        """The status and body the URL answered, or the error result for no answer."""
         import httpx
 
         hook, where = self.hook, origin(self.hook.url or "")
-        body = hook_input(hook, self.event)
         self.client = _client(hook, max(self.deadline - time.monotonic(), 0.001))
         try:
             with self.client.stream("POST", hook.url or "", content=body,
-                                    headers=header_values(hook, os.environ)) as response:
+                                    headers=headers) as response:
                 status = response.status_code
                 data = bytearray()
                 for chunk in response.iter_bytes(_CHUNK):
@@ -123,15 +174,21 @@ class _Exchange:
                                f"{time.monotonic() - self.start:.1f}s", "timeout")
         except httpx.HTTPError as exc:
             return self._error(f"cannot reach {where}: {_describe(exc)}")
-        duration = time.monotonic() - self.start
+        return status, bytes(data)
+
+    def _judge(self, status: int, data: bytes) -> HookResult:
+        """The hook's result for what the URL answered: a 2xx body read as the dialect's
+        command hook's stdout on exit 0, any other status an error."""
+        where = origin(self.hook.url or "")
         if 300 <= status < 400:
             return self._error(f"{where} answered HTTP {status}, a redirect (not followed)",
                                http_status=status)
         if not 200 <= status < 300:
-            detail = excerpt(bytes(data))
+            detail = excerpt(data)
             return self._error(f"{where} answered HTTP {status}"
                                + (f": {detail}" if detail else ""), http_status=status)
-        result = result_from_reply(hook, self.event, 0, bytes(data), b"", duration)
+        result = result_from_reply(self.hook, self.event, 0, data, b"",
+                                   time.monotonic() - self.start)
         return replace(result, http_status=status)
 
 
@@ -145,13 +202,27 @@ class HttpExecutor:
     # An exchange past its deadline is given up at once: nothing has to be stopped.
     stop_grace = 0.1
 
-    def __init__(self) -> None:
+    def __init__(self, models: Models | None = None) -> None:
         self._running: set[_Exchange] = set()
         self._lock = threading.Lock()
+        self._models = models
+
+    def _cassette(self, hook: Hook) -> Cassette | None:
+        # A managed hook's requests are never replayed from, nor recorded into, a file the
+        # user or an agent can write (as its prompt hooks' model calls).
+        if hook.managed:
+            return None
+        from ..model.chain import Models
+
+        return (self._models or Models()).cassette_in_use()
 
     def run(self, hook: Hook, event: Event, deadline: float) -> HookResult:
         """POST the event and read the reply; never raises for the hook's own faults."""
-        exchange = _Exchange(hook, event, deadline)
+        try:
+            cassette = self._cassette(hook)
+        except Exception as exc:  # PROMPTHOOKS_CASSETTE_MODE of no mode: the hook's error
+            return HookResult(hook=hook, status="error", error=str(exc))
+        exchange = _Exchange(hook, event, deadline, cassette)
         thread = threading.Thread(target=exchange.run, daemon=True)
         with self._lock:
             self._running.add(exchange)

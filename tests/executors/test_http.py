@@ -472,3 +472,34 @@ def test_doctor_says_whether_the_url_answers(tmp_path: Path, service: Service) -
     assert "block every event" in down["detail"]
     offline = list(http_checks(config, offline=True))
     assert all("not contacted" in c["detail"] for c in offline) and len(service.seen) == 1
+
+
+def test_recorded_then_replayed_offline(tmp_path: Path, service: Service,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLICY_TOKEN", "tok-never-recorded-321")
+    # The service echoes the header's token in its reason: the recording must hide it.
+    service.script(Reply(body=json.dumps({**DENY, "hookSpecificOutput": {
+        **DENY["hookSpecificOutput"],
+        "permissionDecisionReason": "no (tok-never-recorded-321)"}}).encode()))
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", _hook(
+        service.url + "/check", headers={"Authorization": "Bearer $POLICY_TOKEN"},
+        allowedEnvVars=["POLICY_TOKEN"]), matcher="Bash")
+    tape = tmp_path / "tape.yaml"
+    event = claude_bash("rm -rf /")
+    recorded = run_cli(event, "--config", str(cfg), "--managed-dir", str(tmp_path / "none"),
+                       "--record", str(tape))
+    assert reply(recorded)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert len(service.seen) == 1
+    text = tape.read_text()
+    assert "tok-never-recorded-321" not in text and "status: 200" in text
+    # Offline: the service is gone; the replay answers as it did.
+    service.script(Reply(status=500))
+    replayed = run_cli(event, "--config", str(cfg), "--managed-dir", str(tmp_path / "none"),
+                       "--replay", str(tape))
+    assert len(service.seen) == 1  # not contacted
+    assert reply(replayed)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # Another event has no recording: under replay that is the hook's error, never a call.
+    missed = run_cli(claude_bash("ls"), "--config", str(cfg), "--managed-dir",
+                     str(tmp_path / "none"), "--replay", str(tape))
+    assert len(service.seen) == 1
+    assert "no recorded reply for hook" in missed.stderr + missed.stdout
