@@ -503,3 +503,43 @@ def test_recorded_then_replayed_offline(tmp_path: Path, service: Service,
                      str(tmp_path / "none"), "--replay", str(tape))
     assert len(service.seen) == 1
     assert "no recorded reply for hook" in missed.stderr + missed.stdout
+
+
+def test_the_shipped_example_service_and_config(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    from ..helpers import REPO
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    service = subprocess.Popen(
+        [sys.executable, str(REPO / "config" / "examples" / "policy_service.py"), str(port)],
+        stdout=subprocess.PIPE, text=True, env={"POLICY_TOKEN": "team-token-1"})
+    try:
+        assert service.stdout is not None and "policy service on" in service.stdout.readline()
+        data = json.loads((REPO / "config" / "examples" / "http-hook.json").read_text())
+        handler = data["hooks"]["PreToolUse"][0]["hooks"][0]
+        handler["url"] = handler["url"].replace(":8700", f":{port}")
+        cfg = write_json(tmp_path / "hooks.json", data)
+        monkeypatch.setenv("POLICY_TOKEN", "team-token-1")
+
+        def decide(command: str) -> Outcome:
+            return dispatch(claude_bash(command), config_paths=[str(cfg)],
+                            managed_dir=tmp_path / "none", budget=30)
+
+        blocked = decide("rm -rf /")
+        assert blocked.decision.permission == "deny"
+        assert "recursive deletes" in (blocked.decision.reason or "")
+        assert decide("rm -rf ./build").decision.permission is None
+        assert not decide("ls").decision.results[0].failed
+        # Without the token the service refuses, and the fail-closed hook blocks.
+        monkeypatch.setenv("POLICY_TOKEN", "wrong")
+        refused = decide("ls")
+        assert refused.decision.permission == "deny"
+        assert "answered HTTP 401" in (refused.decision.reason or "")
+    finally:
+        service.terminate()
+        service.wait(10)
