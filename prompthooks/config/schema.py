@@ -8,6 +8,7 @@ loads. Known keys are checked strictly: a timeout must be a number, a matcher a 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -58,6 +59,9 @@ def is_http_url(value: str) -> bool:
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname) and value.isprintable()
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110's token
 
 
 def _http_url(value: str) -> str:
@@ -196,6 +200,11 @@ class Handler(Lenient):
     def _needs_its_field(self) -> Handler:
         if self.type == "http" and not (self.url and is_http_url(self.url)):
             raise ValueError("an http hook needs a 'url': an absolute http:// or https:// URL")
+        for name, value in (self.headers or {}).items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"header name {name!r} is not a valid HTTP header name")
+            if any(c in value for c in "\r\n\0"):
+                raise ValueError(f"header {name!r}: a value is one line")
         if self.type == "command" and not (self.command and self.command.strip()):
             raise ValueError("a command hook needs a non-empty 'command'")
         if self.type == "prompt":

@@ -46,7 +46,8 @@ _CHUNK = 65536
 
 def header_values(hook: Hook, environ: Mapping[str, str]) -> dict[str, str]:
     """The request's headers: the hook's own with each listed variable filled in and every
-    other reference emptied, then ``Content-Type`` (the body is always JSON)."""
+    other reference emptied, then ``Content-Type`` (the body is always JSON). ValueError for
+    a value that a variable made more than one line."""
     allowed = set(hook.allowed_env_vars)
 
     def fill(match: re.Match[str]) -> str:
@@ -55,6 +56,11 @@ def header_values(hook: Hook, environ: Mapping[str, str]) -> dict[str, str]:
 
     out = {name: variable_reference().sub(fill, value) for name, value in hook.headers
            if name.lower() != "content-type"}
+    for name, value in out.items():
+        # A variable's value must not add a header or end the request's head.
+        if any(c in value for c in "\r\n\0"):
+            raise ValueError(f"header {name!r}: a variable it names holds a line break; "
+                             "the request was not sent")
     out["Content-Type"] = "application/json"
     return out
 
@@ -121,7 +127,10 @@ class _Exchange:
 
     def _exchange(self) -> HookResult:
         body = hook_input(self.hook, self.event)
-        headers = header_values(self.hook, os.environ)
+        try:
+            headers = header_values(self.hook, os.environ)
+        except ValueError as exc:
+            return self._error(str(exc))
         if self.cassette is None:
             answer = self._post(body, headers)
             return answer if isinstance(answer, HookResult) else self._judge(*answer)

@@ -264,14 +264,21 @@ def test_a_header_naming_an_unlisted_variable_is_warned_of(tmp_path: Path) -> No
                for w in config.loaded.warnings)
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/", "/relative",
-                                 "http://", "http://127.0.0.1:99999/"])
-def test_a_bad_url_fails_the_file(tmp_path: Path, url: str) -> None:
-    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", _hook(url, failClosed=True),
-                        matcher="Bash")
+@pytest.mark.parametrize(("url", "headers", "said"), [
+    ("file:///etc/passwd", {}, "an http hook needs a 'url'"),
+    ("ftp://127.0.0.1/", {}, "an http hook needs a 'url'"),
+    ("/relative", {}, "an http hook needs a 'url'"),
+    ("http://", {}, "an http hook needs a 'url'"),
+    ("http://127.0.0.1:99999/", {}, "an http hook needs a 'url'"),
+    ("http://127.0.0.1:9/", {"Bad Name": "x"}, "is not a valid HTTP header name"),
+    ("http://127.0.0.1:9/", {"X-Two": "a\r\nX-Injected: 1"}, "a value is one line")])
+def test_a_bad_url_or_header_fails_the_file(tmp_path: Path, url: str, headers: dict[str, str],
+                                            said: str) -> None:
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        _hook(url, failClosed=True, headers=headers), matcher="Bash")
     outcome = dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=30)
     assert outcome.decision.permission == "deny"
-    assert "an http hook needs a 'url'" in (outcome.decision.reason or "")
+    assert said in (outcome.decision.reason or "")
 
 
 class _Proxy:
@@ -543,3 +550,73 @@ def test_the_shipped_example_service_and_config(tmp_path: Path,
     finally:
         service.terminate()
         service.wait(10)
+
+
+def test_prompthooks_test_records_then_replays_an_http_hook(tmp_path: Path,
+                                                           service: Service) -> None:
+    import subprocess
+    import sys
+
+    service.script(Reply(body=json.dumps(DENY).encode()))
+    claude_config(tmp_path / "hooks.json", "PreToolUse", _hook(service.url + "/check"),
+                  matcher="Bash")
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(
+        "config: hooks.json\n"
+        "cases:\n"
+        "  - name: the service blocks it\n"
+        "    event: {session_id: s, hook_event_name: PreToolUse, cwd: /tmp,\n"
+        "            tool_name: Bash, tool_input: {command: 'rm -rf /'}}\n"
+        "    expect: {decision: deny, reason_contains: service}\n")
+
+    def test(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "prompthooks", "test", str(cases), *args],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+
+    recorded = test("--record")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert len(service.seen) == 1 and "kind: http" in (tmp_path / "cases.cassette.yaml"
+                                                       ).read_text()
+    service.script(Reply(status=500))
+    replayed = test()
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "1 passed" in replayed.stdout and len(service.seen) == 1
+
+
+def test_validate_names_each_http_problem(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = tmp_path / "cfg"
+    write_json(folder / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        _hook("http://127.0.0.1:9/", headers={"X-Key": "${SECRET}"}, allowedEnvVars=["TOKEN"],
+              urll="typo"),
+        _hook("gopher://127.0.0.1/")]}]}})
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "validate", "--config",
+                           str(folder / "hooks.json")], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert proc.returncode == 1
+    assert "hooks[1]: an http hook needs a 'url': an absolute http:// or https:// URL" in (
+        proc.stdout)
+    folder.joinpath("hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        _hook("http://127.0.0.1:9/", headers={"X-Key": "${SECRET}"}, allowedEnvVars=["TOKEN"],
+              urll="typo")]}]}}))
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "validate", "--config",
+                           str(folder / "hooks.json")], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stdout
+    assert "unknown key 'urll' ignored" in proc.stdout
+    assert "header 'X-Key' names $SECRET, which allowedEnvVars does not list" in proc.stdout
+
+
+def test_a_variable_cannot_inject_a_header(tmp_path: Path, service: Service,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLICY_TOKEN", "tok\r\nX-Injected: 1")
+    outcome = _run(tmp_path, _hook(service.url, failClosed=True, allowedEnvVars=["POLICY_TOKEN"],
+                                   headers={"Authorization": "Bearer $POLICY_TOKEN"}))
+    (result,) = outcome.decision.results
+    # Canary: the listed variable's value was read into the header, and refused there.
+    assert result.error == ("header 'Authorization': a variable it names holds a line break; "
+                            "the request was not sent")
+    assert outcome.decision.permission == "deny"
+    assert service.seen == [] and service.connections == 0
