@@ -18,6 +18,7 @@ header); a managed hook's never are.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -65,6 +66,36 @@ def header_values(hook: Hook, environ: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+# TLS contexts by the settings they were made from: making one reads the CA bundle (some
+# 40 ms), which a run would otherwise pay for each hook, http:// ones too.
+_contexts: dict[tuple[str | None, ...], Any] = {}
+_contexts_lock = threading.Lock()
+
+
+def _tls_context(trust_env: bool) -> Any:
+    import httpx
+
+    # Only a hook that follows the environment reads its CA settings (as httpx would).
+    key = (("env", os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+           if trust_env else ("none",))
+    with _contexts_lock:
+        context = _contexts.get(key)
+        if context is None:
+            context = _contexts[key] = httpx.create_ssl_context(trust_env=trust_env)
+        return context
+
+
+def preload() -> None:
+    """What a first http hook would load, done ahead (the resident process, before it forks
+    runs): httpx and the TLS context of a managed hook and of one following this process's
+    environment, and the codec a request's host name is encoded with."""
+    import encodings.idna  # noqa: F401
+
+    for trust_env in (False, True):
+        with contextlib.suppress(OSError):  # an unreadable bundle: said when a hook uses it
+            _tls_context(trust_env)
+
+
 def _client(hook: Hook, timeout: float) -> httpx.Client:
     # httpx only when an http hook runs: an event with command hooks only never imports it.
     import httpx
@@ -72,7 +103,7 @@ def _client(hook: Hook, timeout: float) -> httpx.Client:
     managed = hook.managed
     proxy = hook.prompt_settings.proxy if managed and hook.prompt_settings else None
     return httpx.Client(trust_env=not managed, proxy=proxy, follow_redirects=False,
-                        timeout=httpx.Timeout(timeout))
+                        timeout=httpx.Timeout(timeout), verify=_tls_context(not managed))
 
 
 def probe(hook: Hook, seconds: float) -> tuple[bool, str]:

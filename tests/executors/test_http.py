@@ -620,3 +620,44 @@ def test_a_variable_cannot_inject_a_header(tmp_path: Path, service: Service,
                             "the request was not sent")
     assert outcome.decision.permission == "deny"
     assert service.seen == [] and service.connections == 0
+
+
+_IMPORTS = """
+import sys
+from prompthooks.cli import main
+code = main(["run", "--config", sys.argv[1], "--managed-dir", sys.argv[2]])
+print("LOADED=" + ",".join(sorted(m for m in sys.modules if m.split(".")[0] in
+      ("httpx", "litellm", "openai") or m == "prompthooks.executors.http")), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("kind", ["command", "http"])
+def test_httpx_is_imported_only_when_an_http_hook_runs(tmp_path: Path, service: Service,
+                                                       kind: str) -> None:
+    import subprocess
+    import sys
+
+    handler = _hook(service.url) if kind == "http" else {"command": "exit 0"}
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", handler, matcher="Bash")
+    proc = subprocess.run([sys.executable, "-c", _IMPORTS, str(cfg), str(tmp_path / "none")],
+                          input=json.dumps(claude_bash("ls")), capture_output=True, text=True,
+                          timeout=60)
+    loaded = next(line for line in proc.stderr.splitlines() if line.startswith("LOADED="))
+    names = loaded.removeprefix("LOADED=").split(",")
+    assert not any(n.split(".")[0] in ("litellm", "openai") for n in names)
+    if kind == "http":
+        assert "httpx" in names and len(service.seen) == 1  # canary: the probe sees imports
+    else:
+        assert names == [""]
+
+
+def test_a_forked_http_hook_run_imports_nothing(tmp_path: Path, service: Service) -> None:
+    # The resident process warms httpx and this executor before it forks: a run pays neither.
+    from ..dispatcher.test_warm import _forked_run
+
+    service.script(Reply(body=json.dumps(DENY).encode()))
+    out, imported = _forked_run(tmp_path, _hook(service.url))
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert len(service.seen) == 1  # the request was made in the forked run
+    assert imported == set()
