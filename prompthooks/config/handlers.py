@@ -188,6 +188,9 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
         loaded.warnings += [
             f"{label}: header {name!r} names ${var}, which allowedEnvVars does not list: it is "
             "sent empty" for name, var in unlisted_variables(headers, allowed)]
+        if not local_or_encrypted(handler.url):
+            loaded.warnings.append(f"{label}: url is plain http:// to another machine: the "
+                                   "event and the headers cross the network unencrypted")
         return Hook(kind="http", label=label, title=handler.name, url=handler.url,
                     headers=headers, allowed_env_vars=allowed, fail_closed=handler.failClosed,
                     allow_approves=handler.allow_approves, raw_event=handler.raw_event,
@@ -200,6 +203,21 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
                 fail_closed=handler.failClosed, allow_approves=handler.allow_approves,
                 raw_event=handler.raw_event,
                 timeout=handler.timeout or default_timeout, **fields)
+
+
+def local_or_encrypted(url: str) -> bool:
+    """Whether an http hook's URL is https://, or http:// to this machine (loopback)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme == "https" or host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def unknown_event_message(path: Path, key: str, title: str, known: Iterable[str]) -> str:

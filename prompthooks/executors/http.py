@@ -250,8 +250,8 @@ class HttpExecutor:
     def _cassette(self, hook: Hook) -> Cassette | None:
         # A managed hook's requests are never replayed from, nor recorded into, a file the
         # user or an agent can write (as its prompt hooks' model calls).
-        if hook.managed:
-            return None
+        if hook.managed or (self._models is None and not os.environ.get("PROMPTHOOKS_CASSETTE")):
+            return None  # no cassette in use: the model chain's modules are not needed
         from ..model.chain import Models
 
         return (self._models or Models()).cassette_in_use()

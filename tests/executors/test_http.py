@@ -262,6 +262,13 @@ def test_a_header_naming_an_unlisted_variable_is_warned_of(tmp_path: Path) -> No
     config = load_config([str(cfg)], str(tmp_path))
     assert any("names $SECRET, which allowedEnvVars does not list" in w
                for w in config.loaded.warnings)
+    assert not any("unencrypted" in w for w in config.loaded.warnings)
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
+                        _hook("http://policy.example.com/check"),
+                        _hook("https://policy.example.com/check"))
+    warned = [w for w in load_config([str(cfg)], str(tmp_path)).loaded.warnings
+              if "unencrypted" in w]
+    assert len(warned) == 1 and "hooks[0]: url is plain http:// to another machine" in warned[0]
 
 
 @pytest.mark.parametrize(("url", "headers", "said"), [
