@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..core.hook import shown_url
 from ..core.merge import apply_failure_policy
 from ..core.result import HookResult
 from ..redaction import config_keys, redact
@@ -102,6 +103,9 @@ def result_row(result: HookResult, base: Mapping[str, Any],
         "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
         "cost": _cost(result), "cached": int(result.cached), "replayed": int(result.replayed),
         "error": _redact(result.error, keys, environ),
+        # Where an http hook posted, never its headers (they may carry a token).
+        "url": _redact(shown_url(hook.url), keys, environ) if hook.url else None,
+        "http_status": result.http_status,
     }
 
 

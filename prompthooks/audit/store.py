@@ -25,7 +25,7 @@ COLUMNS: tuple[str, ...] = (
     "time", "run_id", "host", "event", "host_event", "tool", "session_id", "project",
     "hook", "hook_label", "source", "kind", "fail_closed", "status", "decision", "reason",
     "duration_ms", "model", "input_tokens", "output_tokens", "cost", "cached", "replayed",
-    "error", "event_input",
+    "error", "event_input", "url", "http_status",
 )
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -42,7 +42,7 @@ MIGRATIONS: tuple[str, ...] = (
         hook TEXT NOT NULL,           -- a short name: the command or the prompt file
         hook_label TEXT NOT NULL,     -- where it is configured: file and JSON path
         source TEXT NOT NULL,         -- managed, project, user, config
-        kind TEXT NOT NULL,           -- command, prompt, config (a source that did not load)
+        kind TEXT NOT NULL,           -- command, prompt, http, config (a source that did not load)
         fail_closed INTEGER NOT NULL,
         status TEXT NOT NULL,         -- ok, error, timeout
         decision TEXT NOT NULL,       -- allow, ask, deny, none (after the failure policy)
@@ -59,6 +59,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX decisions_time ON decisions (time);
     CREATE INDEX decisions_hook ON decisions (hook);
+    """,
+    # http hooks: the URL's origin and path only, and the status it answered. (No comment
+    # after a column here: SQLite copies it into the table's text, past its closing bracket.)
+    """
+    ALTER TABLE decisions ADD COLUMN url TEXT;
+    ALTER TABLE decisions ADD COLUMN http_status INTEGER
     """,
 )
 BUSY_TIMEOUT = 3.0  # seconds a writer waits for another one before spooling its rows

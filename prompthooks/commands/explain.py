@@ -78,7 +78,7 @@ def _print(report: dict[str, Any], title: str) -> None:
     for hook in hooks:
         verdict = "RUNS" if hook["runs"] else "SKIP"
         policy = "fail-closed" if hook["fail_closed"] else "fail-open"
-        name = hook["name"] if hook["kind"] == "prompt" else f"command {hook['name']}"
+        name = hook["name"] if hook["kind"] != "command" else f"command {hook['name']}"
         output.line(f"  {verdict}  {name}  [{hook['source']}: "
                     f"{hook['label']}]  {policy}, timeout {hook['timeout']:g} s",
                     "green" if hook["runs"] else "dim")
@@ -86,6 +86,15 @@ def _print(report: dict[str, Any], title: str) -> None:
         prompt = hook.get("prompt")
         if prompt:
             _print_prompt(prompt)
+        if "http" in hook:
+            _print_http(hook["http"])
+
+
+def _print_http(http: dict[str, Any]) -> None:
+    output.line(f"        POST {http['url']}; proxy: {http['proxy']}")
+    output.line(f"        headers: {', '.join(http['headers']) or 'none'}"
+                + "; variables they may fill: "
+                + (", ".join(http["allowed_env_vars"]) or "none"))
 
 
 def _print_prompt(prompt: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.hook import Hook
+from ..core.hook import Hook, shown_url
 from ..redaction import redact
 from . import output
 
@@ -48,9 +48,13 @@ def _matcher(hook: Hook) -> str:
 
 
 def _what(hook: Hook) -> str:
-    """The command, the hook file, or the prompt's first non-blank line (or its file)."""
+    """The command, the hook file, where an http hook posts, or the prompt's first non-blank
+    line (or its file)."""
     if hook.kind == "command":
         return "$ " + (hook.command or hook.executable or "?")
+    if hook.kind == "http":
+        names = ", ".join(sorted({name for name, _ in hook.headers}))
+        return f"POST {shown_url(hook.url or '')}" + (f" (headers {names})" if names else "")
     first = next((ln for ln in (hook.prompt or "").splitlines() if ln.strip()), "")
     return "> " + (first or f"prompt_file {hook.prompt_file}")
 

@@ -101,6 +101,8 @@ def hook_from_data(data: Mapping[str, Any]) -> Hook:
     matcher = fields["matcher"]
     fields["matcher"] = Matcher(matcher["mode"], matcher["pattern"], tuple(matcher["names"]))
     fields["model_variables"] = tuple(fields.get("model_variables", ()))
+    fields["headers"] = tuple(tuple(pair) for pair in fields.get("headers", ()))
+    fields["allowed_env_vars"] = tuple(fields.get("allowed_env_vars", ()))
     settings = fields.get("prompt_settings")
     fields["prompt_settings"] = PromptSettings(**settings) if settings else None
     fields["halt_on_block"] = frozenset(fields["halt_on_block"])

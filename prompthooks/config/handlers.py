@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.hook import Hook, PromptSettings, Source
+from ..core.hook import Hook, PromptSettings, Source, unlisted_variables
 from ..core.matchers import MATCH_ALL, Matcher
 from ..errors import ConfigError
 from . import files
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from ..hosts.protocol import Host
 
 PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
+# Every dialect's http hooks: Claude Code documents none of its own for them, and a policy
+# service that has not answered in 30 s is down (the run's budget caps it anyway).
+HTTP_TIMEOUT = 30.0
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -179,6 +182,19 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
                     cache_ttl=handler.cache_ttl, timeout=handler.timeout or PROMPT_TIMEOUT,
                     transcript=transcript_entries(handler.transcript), **fields)
+    if handler.type == "http":
+        headers = tuple((handler.headers or {}).items())
+        allowed = tuple(handler.allowedEnvVars or ())
+        loaded.warnings += [
+            f"{label}: header {name!r} names ${var}, which allowedEnvVars does not list: it is "
+            "sent empty" for name, var in unlisted_variables(headers, allowed)]
+        if not local_or_encrypted(handler.url):
+            loaded.warnings.append(f"{label}: url is plain http:// to another machine: the "
+                                   "event and the headers cross the network unencrypted")
+        return Hook(kind="http", label=label, title=handler.name, url=handler.url,
+                    headers=headers, allowed_env_vars=allowed, fail_closed=handler.failClosed,
+                    allow_approves=handler.allow_approves, raw_event=handler.raw_event,
+                    timeout=handler.timeout or HTTP_TIMEOUT, **fields)
     if handler.type != "command":
         loaded.warnings.append(f"{label}: type {handler.type!r} is not supported; "
                                "this hook is ignored")
@@ -187,6 +203,21 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
                 fail_closed=handler.failClosed, allow_approves=handler.allow_approves,
                 raw_event=handler.raw_event,
                 timeout=handler.timeout or default_timeout, **fields)
+
+
+def local_or_encrypted(url: str) -> bool:
+    """Whether an http hook's URL is https://, or http:// to this machine (loopback)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme == "https" or host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def unknown_event_message(path: Path, key: str, title: str, known: Iterable[str]) -> str:

@@ -8,6 +8,7 @@ loads. Known keys are checked strictly: a timeout must be a number, a matcher a 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -20,11 +21,11 @@ from pydantic import (
     model_validator,
 )
 
-from ..core.hook import check_name
+from ..core.hook import ENV_NAME, check_name
 
 Seconds = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
 Megabytes = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
-# Claude Code's five; those other than command and prompt are skipped with a warning.
+# Claude Code's five; agent and mcp_tool are skipped with a warning.
 HandlerType = Literal["command", "prompt", "agent", "http", "mcp_tool"]
 
 
@@ -48,15 +49,23 @@ class JsonlExport(BaseModel):
     max_mb: Megabytes | None = None  # the file's size before it is rotated (default 64)
 
 
-def _http_url(value: str) -> str:
+def is_http_url(value: str) -> bool:
+    """Whether ``value`` is an absolute http:// or https:// URL with a host and a valid port."""
     from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 - raises for a port that is not a number
     except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and value.isprintable()
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110's token
+
+
+def _http_url(value: str) -> str:
+    if not is_http_url(value):
         raise ValueError("an OTLP endpoint is an http:// or https:// URL (OTLP over HTTP)")
     return value
 
@@ -181,9 +190,21 @@ class Handler(Lenient):
     # ours: give this handler the sending host's raw event, not one in its own dialect
     raw_event: StrictBool = False
     transcript: TranscriptEntries | None = None  # ours: the conversation in the prompt
+    # http hooks (Claude Code's keys): where the event is POSTed, the request's headers, and
+    # the variables a header value may name as $VAR or ${VAR}.
+    url: StrictStr | None = None
+    headers: dict[StrictStr, StrictStr] | None = None
+    allowedEnvVars: list[Annotated[StrictStr, Field(pattern=f"^{ENV_NAME}$")]] | None = None
 
     @model_validator(mode="after")
     def _needs_its_field(self) -> Handler:
+        if self.type == "http" and not (self.url and is_http_url(self.url)):
+            raise ValueError("an http hook needs a 'url': an absolute http:// or https:// URL")
+        for name, value in (self.headers or {}).items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"header name {name!r} is not a valid HTTP header name")
+            if any(c in value for c in "\r\n\0"):
+                raise ValueError(f"header {name!r}: a value is one line")
         if self.type == "command" and not (self.command and self.command.strip()):
             raise ValueError("a command hook needs a non-empty 'command'")
         if self.type == "prompt":

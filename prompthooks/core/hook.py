@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -13,7 +14,7 @@ from .matchers import MATCH_ALL, Matcher
 # registry's (``hosts.host_tool``), handed in by the caller, since core knows no host.
 HostTool = Callable[[str, str], str]
 
-Kind = Literal["command", "prompt"]
+Kind = Literal["command", "prompt", "http"]
 Dialect = str  # the name of the host whose config dialect a hook is written in (hosts)
 # What a hook's matcher is compared with.
 # "host_tool": the tool's name in the hook's own dialect (Cursor's "Shell" for Bash).
@@ -33,6 +34,59 @@ def check_name(value: str) -> str:
     if any(ord(c) < 32 or 127 <= ord(c) < 160 or c in "\u2028\u2029" for c in value):
         raise ValueError("a name must be one line without control characters")
     return value.strip()
+
+
+# A variable's name as an http hook's allowedEnvVars lists it, and as a header value names it
+# ($NAME or ${NAME}).
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_REFERENCE = re.compile(rf"\$(?:\{{({ENV_NAME})\}}|({ENV_NAME}))")
+
+
+def variable_reference() -> re.Pattern[str]:
+    """The pattern of one ``$NAME`` or ``${NAME}`` (group 1 or 2 is the name)."""
+    return _REFERENCE
+
+
+def references(value: str) -> Iterator[str]:
+    """The variables a header value names, as ``$NAME`` or ``${NAME}``."""
+    for match in _REFERENCE.finditer(value):
+        yield match.group(1) or match.group(2)
+
+
+def unlisted_variables(headers: Iterable[tuple[str, str]],
+                       allowed: Iterable[str]) -> list[tuple[str, str]]:
+    """``(header, variable)`` for each variable a header names that ``allowed`` does not list
+    (Claude Code sends those empty)."""
+    listed = set(allowed)
+    return [(name, var) for name, value in headers for var in references(value)
+            if var not in listed]
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, without its user, password, path or query: what may
+    be shown of an http hook's URL wherever its name is (a query may hold a token)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}{port}"
+
+
+def shown_url(url: str) -> str:
+    """An http hook's URL as explain and the audit log show it: its origin and path, without
+    a user, password or query (``?...`` marks one), since either may hold a token."""
+    from urllib.parse import urlsplit
+
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        path = ""
+    return origin(url) + path + ("?..." if "?" in url else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +150,11 @@ class Hook:
     # The sha256 of an approved executable's bytes: it runs from a private copy of exactly
     # those bytes, never from the file opened again by name (config.covered).
     digest: str | None = None
+    # http hooks: the URL the event is POSTed to, the request's headers as written (their
+    # ``$VAR``s filled at each request, from the allow-listed variables only).
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    allowed_env_vars: tuple[str, ...] = ()
     prompt: str | None = None  # inline template text
     prompt_file: str | None = None  # a shipped template's name or a path
     model: str | None = None
@@ -133,7 +192,8 @@ class Hook:
         # it), is a different hook in each folder; so is a prompt with other settings.
         folder = (self.config_dir if self.prompt_file
                   or "PROMPTHOOKS_CONFIG_DIR" in (self.command or "") else None)
-        return (self.kind, self.command, self.executable, self.prompt, self.prompt_file,
+        return (self.kind, self.command, self.executable, self.url, self.headers,
+                self.allowed_env_vars, self.prompt, self.prompt_file,
                 self.model, self.dialect, self.cwd, folder, self.prompt_settings,
                 self.max_event_chars, self.cache_ttl, self.allow_approves,
                 self.raw_event, self.transcript, self.halt_on_block)
@@ -158,6 +218,8 @@ class Hook:
             return f"prompt {self.prompt_file}" if self.prompt_file else "inline prompt"
         from ..redaction import redact
 
+        if self.kind == "http":
+            return redact(f"http {origin(self.url or '?')}")
         if self.executable:
             return redact("/".join(self.executable.split("/")[-2:]))
         # Redacted before it is cut, so no secret is cut in two: a command may carry one

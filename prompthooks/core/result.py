@@ -45,7 +45,8 @@ class HookResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost: float | None = None  # US dollars, when the model's price is known
-    replayed: bool = False  # the model's reply came from a cassette
+    replayed: bool = False  # the model's (or an http hook's) reply came from a cassette
+    http_status: int | None = None  # http hooks: the status the URL answered
     cached: bool = False  # the verdict came from the verdict cache
 
     @property

@@ -1,6 +1,6 @@
 """The checks behind ``prompthooks doctor``: versions, config sources, the model each prompt
-hook would use and whether it answers, the warm worker, the audit log and its export, the
-host glue.
+hook would use and whether it answers, whether each http hook's URL answers, the warm worker,
+the audit log and its export, the host glue.
 
 Each check is a plain dict ``{"check", "status", "detail"}`` with status ``ok``, ``warn``,
 ``fail`` or ``skip``; the command prints them and exits 1 if any failed. Details pass through
@@ -74,8 +74,38 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
                     *unread_in_sources(config.loaded.sources)]:
         yield check("config warning", "warn", warning)
     kinds = [h.kind for h in config.hooks]
+    http = f", {kinds.count('http')} http" if "http" in kinds else ""
     yield check("hooks", "ok", f"{kinds.count('command')} command, {kinds.count('prompt')} "
-                               "prompt")
+                               f"prompt{http}")
+
+
+def http_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
+    """Each http hook's URL answers (once per URL and proxy rule): one that does not blocks
+    every event a fail-closed hook applies to, and lets them all through if fail-open."""
+    from ..core.hook import origin
+
+    hooks: dict[tuple[str | None, bool, str | None], list[Hook]] = {}
+    for hook in config.hooks:
+        if hook.kind == "http":
+            proxy = hook.prompt_settings.proxy if hook.prompt_settings else None
+            hooks.setdefault((hook.url, hook.managed, proxy), []).append(hook)
+    if not hooks:
+        return
+    from ..executors.http import probe
+
+    for group in hooks.values():
+        hook = group[0]
+        if offline:
+            yield check(f"http {hook.name}", "ok",
+                        f"{origin(hook.url or '')} (not contacted: --offline)")
+            continue
+        ok, detail = probe(hook, 3.0)
+        closed = any(h.fail_closed for h in group)
+        status = "ok" if ok else "fail" if closed else "warn"
+        if not ok:
+            detail += ("; its fail-closed hooks block every event they apply to" if closed
+                       else "; its hooks let every event through until it answers")
+        yield check(f"http {hook.name}", status, detail)
 
 
 def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], list[Hook]]:
@@ -439,6 +469,6 @@ def run_checks(config: Config, project: Path, offline: bool,
                environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     env = os.environ if environ is None else environ
     return [*unjudged_checks(config, env), *versions(), *config_checks(config),
-            *model_checks(config, offline),
+            *model_checks(config, offline), *http_checks(config, offline),
             worker_check(env), audit_check(config, env), *export_checks(config, offline, env),
             *glue_checks(project), *reach_checks(config, project)]

@@ -1,6 +1,7 @@
 """The dry run behind ``prompthooks explain``: which sources were found, which hooks an event
-selects and why, and for each prompt hook the exact request it would send. Nothing runs and
-no model is called. Text that could hold a secret goes through the redaction pass.
+selects and why, for each prompt hook the exact request it would send, and for each http hook
+where it posts the event. Nothing runs, no model is called and no http hook's URL is
+contacted. Text that could hold a secret goes through the redaction pass.
 """
 
 from __future__ import annotations
@@ -91,6 +92,21 @@ def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
     }
 
 
+def http_target(hook: Hook) -> dict[str, Any]:
+    """What an http hook sends where, as far as it can be shown: the URL without its user,
+    password or query (either may hold a token), the header names (their values may), the
+    variables the headers may fill, and which proxy settings apply."""
+    from ..core.hook import shown_url
+
+    settings = hook.prompt_settings
+    proxy = ("the proxy its file names" if hook.managed and settings and settings.proxy
+             else "none (a managed hook reads no proxy variable)" if hook.managed
+             else "the environment's proxy variables")
+    return {"url": shown_url(hook.url or ""),
+            "headers": sorted({name for name, _ in hook.headers}),
+            "allowed_env_vars": list(hook.allowed_env_vars), "proxy": proxy}
+
+
 def _hook_entry(hook: Hook, runs: bool, why: str, keys: list[str],
                 environ: Mapping[str, str] | None) -> dict[str, Any]:
     return {"name": redact(hook.name, keys, environ), "label": redact(hook.label, keys, environ),
@@ -128,6 +144,8 @@ def explain(config: Config, event: Event, budget: float,
         entry = _hook_entry(winner or hook, runs, why, keys, environ)
         if runs and hook.kind == "prompt":
             entry["prompt"] = _prompt(hook, event, environ, keys)
+        if hook.kind == "http":
+            entry["http"] = http_target(hook)
         hooks.append(entry)
     trust = {t.source: t.describe() for t in config.loaded.trust}
     failures = [{"source": f.source.name, "message": redact(f.message, keys, environ),

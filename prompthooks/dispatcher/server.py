@@ -63,12 +63,13 @@ def warm() -> argparse.ArgumentParser:
     from ..commands import run  # noqa: F401
     from ..config import schema, unread  # noqa: F401
     from ..core import stop_cap  # noqa: F401
-    from ..executors import command, prompt  # noqa: F401
+    from ..executors import command, http, prompt  # noqa: F401
     from ..model import direct, prices, verdict_models  # noqa: F401
     from ..runner import handed, judge, once, supervisor  # noqa: F401
 
     direct.preload()  # a prompt hook's direct path: httpx and the TLS contexts, shared
     prices.preload()  # the audit's price table (read after every prompt hook's reply)
+    http.preload()  # an http hook's TLS contexts
     for name in hosts.NAMES:  # what reading a changed config takes (a cache miss)
         for part in ("config", "matchers", "schema"):
             with contextlib.suppress(ImportError):

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 class _RunExecutors:
     """The executors of one run, each made when the first hook of its kind runs (so a prompt
-    hook's imports happen only then); what they must stop is this run's alone."""
+    or http hook's imports happen only then); what they must stop is this run's alone."""
 
     def __init__(self, models: Models | None, deadline: float | None) -> None:
         self._made: dict[str, Executor] = {}
@@ -31,6 +31,10 @@ class _RunExecutors:
             from .prompt import PromptExecutor
 
             return PromptExecutor(self._models, self._deadline)
+        if kind == "http":
+            from .http import HttpExecutor
+
+            return HttpExecutor(self._models)
         from .command import CommandExecutor
 
         return CommandExecutor()

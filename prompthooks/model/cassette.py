@@ -1,4 +1,5 @@
-"""Cassettes: model replies recorded at our own model-call boundary and replayed offline.
+"""Cassettes: model replies recorded at our own model-call boundary and replayed offline; an
+http hook's replies too (``recorded``/``keep``, keyed by the http executor).
 
 An entry is keyed by a hash of what decides the reply (model, messages, response format,
 temperature, max_tokens), with the per-call fence nonce replaced by a fixed token so the key is
@@ -249,6 +250,46 @@ class Cassette:
             self._unrecorded(hook, exc)
         return reply
 
+    def recorded(self, key: str, hook: Hook) -> dict[str, Any] | None:
+        """For an exchange that is not a model call (an http hook's, keyed by its caller): the
+        entry to replay, or None when the exchange is to be made now. A replay that finds
+        none raises CassetteError naming the hook and the key."""
+        try:
+            entry = None if self.mode in ("record", "rerecord") else self.entries().get(key)
+        except CassetteError:
+            if self.mode != "auto":
+                raise
+            entry = None
+        if entry is not None:
+            self._count("recording")
+            return entry
+        if self.mode == "replay":
+            raise CassetteError(f"no recorded reply for hook '{hook.name}' ({hook.label}) in "
+                                f"cassette {self.path} (key {key}); {self.hint}")
+        return None
+
+    def keep(self, hook: Hook, entry: Mapping[str, Any]) -> None:
+        """Record an exchange made now (``recorded`` returned None for its key): written, or
+        under ``rerecord`` compared with what is recorded. Never raises: a reply not written
+        is said in one line."""
+        with self._lock:
+            self.calls += 1
+        self._count("model")
+        if self.mode == "rerecord":
+            try:
+                before = self.entries().get(entry["key"])
+            except CassetteError:
+                before = None
+            if before is not None and before["reply"] != entry["reply"]:
+                self.drift.append(Drift(hook.name, entry["key"], before["reply"],
+                                        entry["reply"]))
+            return
+        try:
+            self.write({**entry,
+                        "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        except Exception as exc:  # recording never changes a verdict: the reply stands
+            self._unrecorded(hook, exc)
+
     def _unrecorded(self, hook: Hook, exc: Exception) -> None:
         """One line on stderr for a reply that could not be recorded, kept in
         :attr:`unrecorded` too."""
@@ -265,7 +306,8 @@ class Cassette:
             why = f"cassette {self.path}: {where}: {exc.strerror or exc}"
         else:
             why = f"cassette {self.path}: {type(exc).__name__}: {excerpt(str(exc))}"
-        line = f"hook '{hook.name}': the model's reply was not recorded ({why}); its verdict stands"
+        what = "the model's reply" if hook.kind == "prompt" else "its reply"
+        line = f"hook '{hook.name}': {what} was not recorded ({why}); its verdict stands"
         with self._lock:
             self.unrecorded.append(line)
         print(redact(f"prompthooks: {line}"), file=sys.stderr, flush=True)
