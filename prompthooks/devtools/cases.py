@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -90,6 +90,8 @@ class Case(BaseModel):
     transcript: str | None = None
     expect: Expect
     reference: CaseReference | None = None
+    # Where the case comes from (a benchmark's public corpus, its file and entry; or ours).
+    source: str | None = None
 
 
 class CaseFile(BaseModel):
@@ -100,6 +102,9 @@ class CaseFile(BaseModel):
     model: str | None = None
     budget: float = Field(default=60.0, gt=0)
     cases: list[Case]
+
+
+F = TypeVar("F", bound=CaseFile)
 
 
 @dataclass
@@ -128,6 +133,11 @@ class FileRun:
 
 
 def read_case_file(path: Path) -> CaseFile:
+    return read_cases_as(path, CaseFile)
+
+
+def read_cases_as(path: Path, kind: type[F]) -> F:
+    """A case file read as ``kind`` (a benchmark's file is a case file with more keys)."""
     import yaml
 
     try:
@@ -135,7 +145,7 @@ def read_case_file(path: Path) -> CaseFile:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(str(path), f"cannot read: {excerpt(str(exc))}") from None
     try:
-        return CaseFile.model_validate(data)
+        return kind.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
