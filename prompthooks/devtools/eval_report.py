@@ -180,12 +180,13 @@ MODEL_COLOUR, BASELINE_COLOUR = "#4a78c2", "#b8b8b8"
 
 def library_svg(runs: Sequence[PolicyRun]) -> str:
     """Two panels, recall and false-positive rate, with a pair of bars per policy and model
-    run: the model's and the regex baseline's. A ratio that cannot be computed has no bar."""
+    run (the model's and the regex baseline's, each with its value) and a mark at the
+    benchmark's threshold. A ratio that cannot be computed has no bar."""
     e = html.escape
-    label_w, panel_w, gap, bar_h, pad = 250, 260, 40, 11, 8
+    label_w, panel_w, gap, bar_h, pad = 250, 260, 50, 11, 8
     row_h = 2 * bar_h + pad
     top = 58
-    width = label_w + 2 * panel_w + gap + 20
+    width = label_w + 2 * panel_w + gap + 40
     height = top + row_h * len(runs) + 30
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
@@ -193,7 +194,9 @@ def library_svg(runs: Sequence[PolicyRun]) -> str:
            f'<rect x="{label_w}" y="8" width="12" height="10" fill="{MODEL_COLOUR}"/>',
            f'<text x="{label_w + 16}" y="17">model</text>',
            f'<rect x="{label_w + 70}" y="8" width="12" height="10" fill="{BASELINE_COLOUR}"/>',
-           f'<text x="{label_w + 86}" y="17">regex baseline</text>']
+           f'<text x="{label_w + 86}" y="17">regex baseline</text>',
+           f'<line x1="{label_w + 190}" y1="6" x2="{label_w + 190}" y2="19" stroke="#222" '
+           'stroke-width="2"/>', f'<text x="{label_w + 196}" y="17">threshold</text>']
     for panel, (title, key) in enumerate((("recall (higher is better)", "recall"),
                                           ("false-positive rate (lower is better)",
                                            "false_positive_rate"))):
@@ -212,9 +215,19 @@ def library_svg(runs: Sequence[PolicyRun]) -> str:
                 value = report.overall.summary()[key]
                 if value is None:
                     continue
-                out.append(f'<rect x="{x0}" y="{y + offset * bar_h}" '
-                           f'width="{value * panel_w:.1f}" height="{bar_h - 1}" '
-                           f'fill="{colour}"><title>{e(run.policy)}: {value:.3f}</title></rect>')
+                out += [f'<rect x="{x0}" y="{y + offset * bar_h}" '
+                        f'width="{value * panel_w:.1f}" height="{bar_h - 1}" '
+                        f'fill="{colour}"><title>{e(run.policy)}: {value:.3f}</title></rect>',
+                        f'<text x="{x0 + value * panel_w + 3:.1f}" '
+                        f'y="{y + offset * bar_h + bar_h - 2}" font-size="9">{value:.2f}</text>']
+            # The benchmark's threshold: a dark mark across the pair.
+            limit = (run.thresholds.recall if key == "recall"
+                     else run.thresholds.false_positive_rate)
+            if limit is not None:
+                x = x0 + limit * panel_w
+                out.append(f'<line x1="{x:.1f}" y1="{y - 1}" x2="{x:.1f}" y2="{y + 2 * bar_h}" '
+                           f'stroke="#222" stroke-width="2"><title>threshold {limit:g}'
+                           '</title></line>')
     for index, run in enumerate(runs):
         y = top + index * row_h + bar_h + 4
         name = run.policy if len(_by_model(runs)) == 1 else f"{run.policy} ({run.model.model})"
