@@ -1,7 +1,7 @@
 """``prompthooks eval DATASET --config PATH [--model A --model B] [--json]``, and
-``prompthooks eval --library [--model M]``: every shipped policy on its benchmark
-(``prompts/bench/``), its regex baseline beside it, failing below the thresholds each benchmark
-file declares (or the command line's).
+``prompthooks eval --library [--policy NAME] [--model M]``: every shipped policy (or those
+named) on its benchmark (``prompts/bench/``), its regex baseline beside it, failing below the
+thresholds each benchmark file declares (or the command line's); bad options exit 64.
 
 Errored rows (no verdict) are counted apart. Exit 1 when a threshold is missed
 (``--min-precision``, ``--min-recall``, ``--max-fpr``, ``--max-errors``, default 0 errors), one

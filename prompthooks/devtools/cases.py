@@ -13,8 +13,10 @@ A case file::
         expect: {decision: deny, reason_contains: home}
 
 ``decision`` is ``deny`` (or ``block``), ``ask``, or ``allow``, which means "not blocked and
-not asked": no hook objected. An optional ``reference: {reason: ..., hooks: [...]}`` steers the
-reference verdicts ``test --write-references`` writes for the case (:mod:`.case_references`).
+not asked": no hook objected. A case may name its ``source`` (a benchmark's cases name the
+public corpus and entry they come from). An optional ``reference: {reason: ..., hooks:
+[...]}`` steers the reference verdicts ``test --write-references`` writes for the case
+(:mod:`.case_references`).
 
 A case passes only when it was judged: every hook its event selects answered (a prompt hook
 from the model or a recording). A hook that errs, times out or has no recorded reply makes the
