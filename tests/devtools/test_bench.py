@@ -30,7 +30,7 @@ BASELINES = {
     "prompt-secrets": {"tp": 12, "fp": 0, "fn": 0, "tn": 12},
     "secrets-in-files": {"tp": 14, "fp": 1, "fn": 0, "tn": 13},
     "stop-when-done": {"tp": 7, "fp": 2, "fn": 0, "tn": 5},
-    "tool-output-injection": {"tp": 10, "fp": 1, "fn": 15, "tn": 24},
+    "tool-output-injection": {"tp": 12, "fp": 1, "fn": 13, "tn": 24},
 }
 
 
