@@ -19,6 +19,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..api import load_config
+from ..devtools.eval_report import (
+    LIBRARY_HEAD,
+    html_page,
+    library_cells,
+    library_html,
+    library_markdown,
+    library_svg,
+    markdown,
+)
 from ..devtools.evaluation import (
     COLUMNS,
     PolicyRun,
@@ -111,8 +120,6 @@ def main(args: argparse.Namespace) -> int:
     misses = [line for report in reports for line in missed(report, limits)]
     misses += _unrecorded(tape)
     if args.report:
-        from ..devtools.eval_report import html_page, markdown
-
         render = html_page if args.report.endswith((".html", ".htm")) else markdown
         _write(args.report, render(reports, args.dataset))
     if args.json:
@@ -132,8 +139,6 @@ def main(args: argparse.Namespace) -> int:
 def library(args: argparse.Namespace) -> int:
     """``eval --library``: each shipped policy on its benchmark, per ``--model``; exit 1 when
     one misses a threshold (its benchmark's, or the command line's where given)."""
-    from ..devtools.eval_report import LIBRARY_HEAD, library_cells
-
     paths = library_benchmarks()
     if args.policy:
         known = {path.stem: path for path in paths}
@@ -175,8 +180,6 @@ def library(args: argparse.Namespace) -> int:
 
 def _library_report(path: str, runs: list[PolicyRun]) -> None:
     """HTML with the plot inline, or Markdown with the plot beside it (``<name>.svg``)."""
-    from ..devtools.eval_report import library_html, library_markdown, library_svg
-
     if path.endswith((".html", ".htm")):
         _write(path, library_html(runs))
         return

@@ -37,6 +37,7 @@ from ..core.result import HookResult
 from ..errors import PromptHooksError
 from ..model.cassette import Cassette
 from ..model.chain import Models
+from ..model.templates import library_dir
 from ..paths import read_state
 from .cases import CaseFile, config_for, read_cases_as
 
@@ -425,8 +426,6 @@ class PolicyRun:
 
 def library_benchmarks() -> list[Path]:
     """The shipped policies' benchmark files: ``bench/`` beside the installed library."""
-    from ..model.templates import library_dir
-
     folder = library_dir()
     found = sorted((folder / "bench").glob("*.yaml")) if folder else []
     if not found:
