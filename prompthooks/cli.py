@@ -292,8 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--model", metavar="MODEL", help="run every policy on MODEL")
     _json_option(tp)
 
-    ev = commands.add_parser("eval", help="measure hooks on a labeled dataset (JSON Lines)")
-    ev.add_argument("dataset", metavar="DATASET")
+    ev = commands.add_parser("eval", help="measure hooks on a labeled dataset (JSON Lines), "
+                             "or the shipped policies on their benchmarks (--library)")
+    ev.add_argument("dataset", metavar="DATASET", nargs="?")
+    ev.add_argument("--library", action="store_true",
+                    help="measure every shipped policy on its benchmark, beside a regex "
+                    "baseline (exit 1 below a benchmark's thresholds)")
+    ev.add_argument("--policy", action="append", metavar="NAME",
+                    help="with --library: only this shipped policy; repeat for more")
     _config_option(ev)
     ev.add_argument("--model", action="append", metavar="MODEL",
                     help="run every prompt hook on MODEL; repeat to compare models")

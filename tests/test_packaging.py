@@ -1,6 +1,6 @@
-"""The wheel carries every package, the shipped policies and their suites: built, installed
-outside the repository, `prompthooks run` answers an event and `prompthooks test --library` runs
-the suites from an unrelated folder."""
+"""The wheel carries every package, the shipped policies, their suites and benchmarks: built,
+installed outside the repository, `prompthooks run` answers an event, `prompthooks test
+--library` runs the suites and `eval --library` reads the benchmarks from an unrelated folder."""
 
 from __future__ import annotations
 
@@ -61,3 +61,14 @@ def test_wheel_runs_the_library_suites_from_anywhere(tmp_path: Path) -> None:
     summary = proc.stdout.splitlines()[-1]
     assert int(summary.split()[0]) >= 24 and summary.endswith("0 failed, 0 errors")
     assert "from reference verdicts (not a model's output)" in proc.stdout
+    # The benchmarks and the transcripts their cases name: the regex baselines' figures as
+    # pinned (stop-when-done's read the transcripts); no model answers an empty cassette.
+    from .devtools.test_bench import BASELINES
+
+    empty = elsewhere / "none.cassette.yaml"
+    bench = subprocess.run([sys.executable, "-m", "prompthooks", "eval", "--library", "--json",
+                            "--replay", str(empty), "--max-errors", "999"],
+                           capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
+    runs = {run["policy"]: run for run in json.loads(bench.stdout)}
+    assert {name: run["baseline"]["overall"]["confusion"] for name, run in runs.items()} == BASELINES
+    assert all(run["benchmark"].startswith(str(target)) for run in runs.values())

@@ -1,4 +1,7 @@
-"""``prompthooks eval DATASET --config PATH [--model A --model B] [--json]``.
+"""``prompthooks eval DATASET --config PATH [--model A --model B] [--json]``, and
+``prompthooks eval --library [--policy NAME] [--model M]``: every shipped policy (or those
+named) on its benchmark (``prompts/bench/``), its regex baseline beside it, failing below the
+thresholds each benchmark file declares (or the command line's); bad options exit 64.
 
 Errored rows (no verdict) are counted apart. Exit 1 when a threshold is missed
 (``--min-precision``, ``--min-recall``, ``--max-fpr``, ``--max-errors``, default 0 errors), one
@@ -16,17 +19,29 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..api import load_config
+from ..devtools.eval_report import (
+    LIBRARY_HEAD,
+    html_page,
+    library_cells,
+    library_html,
+    library_markdown,
+    library_svg,
+    markdown,
+)
 from ..devtools.evaluation import (
     COLUMNS,
+    PolicyRun,
     Report,
     Row,
     Thresholds,
     evaluate,
+    evaluate_bench,
+    library_benchmarks,
     missed,
     read_dataset,
     table_rows,
 )
-from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
+from ..errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PromptHooksError
 from ..model.cassette import Cassette, sources_line
 from . import output
 
@@ -51,17 +66,46 @@ def progress(total: int, label: str, show: bool) -> Iterator[Callable[[int, int]
                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(label, total=total)
-        yield lambda done, _total: bar.update(task, completed=done)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _tape(args: argparse.Namespace) -> Cassette | None:
+    if args.replay or args.record:
+        return Cassette(Path(args.replay or args.record), "replay" if args.replay else "auto")
+    return None
+
+
+def _unrecorded(tape: Cassette | None) -> list[str]:
+    if tape is not None and tape.unrecorded:  # each said on stderr as it happened
+        # The metrics stand (the verdicts were the model's), but the cassette is not filled.
+        return [f"{len(tape.unrecorded)} of the model's replies not recorded in {tape.path}"]
+    return []
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise PromptHooksError(f"{path}: cannot write the report: "
+                               f"{exc.strerror or exc}") from None
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.library:
+        if args.dataset or args.config:
+            raise PromptHooksError("eval --library measures the shipped policies on their "
+                                   "benchmarks: name no DATASET and no --config", EXIT_USAGE)
+        return library(args)
+    if args.policy:
+        raise PromptHooksError("eval: --policy goes with --library", EXIT_USAGE)
+    if not args.dataset:
+        raise PromptHooksError("eval: name a DATASET (JSON Lines), or --library for the "
+                               "shipped policies' benchmarks", EXIT_USAGE)
     rows: list[Row] = read_dataset(Path(args.dataset))
     config = load_config(args.config or None, keep_managed=False)
     if config.errors:  # one line on stderr, as every error
         raise PromptHooksError(f"config {config.errors[0]}")
-    tape = None
-    if args.replay or args.record:
-        tape = Cassette(Path(args.replay or args.record), "replay" if args.replay else "auto")
+    tape = _tape(args)
     reports: list[Report] = []
     for model in args.model or [None]:
         before = dict(tape.sources) if tape else {}
@@ -74,19 +118,10 @@ def main(args: argparse.Namespace) -> int:
         reports.append(report)
     limits = Thresholds(args.min_precision, args.min_recall, args.max_fpr, args.max_errors)
     misses = [line for report in reports for line in missed(report, limits)]
-    if tape is not None and tape.unrecorded:  # each said on stderr as it happened
-        # The metrics stand (the verdicts were the model's), but the cassette is not filled.
-        misses.append(f"{len(tape.unrecorded)} of the model's replies not recorded in "
-                      f"{tape.path}")
+    misses += _unrecorded(tape)
     if args.report:
-        from ..devtools.eval_report import html_page, markdown
-
         render = html_page if args.report.endswith((".html", ".htm")) else markdown
-        try:
-            Path(args.report).write_text(render(reports, args.dataset), encoding="utf-8")
-        except OSError as exc:
-            raise PromptHooksError(f"{args.report}: cannot write the report: "
-                                   f"{exc.strerror or exc}") from None
+        _write(args.report, render(reports, args.dataset))
     if args.json:
         output.print_json([r.as_dict() for r in reports])
     else:
@@ -99,3 +134,55 @@ def main(args: argparse.Namespace) -> int:
     for line in misses:
         print(f"prompthooks: eval: {line}", file=sys.stderr)
     return EXIT_ERROR if misses else EXIT_OK
+
+
+def library(args: argparse.Namespace) -> int:
+    """``eval --library``: each shipped policy on its benchmark, per ``--model``; exit 1 when
+    one misses a threshold (its benchmark's, or the command line's where given)."""
+    paths = library_benchmarks()
+    if args.policy:
+        known = {path.stem: path for path in paths}
+        unknown = [name for name in args.policy if name not in known]
+        if unknown:
+            raise PromptHooksError(f"eval --library: no benchmark for {unknown[0]!r}; the "
+                                   f"shipped policies are {', '.join(known)}", EXIT_USAGE)
+        paths = [known[name] for name in dict.fromkeys(args.policy)]
+    tape = _tape(args)
+    limits = Thresholds(args.min_precision, args.min_recall, args.max_fpr, args.max_errors)
+    runs: list[PolicyRun] = []
+    for model in args.model or [None]:
+        for path in paths:
+            before = dict(tape.sources) if tape else {}
+            with progress(1, f"{model or 'eval'} {path.stem}", not args.json) as tick:
+                run = evaluate_bench(path, model, limits, args.concurrency, args.budget,
+                                     tick, tape)
+            if tape:  # this run's share of the cassette's counts
+                run.model.sources = {source: count - before.get(source, 0)
+                                     for source, count in tape.sources.items()
+                                     if count > before.get(source, 0)}
+            runs.append(run)
+    misses = [line for run in runs for line in run.misses] + _unrecorded(tape)
+    if args.report:
+        _library_report(args.report, runs)
+    if args.json:
+        output.print_json([run.as_dict() for run in runs])
+    else:
+        for model in dict.fromkeys(run.model.model or "(as configured)" for run in runs):
+            group = [run for run in runs if (run.model.model or "(as configured)") == model]
+            output.table(LIBRARY_HEAD, (library_cells(run) for run in group),
+                         title=f"model: {model}",
+                         optional=("timeouts", "median cost $", "thresholds", "median s"),
+                         verdicts=("result",))
+    for line in misses:
+        print(f"prompthooks: eval: {line}", file=sys.stderr)
+    return EXIT_ERROR if misses else EXIT_OK
+
+
+def _library_report(path: str, runs: list[PolicyRun]) -> None:
+    """HTML with the plot inline, or Markdown with the plot beside it (``<name>.svg``)."""
+    if path.endswith((".html", ".htm")):
+        _write(path, library_html(runs))
+        return
+    plot = Path(path).with_suffix(".svg")
+    _write(str(plot), library_svg(runs))
+    _write(path, library_markdown(runs, plot.name))

@@ -193,13 +193,16 @@ PAGES: dict[str, Page] = {
          ("1", "a case failed or errored, or the pack cannot be fetched or read"))),
     "eval": Page(
         "Measure hooks on a labeled dataset (JSON Lines: an event and whether it should be "
-        "blocked): precision, recall, false-positive rate, latency and cost per model.",
+        "blocked): precision, recall, false-positive rate, latency and cost per model. "
+        "With --library, measure every shipped policy on its benchmark (public corpora, "
+        "prompts/bench/) beside a regex baseline.",
         ("prompthooks eval data.jsonl --config hooks.json",
          "prompthooks eval data.jsonl --model a --model b",
-         "prompthooks eval data.jsonl --min-recall 0.9 --report r.html"),
+         "prompthooks eval data.jsonl --min-recall 0.9 --report r.html",
+         "prompthooks eval --library --model gpt-4.1-mini --report bench.md"),
         (("0", "measured, every threshold met"),
-         ("1", "a threshold was missed, or the dataset, config or report cannot be "
-               "read or written"))),
+         ("1", "a threshold was missed (with --library: a benchmark's), or the dataset, "
+               "config or report cannot be read or written"))),
 }
 
 

@@ -13,8 +13,10 @@ A case file::
         expect: {decision: deny, reason_contains: home}
 
 ``decision`` is ``deny`` (or ``block``), ``ask``, or ``allow``, which means "not blocked and
-not asked": no hook objected. An optional ``reference: {reason: ..., hooks: [...]}`` steers the
-reference verdicts ``test --write-references`` writes for the case (:mod:`.case_references`).
+not asked": no hook objected. A case may name its ``source`` (a benchmark's cases name the
+public corpus and entry they come from). An optional ``reference: {reason: ..., hooks:
+[...]}`` steers the reference verdicts ``test --write-references`` writes for the case
+(:mod:`.case_references`).
 
 A case passes only when it was judged: every hook its event selects answered (a prompt hook
 from the model or a recording). A hook that errs, times out or has no recorded reply makes the
@@ -29,7 +31,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -90,6 +92,8 @@ class Case(BaseModel):
     transcript: str | None = None
     expect: Expect
     reference: CaseReference | None = None
+    # Where the case comes from (a benchmark's public corpus, its file and entry; or ours).
+    source: str | None = None
 
 
 class CaseFile(BaseModel):
@@ -100,6 +104,9 @@ class CaseFile(BaseModel):
     model: str | None = None
     budget: float = Field(default=60.0, gt=0)
     cases: list[Case]
+
+
+F = TypeVar("F", bound=CaseFile)
 
 
 @dataclass
@@ -128,6 +135,11 @@ class FileRun:
 
 
 def read_case_file(path: Path) -> CaseFile:
+    return read_cases_as(path, CaseFile)
+
+
+def read_cases_as(path: Path, kind: type[F]) -> F:
+    """A case file read as ``kind`` (a benchmark's file is a case file with more keys)."""
     import yaml
 
     try:
@@ -135,7 +147,7 @@ def read_case_file(path: Path) -> CaseFile:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(str(path), f"cannot read: {excerpt(str(exc))}") from None
     try:
-        return CaseFile.model_validate(data)
+        return kind.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -2,8 +2,10 @@
 
 Both hold, per model run, the confusion matrix, precision, recall and false-positive rate
 overall, per hook and per model (as bars in HTML), latency p50/p95, tokens, cost and errored
-rows, and where the verdicts came from when a cassette was used. Pure functions of the
-evaluation's data; the command writes the file.
+rows, and where the verdicts came from when a cassette was used. ``eval --library`` gets one
+table per model, a row per shipped policy with the regex baseline beside it, and a plot
+(an SVG drawn here: inline in HTML, a file beside the Markdown). Pure functions of the
+evaluation's data; the command writes the files.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.cassette import sources_line
-from .evaluation import Report
+from .evaluation import PolicyRun, Report
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -100,4 +102,135 @@ def html_page(reports: Sequence[Report], dataset: str) -> str:
             out.append("<tr><td>" + e(name) + "</td>" + "".join(f"<td>{b}</td>" for b in bars)
                        + "".join(f"<td>{e(v)}</td>" for v in cells[3:]) + "</tr>")
         out.append("</table>")
+    return "\n".join(out) + "\n"
+
+
+LIBRARY_HEAD = ("policy", "cases stop/allow", "recall", "false-positive rate", "errors",
+                "timeouts", "median s", "median cost $", "baseline recall", "baseline FPR",
+                "thresholds", "result")
+
+
+def library_cells(run: PolicyRun) -> list[str]:
+    """One policy's row of the ``eval --library`` table (terminal and report alike)."""
+    s, b = run.model.overall.summary(), run.baseline.overall.summary()
+    limits = [f"recall >= {run.thresholds.recall:g}" if run.thresholds.recall is not None
+              else "", f"FPR <= {run.thresholds.false_positive_rate:g}"
+              if run.thresholds.false_positive_rate is not None else ""]
+    return [run.policy, f"{run.positives}/{run.negatives}", _num(s["recall"]),
+            _num(s["false_positive_rate"]), str(s["errors"]), str(s["timeouts"]),
+            _num(s["latency_p50"], 2), _num(s["cost_median_usd"], 6), _num(b["recall"]),
+            _num(b["false_positive_rate"]), ", ".join(x for x in limits if x) or "-",
+            "pass" if not run.misses else "FAIL"]
+
+
+def _by_model(runs: Sequence[PolicyRun]) -> dict[str, list[PolicyRun]]:
+    groups: dict[str, list[PolicyRun]] = {}
+    for run in runs:
+        groups.setdefault(run.model.model or "(as configured)", []).append(run)
+    return groups
+
+
+ABOUT = ("Recall: the share of the cases the policy should stop that it stopped. "
+         "False-positive rate (FPR): the share of the cases it should let through that it "
+         "stopped. A case on which the model gave no verdict (a reply that is not a verdict, "
+         "a failed call, a timeout) is an error: counted apart, neither stopped nor let "
+         "through. Median s and median cost are per case. The regex baseline is the "
+         "benchmark file's own patterns, run on the same cases.")
+
+
+def library_markdown(runs: Sequence[PolicyRun], plot: str | None) -> str:
+    out = ["# prompthooks eval --library", "", ABOUT, ""]
+    for model, group in _by_model(runs).items():
+        out += [f"## Model: {model}", "", *_sources(group[0].model),
+                "| " + " | ".join(LIBRARY_HEAD) + " |",
+                "|---|" + "---:|" * (len(LIBRARY_HEAD) - 3) + "---|---|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in library_cells(run)) + " |"
+                for run in group]
+        out.append("")
+        missed = [line for run in group for line in run.misses]
+        if missed:
+            out += ["Below the thresholds:", "", *(f"- {line}" for line in missed), ""]
+    if plot:
+        out += [f"![recall and false-positive rate per policy, the model's beside the "
+                f"baseline's]({plot})", ""]
+    return "\n".join(out)
+
+
+def library_html(runs: Sequence[PolicyRun]) -> str:
+    e = html.escape
+    out = ["<!doctype html><meta charset=utf-8><title>prompthooks eval --library</title>",
+           f"<style>{STYLE}</style><h1>prompthooks eval --library</h1>", f"<p>{e(ABOUT)}</p>"]
+    for model, group in _by_model(runs).items():
+        out += [f"<h2>Model: {e(model)}</h2>",
+                *(f"<p>{e(line)}</p>" for line in _sources(group[0].model) if line),
+                "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in LIBRARY_HEAD) + "</tr>"]
+        out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in library_cells(run)) + "</tr>"
+                for run in group]
+        out.append("</table>")
+        missed = [line for run in group for line in run.misses]
+        if missed:
+            out.append("<ul>" + "".join(f"<li>{e(line)}</li>" for line in missed) + "</ul>")
+    out.append(library_svg(runs))
+    return "\n".join(out) + "\n"
+
+
+# The model's bars, then the baseline's, in each of the two panels.
+MODEL_COLOUR, BASELINE_COLOUR = "#4a78c2", "#b8b8b8"
+
+
+def library_svg(runs: Sequence[PolicyRun]) -> str:
+    """Two panels, recall and false-positive rate, with a pair of bars per policy and model
+    run (the model's and the regex baseline's, each with its value) and a mark at the
+    benchmark's threshold. A ratio that cannot be computed has no bar."""
+    e = html.escape
+    label_w, panel_w, gap, bar_h, pad = 250, 260, 50, 11, 8
+    row_h = 2 * bar_h + pad
+    top = 58
+    width = label_w + 2 * panel_w + gap + 40
+    height = top + row_h * len(runs) + 30
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<rect x="{label_w}" y="8" width="12" height="10" fill="{MODEL_COLOUR}"/>',
+           f'<text x="{label_w + 16}" y="17">model</text>',
+           f'<rect x="{label_w + 70}" y="8" width="12" height="10" fill="{BASELINE_COLOUR}"/>',
+           f'<text x="{label_w + 86}" y="17">regex baseline</text>',
+           f'<line x1="{label_w + 190}" y1="6" x2="{label_w + 190}" y2="19" stroke="#222" '
+           'stroke-width="2"/>', f'<text x="{label_w + 196}" y="17">threshold</text>']
+    for panel, (title, key) in enumerate((("recall (higher is better)", "recall"),
+                                          ("false-positive rate (lower is better)",
+                                           "false_positive_rate"))):
+        x0 = label_w + panel * (panel_w + gap)
+        out.append(f'<text x="{x0}" y="{top - 12}" font-weight="bold">{e(title)}</text>')
+        for tick in (0, 0.5, 1):
+            x = x0 + tick * panel_w
+            out += [f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" '
+                    f'y2="{top + row_h * len(runs)}" stroke="#ddd"/>',
+                    f'<text x="{x:.1f}" y="{top + row_h * len(runs) + 14}" '
+                    f'text-anchor="middle">{tick:g}</text>']
+        for index, run in enumerate(runs):
+            y = top + index * row_h
+            for offset, (report, colour) in enumerate(((run.model, MODEL_COLOUR),
+                                                       (run.baseline, BASELINE_COLOUR))):
+                value = report.overall.summary()[key]
+                if value is None:
+                    continue
+                out += [f'<rect x="{x0}" y="{y + offset * bar_h}" '
+                        f'width="{value * panel_w:.1f}" height="{bar_h - 1}" '
+                        f'fill="{colour}"><title>{e(run.policy)}: {value:.3f}</title></rect>',
+                        f'<text x="{x0 + value * panel_w + 3:.1f}" '
+                        f'y="{y + offset * bar_h + bar_h - 2}" font-size="9">{value:.2f}</text>']
+            # The benchmark's threshold: a dark mark across the pair.
+            limit = (run.thresholds.recall if key == "recall"
+                     else run.thresholds.false_positive_rate)
+            if limit is not None:
+                x = x0 + limit * panel_w
+                out.append(f'<line x1="{x:.1f}" y1="{y - 1}" x2="{x:.1f}" y2="{y + 2 * bar_h}" '
+                           f'stroke="#222" stroke-width="2"><title>threshold {limit:g}'
+                           '</title></line>')
+    for index, run in enumerate(runs):
+        y = top + index * row_h + bar_h + 4
+        name = run.policy if len(_by_model(runs)) == 1 else f"{run.policy} ({run.model.model})"
+        out.append(f'<text x="{label_w - 8}" y="{y}" text-anchor="end">{e(name)}</text>')
+    out.append("</svg>")
     return "\n".join(out) + "\n"

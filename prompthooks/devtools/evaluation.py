@@ -7,24 +7,39 @@ A row on which a hook gave no verdict (an error, a timeout, no recorded reply) i
 counted apart, never as a negative or a positive.
 Rows run with bounded concurrency; the report gives the confusion matrix, precision, recall,
 false-positive rate, latency p50/p95, tokens and cost, overall, per hook and per model.
+
+The shipped policies' benchmarks (``prompts/bench/<policy>.yaml``, ``eval --library``) are case
+files with a ``policy``, the ``thresholds`` its figures must reach and a regex ``baseline``:
+the patterns a team without a model would write, counted by the same :class:`Counts` beside the
+model's figures.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import statistics
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .. import transcripts
 from ..api import Config, dispatch
 from ..core.result import HookResult
 from ..errors import PromptHooksError
 from ..model.cassette import Cassette
 from ..model.chain import Models
+from ..model.templates import library_dir
+from ..paths import read_state
+from .cases import CaseFile, config_for, read_cases_as
 
 POSITIVE = frozenset({"deny", "block", "ask"})
 
@@ -35,6 +50,8 @@ class Row:
     event: dict[str, Any]
     expected: bool  # True: the hooks should stop this event
     host: str | None = None
+    event_name: str | None = None
+    transcript: Path | None = None  # read in place of the one the event names
 
 
 @dataclass
@@ -44,7 +61,9 @@ class Counts:
     fn: int = 0
     tn: int = 0
     errors: int = 0
+    timeouts: int = 0  # of the errors: a hook that ran out of time
     latencies: list[float] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)  # per row, where its cost is known
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float | None = None
@@ -70,11 +89,14 @@ class Counts:
             "false_positive_rate": ratio(self.fp, self.fp + self.tn),
             "accuracy": ratio(self.tp + self.tn, self.tp + self.fp + self.fn + self.tn),
             "errors": self.errors,
+            "timeouts": self.timeouts,
             "latency_p50": percentile(self.latencies, 50),
             "latency_p95": percentile(self.latencies, 95),
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cost_usd": None if self.cost is None else round(self.cost, 6),
+            "cost_median_usd": (round(statistics.median(self.costs), 8) if self.costs
+                                else None),
         }
 
 
@@ -127,6 +149,7 @@ def _cost(model: str | None, tokens_in: int | None, tokens_out: int | None) -> f
 def _account(counts: Counts, result: HookResult, expected: bool) -> None:
     if result.failed:
         counts.errors += 1
+        counts.timeouts += result.status == "timeout"
     else:
         counts.add(expected, result.permission in POSITIVE)
     counts.latencies.append(result.duration)
@@ -138,6 +161,7 @@ def _account(counts: Counts, result: HookResult, expected: bool) -> None:
             else _cost(result.model, result.input_tokens, result.output_tokens))
     if cost is not None:
         counts.cost = (counts.cost or 0.0) + cost
+        counts.costs.append(cost)
 
 
 @dataclass
@@ -169,12 +193,17 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
     report = Report(model)
     lock = threading.Lock()
     done = 0
+    # The transcript a row carries is process-wide while it runs (transcripts.given): rows that
+    # carry one run one at a time, and so do the others then (none must read another's).
+    conversations = any(row.transcript for row in rows)
 
     def one(row: Row) -> None:
         nonlocal done
         try:
-            outcome = dispatch(row.event, host=row.host, config=config, budget=budget,
-                               count_stops=False, models=models)
+            with (transcripts.given(row.transcript) if conversations else nullcontext()):
+                outcome = dispatch(row.event, host=row.host, event_name=row.event_name,
+                                   config=config, budget=budget, count_stops=False,
+                                   models=models)
         except PromptHooksError as exc:
             with lock:
                 report.overall.errors += 1
@@ -188,10 +217,16 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
         with lock:
             if errored:
                 report.overall.errors += 1
+                report.overall.timeouts += any(r.status == "timeout" for r in decision.results)
             else:
                 report.overall.add(row.expected, decision.permission in POSITIVE)
             report.overall.latencies.append(max((r.duration for r in decision.results),
                                                 default=0.0))
+            costs = [c for c in (r.cost if r.cost is not None
+                                 else _cost(r.model, r.input_tokens, r.output_tokens)
+                                 for r in decision.results if r.model) if c is not None]
+            if costs:
+                report.overall.costs.append(sum(costs))
             for result in decision.results:
                 _account(report.hooks.setdefault(result.hook.name, Counts()), result,
                          row.expected)
@@ -208,7 +243,7 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
             if progress:
                 progress(done, len(rows))
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    with ThreadPoolExecutor(max_workers=1 if conversations else max(1, concurrency)) as pool:
         list(pool.map(one, rows))
     costs = [c.cost for c in report.models.values() if c.cost is not None]
     report.overall.cost = sum(costs) if costs else None
@@ -273,3 +308,154 @@ def table_rows(report: Report) -> list[list[object]]:
     return [row("overall", report.overall),
             *(row(f"hook {name}", c) for name, c in sorted(report.hooks.items())),
             *(row(f"model {name}", c) for name, c in sorted(report.models.items()))]
+
+
+class Baseline(BaseModel):
+    """A regex baseline: what a team without a model would write. The ``block`` patterns are
+    searched in the text of the event's ``fields`` (dotted paths; a value that is not a
+    string is searched as canonical JSON; ``transcript`` is the case's transcript file); any
+    match stops the event unless an ``unless`` pattern matches too. Python ``re`` syntax;
+    ``(?i)`` for case-insensitive."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fields: list[str] = Field(min_length=1)
+    block: list[str] = Field(min_length=1)
+    unless: list[str] = Field(default_factory=list)
+
+    @field_validator("block", "unless")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
+        return patterns
+
+    def text(self, event: dict[str, Any], transcript: Path | None = None) -> str:
+        parts = []
+        for path in self.fields:
+            if path == "transcript":
+                data = read_state(transcript) if transcript else None
+                parts.append(data.decode("utf-8", "replace") if data else "")
+                continue
+            value: Any = event
+            for key in path.split("."):
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, str):
+                parts.append(value)
+            elif value is not None:
+                parts.append(json.dumps(value, sort_keys=True, ensure_ascii=False))
+        return "\n".join(parts)
+
+    def stops(self, event: dict[str, Any], transcript: Path | None = None) -> bool:
+        text = self.text(event, transcript)
+        return (any(re.search(p, text) for p in self.block)
+                and not any(re.search(p, text) for p in self.unless))
+
+
+class BenchThresholds(BaseModel):
+    """What the policy must reach on its benchmark (``None``: not checked)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recall: float | None = Field(default=None, ge=0, le=1)
+    false_positive_rate: float | None = Field(default=None, ge=0, le=1)
+
+
+class BenchFile(CaseFile):
+    """A shipped policy's benchmark: a case file (each case with its ``source``), the
+    thresholds and the regex baseline."""
+
+    policy: str
+    thresholds: BenchThresholds = Field(default_factory=BenchThresholds)
+    baseline: Baseline
+
+
+def read_bench_file(path: Path) -> BenchFile:
+    spec = read_cases_as(path, BenchFile)
+    for number, case in enumerate(spec.cases):
+        if case.expect.decision is None:  # an expected failure measures nothing
+            raise PromptHooksError(f"{path}: cases.{number}: a benchmark case needs a "
+                                   "'decision'")
+    return spec
+
+
+def bench_rows(path: Path, spec: BenchFile) -> list[Row]:
+    return [Row(case.name, case.event, case.expect.decision in POSITIVE, case.host,
+                case.event_name,
+                (path.parent / case.transcript).resolve() if case.transcript else None)
+            for case in spec.cases]
+
+
+def run_baseline(rows: Sequence[Row], baseline: Baseline) -> Report:
+    """The regex baseline over ``rows``, counted as a model run is (no tokens, no cost)."""
+    report = Report("regex baseline")
+    for row in rows:
+        start = time.monotonic()
+        stops = baseline.stops(row.event, row.transcript)
+        report.overall.latencies.append(time.monotonic() - start)
+        report.overall.add(row.expected, stops)
+        report.rows.append({"id": row.id, "expected": "stop" if row.expected else "allow",
+                            "decision": "deny" if stops else "none"})
+    return report
+
+
+@dataclass
+class PolicyRun:
+    """One shipped policy measured on its benchmark: the model's run and the baseline's."""
+
+    policy: str
+    path: Path
+    positives: int
+    negatives: int
+    thresholds: BenchThresholds
+    model: Report
+    baseline: Report
+    misses: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy, "benchmark": str(self.path),
+                "cases": {"stop": self.positives, "allow": self.negatives},
+                "thresholds": self.thresholds.model_dump(), "model": self.model.as_dict(),
+                "baseline": {k: v for k, v in self.baseline.as_dict().items()
+                             if k in ("overall", "rows")},
+                "passed": not self.misses, "missed": self.misses}
+
+
+def library_benchmarks() -> list[Path]:
+    """The shipped policies' benchmark files: ``bench/`` beside the installed library."""
+    folder = library_dir()
+    found = sorted((folder / "bench").glob("*.yaml")) if folder else []
+    if not found:
+        raise PromptHooksError("eval --library: the shipped policies' benchmarks are not "
+                               "installed with this copy of prompthooks")
+    return found
+
+
+def evaluate_bench(path: Path, model: str | None, limits: Thresholds, concurrency: int = 4,
+                   budget: float | None = None,
+                   progress: Callable[[int, int], None] | None = None,
+                   cassette: Cassette | None = None) -> PolicyRun:
+    """Measure one benchmark file's policy on ``model`` (else the model its config names),
+    and its regex baseline; ``limits`` are the command line's, the file's thresholds fill
+    what they leave unset."""
+    spec = read_bench_file(path)
+    config = config_for(path, spec)
+    if config.errors:
+        raise PromptHooksError(f"config {config.errors[0]}")
+    rows = bench_rows(path, spec)
+    report = evaluate(rows, config, model, concurrency, budget or spec.budget, progress,
+                      cassette)
+    # Named for the model asked: the one given, the file's, else the one its hooks named.
+    report.model = model or spec.model or next(iter(sorted(report.models)), None)
+    own = Thresholds(limits.min_precision,
+                     spec.thresholds.recall if limits.min_recall is None else limits.min_recall,
+                     (spec.thresholds.false_positive_rate if limits.max_fpr is None
+                      else limits.max_fpr), limits.max_errors)
+    positives = sum(row.expected for row in rows)
+    return PolicyRun(spec.policy, path, positives, len(rows) - positives, spec.thresholds,
+                     report, run_baseline(rows, spec.baseline),
+                     [f"{spec.policy}: {line}" for line in missed(report, own)])
+
