@@ -18,11 +18,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..core.hook import Hook, Source
-from . import cache, files, packs, trust
+from . import cache, files
 from .loaded import Loaded, LoadFailure
-from .loader import load_path
 from .managed import load as managed_load
 from .managed import merge
+from .trust_state import TrustState
 
 # Part of the cache's key: entries written before hooks carried their approved bytes are
 # not served.
@@ -45,7 +45,11 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
     top = [(s, p) for s, p in sources if s.name == "managed"]
     rest = [(s, p) for s, p in sources if s.name != "managed"]
     managed = managed_load(top, project_dir, env) if top else Loaded()
-    states = trust.states(rest, env)
+    states: list[TrustState] = []
+    if rest:
+        from . import trust  # approvals: only a project, user or --config source needs them
+
+        states = trust.states(rest, env)
     refused = [t for t in states if not t.trusted] if trusted_only else []
     admitted = _admitted(rest, refused)
     key = cache.fingerprint(admitted, project_dir) + json.dumps(
@@ -69,7 +73,7 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
 
 
 def _load_rest(rest: Sequence[tuple[Source, Path]], admitted: list[tuple[Source, Path]],
-               refused: list[trust.TrustState], states: Sequence[trust.TrustState], key: str,
+               refused: list[TrustState], states: Sequence[TrustState], key: str,
                project_dir: str, env: Mapping[str, str], trusted_only: bool) -> Loaded:
     """The project's, user's and ``--config`` sources, from the user's cache when it holds
     them (``refused`` gains a source that changed while being loaded)."""
@@ -91,7 +95,7 @@ def _load_rest(rest: Sequence[tuple[Source, Path]], admitted: list[tuple[Source,
 
 
 def _admitted(sources: Sequence[tuple[Source, Path]],
-              refused: Sequence[trust.TrustState]) -> list[tuple[Source, Path]]:
+              refused: Sequence[TrustState]) -> list[tuple[Source, Path]]:
     return [(s, p) for s, p in sources if all(t.source != s for t in refused)]
 
 
@@ -104,6 +108,8 @@ def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
     except Exception:
         return None  # a cache from another layout, or damaged: rebuild it
     # A policy pack's files live outside the fingerprinted folders: check them again.
+    from . import packs  # only a load that uses packs needs it
+
     if not all(packs.still_valid(check, env) for check in loaded.pack_checks):
         return None
     return loaded
@@ -111,9 +117,12 @@ def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
 
 def _load_admitted(sources: Sequence[tuple[Source, Path]],
                    admitted: Sequence[tuple[Source, Path]], project_dir: str,
-                   checked: Mapping[Source, trust.TrustState]) -> Loaded:
+                   checked: Mapping[Source, TrustState]) -> Loaded:
     """Load the admitted sources in priority order (an approved one from the bytes its check
     read)."""
+    # The loader (and pydantic with it) only on a miss: a cached load never needs it.
+    from .loader import load_path
+
     loaded = Loaded()
     for source, path in sources:
         if (source, path) in admitted:
@@ -127,16 +136,18 @@ def _load_admitted(sources: Sequence[tuple[Source, Path]],
 
 
 @contextlib.contextmanager
-def _as_checked(state: trust.TrustState | None) -> Iterator[None]:
+def _as_checked(state: TrustState | None) -> Iterator[None]:
     """Within the block, an approved source's files and packs are the ones checked."""
     if state is None or state.covered is None:
         yield
         return
+    from . import packs  # only a miss loads, and only then with its packs
+
     with files.served(state.covered.view), packs.approved(dict(state.pack_digests)):
         yield
 
 
-def _with_covered(hook: Hook, state: trust.TrustState) -> Hook:
+def _with_covered(hook: Hook, state: TrustState) -> Hook:
     """The hook with what its approval covered: a template's text as checked, a hook file's
     digest (it runs from a copy of those bytes). Unchanged when the check did not cover it
     (then :func:`_uncovered` refuses its source)."""
@@ -159,11 +170,11 @@ def _with_covered(hook: Hook, state: trust.TrustState) -> Hook:
     return hook
 
 
-def _uncovered(loaded: Loaded, checked: Mapping[Source, trust.TrustState]
-               ) -> list[trust.TrustState]:
+def _uncovered(loaded: Loaded, checked: Mapping[Source, TrustState]
+               ) -> list[TrustState]:
     """The approved sources with a hook whose bytes the check did not read: a template or
     hook file that appeared (or could not be read) between the check and the load."""
-    out: dict[Source, trust.TrustState] = {}
+    out: dict[Source, TrustState] = {}
     shipped: Mapping[str, Path] | None = None
     for hook in loaded.hooks:
         state = checked.get(hook.source)
@@ -177,6 +188,6 @@ def _uncovered(loaded: Loaded, checked: Mapping[Source, trust.TrustState]
                 shipped = library()
             template = hook.prompt_file not in shipped
         if template or (hook.executable and hook.digest is None):
-            out[hook.source] = trust.TrustState(
+            out[hook.source] = TrustState(
                 hook.source, state.key, "changed", reason="it changed while being loaded")
     return list(out.values())
