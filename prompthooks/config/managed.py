@@ -178,6 +178,12 @@ def compiled_state(source: Source, folder: Path) -> str | None:
            f"{rebuild}"
 
 
+def compiled_notes(sources: Sequence[Source]) -> list[str]:
+    """:func:`compiled_state` of each managed source that has one (for doctor, validate)."""
+    notes = (compiled_state(s, Path(s.path)) for s in sources if s.name == "managed")
+    return [note for note in notes if note]
+
+
 def compile_folder(source: Source, folder: Path) -> Path:
     """Validate the folder and write its compiled policy; raises ValueError (a policy that
     cannot be compiled) or OSError."""

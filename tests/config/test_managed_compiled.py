@@ -264,3 +264,26 @@ def test_compile_refuses_a_broken_policy_in_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert len(proc.stderr.strip().splitlines()) == 1 and "not compiled" in proc.stderr
     assert not (folder / COMPILED_NAME).exists()
+
+
+def test_doctor_and_validate_say_once_how_to_rebuild_it(world: Path) -> None:
+    folder = world / "etc"
+    _deny(folder)
+    folder.chmod(0o755)
+
+    def said() -> list[str]:
+        proc = _as(None, ["doctor", "--offline", "--json", "--managed-dir", str(folder)],
+                   cwd=world)
+        return [c["detail"] for c in json.loads(proc.stdout)["checks"]
+                if c["check"] == "managed compiled"]
+
+    [missing] = said()
+    assert "no compiled policy" in missing
+    assert missing.endswith(f"prompthooks managed compile --managed-dir {folder}")
+    assert _compile(folder).returncode == 0
+    assert said() == []
+    _deny(folder, "changed")
+    [stale] = said()
+    assert "stale" in stale and "managed compile" in stale
+    # validate reads /etc/prompthooks only: its note comes from the same call.
+    assert compiled_state(Source("managed", str(folder), 0), folder) == stale
