@@ -11,7 +11,10 @@ folder can then depend on it). A compiled policy is read only when it is a regul
 or others: so only the folder's owner, who can rewrite the policy itself, can have written
 it. Anything else (absent, planted, stale) is ignored and the folder is validated as before:
 such a file can cost time, never change a verdict. A policy that uses policy packs (whose
-files live in the user's cache) is validated on every load.
+files live in the user's cache) is validated on every load, one whose audit path starts with
+``~`` (each user's home) is never compiled, and a served load whose hooks name a template
+that is no longer found is validated again (which reports it, and a broken managed policy
+blocks).
 """
 
 from __future__ import annotations
@@ -52,6 +55,29 @@ def key(source: Source, folder: Path, project_dir: str) -> str:
                       sort_keys=True)
 
 
+def _memo_key(k: str) -> str:
+    # An audit path may start with ~, the running user's home (a compiled policy is made only
+    # when no such path is there: see compile_folder).
+    return f"{os.path.expanduser('~')}\0{k}"
+
+
+def _templates_found(data: Mapping[str, Any]) -> bool:
+    """Whether every template the hooks name by file is still found, as validating checks
+    (one removed since makes the policy broken, and a broken managed policy blocks)."""
+    named = [(h["prompt_file"], h.get("config_dir")) for h in data["hooks"]
+             if h.get("prompt_file") and h.get("prompt") is None]
+    if not named:
+        return True
+    from ..model.templates import TemplateError, resolve_prompt_file  # only for such hooks
+
+    try:
+        for name, config_dir in named:
+            resolve_prompt_file(name, config_dir)
+    except TemplateError:
+        return False
+    return True
+
+
 def load(sources: Sequence[tuple[Source, Path]], project_dir: str,
          environ: Mapping[str, str]) -> Loaded:
     """The managed folders' hooks, highest priority first: each from this process's memo,
@@ -60,18 +86,20 @@ def load(sources: Sequence[tuple[Source, Path]], project_dir: str,
     off = environ.get("PROMPTHOOKS_NO_CACHE") == "1"
     for source, folder in sources:
         k = key(source, folder, project_dir)
-        data = None if off else _MEMO.get(k)
+        data = None if off else _MEMO.get(_memo_key(k))
         if data is None and not off:
             try:
                 data = read_compiled(folder, k)
             except Ignored:
                 data = None
             if data is not None:
-                _remember(k, data)
+                _remember(_memo_key(k), data)
+        if data is not None and not _templates_found(data):
+            data = None
         if data is None:
             loaded = validate(source, folder, project_dir)
             if not off and not loaded.uses_packs:
-                _remember(k, cache.to_data(loaded))
+                _remember(_memo_key(k), cache.to_data(loaded))
         else:
             loaded = cache.from_data(data)
         merge(out, loaded)
@@ -184,6 +212,20 @@ def compiled_notes(sources: Sequence[Source]) -> list[str]:
     return [note for note in notes if note]
 
 
+def _home_dependent(source: Source, folder: Path, loaded: Loaded) -> bool:
+    """Whether the load changes with the running user's home (a ``~`` in an audit path)."""
+    home = os.environ.get("HOME")
+    os.environ["HOME"] = os.path.join(os.sep, "nonexistent", "another-home")
+    try:
+        other = validate(source, folder, _NO_PROJECT)
+    finally:
+        if home is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = home
+    return cache.to_data(other) != cache.to_data(loaded)
+
+
 def compile_folder(source: Source, folder: Path) -> Path:
     """Validate the folder and write its compiled policy; raises ValueError (a policy that
     cannot be compiled) or OSError."""
@@ -195,6 +237,9 @@ def compile_folder(source: Source, folder: Path) -> Path:
     if broken:
         raise ValueError(f"{folder}: not compiled: {broken[0].message} (see: prompthooks "
                          f"validate --managed-dir {folder})")
+    if _home_dependent(source, folder, loaded):
+        raise ValueError(f"{folder}: not compiled: an audit path starts with ~ (each running "
+                         "user's home); write it as an absolute path")
     owner = os.stat(folder).st_uid
     if os.geteuid() not in (0, owner):
         raise ValueError(f"{folder}: not compiled: run it as the folder's owner (uid {owner})"

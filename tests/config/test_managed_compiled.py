@@ -114,12 +114,8 @@ def _decision(proc: subprocess.CompletedProcess[str]) -> str:
     return str(out.get("hookSpecificOutput", {}).get("permissionDecision", "allow"))
 
 
-def test_a_process_validates_the_managed_policy_once_while_its_bytes_stay_the_same(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = tmp_path / "etc"
-    _deny(folder, "first")
-    project = tmp_path / "project"
-    project.mkdir()
+def _count_validations(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The folders validated from now on (the process's memo emptied first)."""
     calls: list[Path] = []
     real = managed.validate
 
@@ -129,6 +125,16 @@ def test_a_process_validates_the_managed_policy_once_while_its_bytes_stay_the_sa
 
     monkeypatch.setattr(managed, "validate", counted)
     monkeypatch.setattr(managed, "_MEMO", {})
+    return calls
+
+
+def test_a_process_validates_the_managed_policy_once_while_its_bytes_stay_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "etc"
+    _deny(folder, "first")
+    project = tmp_path / "project"
+    project.mkdir()
+    calls = _count_validations(monkeypatch)
     for _ in range(3):
         config = load_config(project_dir=str(project), managed_dir=folder)
         assert [h.command for h in config.hooks] == ["echo 'first' >&2; exit 2"]
@@ -287,3 +293,34 @@ def test_doctor_and_validate_say_once_how_to_rebuild_it(world: Path) -> None:
     assert "stale" in stale and "managed compile" in stale
     # validate reads /etc/prompthooks only: its note comes from the same call.
     assert compiled_state(Source("managed", str(folder), 0), folder) == stale
+
+
+def test_a_template_removed_after_compiling_makes_the_policy_broken_as_validating_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    (folder / "judge.md").write_text("Judge it. $ARGUMENTS")
+    (folder / "hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt_file": "judge.md"}]}]}}))
+    project = tmp_path / "project"
+    project.mkdir()
+    assert _compile(folder).returncode == 0
+    calls = _count_validations(monkeypatch)
+    config = load_config(project_dir=str(project), managed_dir=folder)
+    assert [h.prompt_file for h in config.hooks] == ["judge.md"] and calls == []  # served
+    (folder / "judge.md").unlink()
+    config = load_config(project_dir=str(project), managed_dir=folder)
+    assert calls == [folder]
+    [failure] = config.loaded.failures
+    assert failure.fail_closed and "judge.md" in failure.message
+
+
+def test_compile_refuses_an_audit_path_in_each_users_home(tmp_path: Path) -> None:
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    (folder / "hooks.json").write_text(json.dumps({
+        "prompthooks": {"audit": {"path": "~/audit.db"}},
+        "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "exit 0"}]}]}}))
+    proc = _compile(folder)
+    assert proc.returncode == 1 and "audit path starts with ~" in proc.stderr
+    assert not (folder / COMPILED_NAME).exists()
