@@ -84,8 +84,10 @@ def load(sources: Sequence[tuple[Source, Path]], project_dir: str,
     else from its compiled policy, else validated (then remembered)."""
     out = Loaded()
     off = environ.get("PROMPTHOOKS_NO_CACHE") == "1"
+    keys = []
     for source, folder in sources:
         k = key(source, folder, project_dir)
+        keys.append(k)
         data = None if off else _MEMO.get(_memo_key(k))
         if data is None and not off:
             try:
@@ -103,6 +105,7 @@ def load(sources: Sequence[tuple[Source, Path]], project_dir: str,
         else:
             loaded = cache.from_data(data)
         merge(out, loaded)
+    out.fingerprint = json.dumps(keys)
     return out
 
 

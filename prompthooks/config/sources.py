@@ -68,7 +68,7 @@ def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
                             for t in refused]
     loaded = merge(managed, loaded)
     loaded.trust = states
-    loaded.fingerprint = key
+    loaded.fingerprint = managed.fingerprint + key
     return loaded
 
 
