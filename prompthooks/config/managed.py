@@ -88,16 +88,7 @@ def load(sources: Sequence[tuple[Source, Path]], project_dir: str,
     for source, folder in sources:
         k = key(source, folder, project_dir)
         keys.append(k)
-        data = None if off else _MEMO.get(_memo_key(k))
-        if data is None and not off:
-            try:
-                data = read_compiled(folder, k)
-            except Ignored:
-                data = None
-            if data is not None:
-                _remember(_memo_key(k), data)
-        if data is not None and not _templates_found(data):
-            data = None
+        data = None if off else _served(folder, k)
         if data is None:
             loaded = validate(source, folder, project_dir)
             if not off and not loaded.uses_packs:
@@ -107,6 +98,20 @@ def load(sources: Sequence[tuple[Source, Path]], project_dir: str,
         merge(out, loaded)
     out.fingerprint = json.dumps(keys)
     return out
+
+
+def _served(folder: Path, k: str) -> dict[str, Any] | None:
+    """The folder's load from this process's memory or its compiled policy, or None (then it
+    is validated: whatever goes wrong here can only cost that)."""
+    try:
+        data = _MEMO.get(_memo_key(k))
+        if data is None:
+            data = read_compiled(folder, k)
+            if data is not None:
+                _remember(_memo_key(k), data)
+        return data if data is not None and _templates_found(data) else None
+    except Exception:  # Ignored, or anything unforeseen: validate
+        return None
 
 
 def _remember(k: str, data: dict[str, Any]) -> None:
