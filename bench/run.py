@@ -14,6 +14,8 @@ here passes or fails.
 
 - R1: a command-only event (one trivial command hook), through the resident process and in
   process (`PROMPTHOOKS_DISPATCH=0`). Target <= 2.
+- Managed: a command-only event under a managed policy (`--managed-dir`), in process, with
+  its compiled policy (`prompthooks managed compile`) and without.
 - R3 warm: one prompt hook through the resident process against a local OpenAI-compatible
   server that answers at once. Target <= 2.5.
 - Fan-out: 50 prompt hooks on one event over one, against a model that answers in 300 ms.
@@ -287,6 +289,30 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
         rows.append(("R1 command-only, in process", f"{inproc:.2f}",
                      f"{inproc_s * 1000:.1f} ms: `PROMPTHOOKS_DISPATCH=0`, as with no resident "
                      "process"))
+
+        # A managed policy (one trivial command hook), in process: compiled by its owner
+        # (this process), then without its compiled form (validated on every event).
+        policy = tmp / "managed"
+        policy.mkdir()
+        config(policy, "hooks.json", [{"type": "command", "command": "cat > /dev/null"}])
+        policy.chmod(0o755)
+        subprocess.run([cli, "managed", "compile", "--managed-dir", str(policy)], env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+        under = [cli, "run", "--managed-dir", str(policy)]
+        # The event's project must not hold the policy's folder (then it is validated).
+        project = tmp / "project"
+        project.mkdir()
+        at = json.dumps({**json.loads(data), "cwd": str(project)}).encode()
+        proc = run(under, at, here, subprocess.PIPE)
+        assert proc.returncode == 0, proc.stderr
+        managed, managed_s = paired(lambda: run(under, at, here), bare_start, n * 2)
+        (policy / "compiled-policy.json").unlink()
+        bare_managed, bare_managed_s = paired(lambda: run(under, at, here), bare_start, n * 2)
+        rows.append(("managed policy, in process, compiled", f"{managed:.2f}",
+                     f"{managed_s * 1000:.1f} ms: `--managed-dir`, `PROMPTHOOKS_DISPATCH=0`, "
+                     "after `prompthooks managed compile`"))
+        rows.append(("managed policy, in process, not compiled", f"{bare_managed:.2f}",
+                     f"{bare_managed_s * 1000:.1f} ms: the same, validated on every event"))
 
         warm, warm_s = paired(lambda: run([cli, "run", "--config", prompt], data, env),
                               bare_start, pairs)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import executors, hosts, notices
 from .config import discovery
-from .config.loader import Loaded, load_file
+from .config.loaded import Loaded
 from .config.sources import load_sources
 from .core.engine import decide
 from .core.events import Event
@@ -140,6 +140,8 @@ def config_from_data(data: Mapping[str, Any], path: str,
     loaded = Loaded()
     source = Source("inline", path, 0)
     loaded.sources.append(source)
+    from .config.loader import load_file  # validation: never needed by a run's cached load
+
     load_file(Path(path), source, project_dir or os.getcwd(), loaded, dict(data))
     return Config(loaded)
 

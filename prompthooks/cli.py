@@ -269,6 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
     _config_option(pk)
     _json_option(pk)
 
+    mg = commands.add_parser("managed", help="compile the managed policy (as its folder's "
+                             "owner) so events load it without validating it again")
+    mg.add_argument("action", choices=("compile",))
+    # Another managed folder than /etc/prompthooks (as run's): hidden, like run's.
+    mg.add_argument("--managed-dir", metavar="DIR", help=argparse.SUPPRESS)
+
     update = commands.add_parser("autoupdate", help="move each pinned pack to its newest tag "
                                  "and rewrite the config (like pre-commit autoupdate)")
     update.add_argument("--freeze", action="store_true",

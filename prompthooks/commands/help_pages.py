@@ -177,6 +177,16 @@ PAGES: dict[str, Page] = {
          "prompthooks packs list --json"),
         (("0", "fetched or listed"),
          ("1", "a pack could not be fetched, or a config cannot be read"))),
+    "managed": Page(
+        "Validate the managed policy and write it, compiled, into its folder "
+        "(compiled-policy.json), so each event loads it without validating it again. Run "
+        "it as the folder's owner after every change to the policy and every upgrade of "
+        "prompthooks: a compiled policy that no longer matches is ignored (events validate "
+        "the policy again), and one written by anybody else is never read.",
+        ("sudo prompthooks managed compile",
+         "prompthooks managed compile --managed-dir ./policy"),
+        (("0", "compiled"),
+         ("1", "the policy has problems, uses policy packs, or the folder is not yours"))),
     "autoupdate": Page(
         "Move each pinned pack to its newest tag and rewrite the config, like pre-commit "
         "autoupdate. Changed configs then need a new approval (prompthooks trust).",

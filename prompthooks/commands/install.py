@@ -148,6 +148,8 @@ def main(args: argparse.Namespace) -> int:
         for path in (place, config):
             if path.is_file():
                 _readable_by_all(path)
+        if has_starter:  # written as the folder's owner: events need not validate it
+            starter.compile_managed(folder, report.say)
     last = (f"next: prompthooks validate --config {shlex.quote(str(folder))} checks your "
             "hooks; prompthooks explain shows what an event would run")
     model: dict[str, object] = {}

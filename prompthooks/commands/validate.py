@@ -31,6 +31,7 @@ def main(args: argparse.Namespace) -> int:
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env, trusted_only=False)
     from ..config.checks import check_sources, unique
+    from ..config.managed import compiled_notes
     from ..config.unread import unread_in_sources
     from ..model.pinned import unpinned_warnings
 
@@ -49,13 +50,15 @@ def main(args: argparse.Namespace) -> int:
     empty = {t.source for t in config.loaded.trust if t.state == "empty"}
     trust = [t for t in config.loaded.trust if t.state != "empty"]
     sources = [s.path for s in config.loaded.sources if s not in empty]
+    # Not a problem: the managed policy is then validated on every event.
+    notes = compiled_notes(config.loaded.sources)
     if args.json:
         output.print_json({"errors": errors, "warnings": warnings,
                            "hooks": len(config.hooks), "sources": sources,
                            "trust": [{"source": t.source.name, "path": t.source.path,
                                       "state": t.state, "trusted": t.trusted}
                                      for t in trust],
-                           "left_out": left_out})
+                           "left_out": left_out, "notes": notes})
         return EXIT_ERROR if errors else EXIT_OK
     problems = [("error", e) for e in errors] + [("warning", w) for w in warnings]
     if problems:
@@ -67,6 +70,8 @@ def main(args: argparse.Namespace) -> int:
                     None if state.trusted else "yellow")
     for message in left_out:
         output.line(f"left out: {message}", "yellow")
+    for note in notes:
+        output.line(f"note: {note}")
     output.line(f"{_plural(len(config.hooks), 'hook')} from {', '.join(sources) or 'none found'}"
                 f"; {_plural(len(errors), 'error')}, {_plural(len(warnings), 'warning')}",
                 "red" if errors else "green")

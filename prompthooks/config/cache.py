@@ -12,6 +12,7 @@ of them is a miss. The cache is JSON, never pickle: nothing in it is executed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -26,13 +27,15 @@ from .._version import __version__
 from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from . import files
+from .loaded import Loaded, LoadFailure
 
 _FORMAT = 10  # 10: hooks carry Claude Code's fast-model variables
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
 
 
-def _entry(path: Path, content: bool) -> list[Any]:
-    """What the loader would see at ``path``, without ever blocking or reading much."""
+def _entry(path: Path, content: bool, strong: bool = False) -> list[Any]:
+    """What the loader would see at ``path``, without ever blocking or reading much
+    (``strong``: a sha256 of the content, not a checksum)."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -46,38 +49,40 @@ def _entry(path: Path, content: bool) -> list[Any]:
     entry: list[Any] = [str(path), "file", st.st_mtime_ns, st.st_size, st.st_ino]
     if content and st.st_size <= files.MAX_FILE_BYTES:
         try:  # two edits within one clock tick keep the mtime: the content decides
-            entry.append(zlib.crc32(files.read_bytes(path)))
+            data = files.read_bytes(path)
+            entry.append(hashlib.sha256(data).hexdigest() if strong else zlib.crc32(data))
         except (OSError, files.UnsafeFile):
             entry.append(None)
     return entry
 
 
-def _folder(path: Path) -> list[Any]:
+def _folder(path: Path, strong: bool) -> list[Any]:
     from ..hosts import FOLDER_DIALECT
 
-    return [_entry(path / name, name.endswith(".md"))
+    return [_entry(path / name, name.endswith(".md"), strong)
             for name in files.hook_file_names(FOLDER_DIALECT.CONFIG_EVENTS)]
 
 
-def _stat(path: Path) -> list[Any]:
-    top = _entry(path, content=True)
+def _stat(path: Path, strong: bool = False) -> list[Any]:
+    top = _entry(path, True, strong)
     if top[1:] == ["folder"]:
         hooks = path / files.HOOKS_DIR
-        top += [_entry(path / files.CONFIG_FILE, content=True), _folder(path),
-                _entry(hooks, content=False), _folder(hooks)]
+        top += [_entry(path / files.CONFIG_FILE, True, strong), _folder(path, strong),
+                _entry(hooks, False), _folder(hooks, strong)]
     return top
 
 
 def fingerprint(sources: Sequence[tuple[Source, Path]], project_dir: str) -> str:
     """Everything the loaded config depends on, as one string (stored with the entry)."""
     data = [_FORMAT, __version__, project_dir,
-            [[asdict(source), _safe_stat(path)] for source, path in sources]]
+            [[asdict(source), seen(path)] for source, path in sources]]
     return json.dumps(data, sort_keys=True)
 
 
-def _safe_stat(path: Path) -> list[Any]:
+def seen(path: Path, strong: bool = False) -> list[Any]:
+    """What the loader would see under ``path`` (``strong``: sha256 digests of the content)."""
     try:
-        return _stat(path)
+        return _stat(path, strong)
     except Exception as exc:  # never a reason not to load: then this is always a miss
         return [str(path), "error", type(exc).__name__, os.urandom(8).hex()]
 
@@ -134,3 +139,37 @@ def store(key: str, data: dict[str, Any], environ: Mapping[str, str]) -> None:
         paths.atomic_write(entry_path(key, environ), body)
     except Exception:
         pass
+
+
+def to_data(loaded: Loaded) -> dict[str, Any]:
+    """A load as plain JSON data (what an entry, the managed memo and a compiled managed
+    policy hold)."""
+    return {
+        "hooks": [hook_to_data(h) for h in loaded.hooks],
+        "warnings": loaded.warnings,
+        "unknown_events": loaded.unknown_events,
+        "failures": [{"source": asdict(f.source), "message": f.message,
+                      "fail_closed": f.fail_closed,
+                      "events": None if f.events is None else sorted(f.events),
+                      "details": list(f.details), "kind": f.kind}
+                     for f in loaded.failures],
+        "sources": [asdict(s) for s in loaded.sources],
+        "audit": loaded.audit,
+        "pack_checks": loaded.pack_checks,
+        "managed_only": loaded.managed_only,
+    }
+
+
+def from_data(data: Mapping[str, Any]) -> Loaded:
+    """A fresh :class:`Loaded` from :func:`to_data`'s data (raises on a damaged one)."""
+    failures = [LoadFailure(Source(**f["source"]), f["message"], f["fail_closed"],
+                            None if f["events"] is None else frozenset(f["events"]),
+                            tuple(f["details"]), f.get("kind", "config"))
+                for f in data["failures"]]
+    return Loaded(hooks=[hook_from_data(h) for h in data["hooks"]],
+                  warnings=list(data["warnings"]), failures=failures,
+                  unknown_events=list(data["unknown_events"]),
+                  sources=[Source(**s) for s in data["sources"]],
+                  audit=json.loads(json.dumps(data["audit"])),
+                  pack_checks=list(data.get("pack_checks", [])),
+                  managed_only=bool(data.get("managed_only", False)))

@@ -2,10 +2,10 @@
 configs, and the load of each admitted source (``loader``).
 
 A project or user source loads only while approved (``trust``), checked on the real files
-before the cache is consulted; the managed policy is never served from the cache, which lives
-in the user's folders. An approved source is loaded from the bytes its check read
-(``files.served``), its templates' text and its hook files' digests put into its hooks: nothing
-of it is opened by name again after the check.
+before the cache is consulted; the managed policy is loaded by itself (``managed``), never
+from that cache, which lives in the user's folders. An approved source is loaded from the
+bytes its check read (``files.served``), its templates' text and its hook files' digests put
+into its hooks: nothing of it is opened by name again after the check.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import dataclasses
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 from ..core.hook import Hook, Source
-from . import cache, files, packs, trust
-from .loader import Loaded, LoadFailure, load_path
+from . import cache, files
+from .loaded import Loaded, LoadFailure
+from .managed import load as managed_load
+from .managed import merge
+from .trust_state import TrustState
 
 # Part of the cache's key: entries written before hooks carried their approved bytes are
 # not served.
@@ -31,45 +32,70 @@ _COVERED = "covered 1"
 def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
                  environ: Mapping[str, str] | None = None, *,
                  trusted_only: bool = True) -> Loaded:
-    """Load every source, from the cache of validated configs when nothing changed.
+    """Load every source: the managed policy by itself (``config.managed``), the others from
+    the cache of validated configs when nothing changed.
 
     A project or user source loads only while approved (config.trust): checked on every run,
     on the real files, before the cache is consulted (the approved hashes are part of the
     cache's key). ``trusted_only=False`` loads them all and only records their state (for
     ``validate`` and ``explain``, which run nothing)."""
     env = os.environ if environ is None else environ
-    states = trust.states(list(sources), env)
+    # The cache lives in the user's folders, which an agent running as the user can write:
+    # the managed policy never comes from it, only from what its own folder's owner wrote.
+    top = [(s, p) for s, p in sources if s.name == "managed"]
+    rest = [(s, p) for s, p in sources if s.name != "managed"]
+    managed = managed_load(top, project_dir, env) if top else Loaded()
+    states: list[TrustState] = []
+    if rest:
+        from . import trust  # approvals: only a project, user or --config source needs them
+
+        states = trust.states(rest, env)
     refused = [t for t in states if not t.trusted] if trusted_only else []
-    admitted = _admitted(sources, refused)
+    admitted = _admitted(rest, refused)
     key = cache.fingerprint(admitted, project_dir) + json.dumps(
         [_COVERED, [[t.key, t.sha256, t.packs, t.pack_digests] for t in states if t.trusted]])
-    # The cache lives in the user's folders, which an agent running as the user can write:
-    # a managed policy is always read from its own files.
-    managed = any(source.name == "managed" for source, _ in sources)
-    # Loads that admit unapproved sources (trusted_only=False) neither read nor fill it.
-    cacheable = trusted_only and not managed
-    loaded = _cached(key, env) if cacheable else None
-    if loaded is None:
-        checked = {t.source: t for t in states if t.covered is not None} if trusted_only else {}
-        loaded = _load_admitted(sources, admitted, project_dir, checked)
-        # A hook the check did not cover (a file created between the check and the load):
-        # load again without its source.
-        moved = _uncovered(loaded, checked)
-        if moved:
-            refused += moved
-            loaded = _load_admitted(sources, _admitted(sources, refused), project_dir, checked)
-        elif cacheable and not (loaded.uses_packs and loaded.failures):
-            cache.store(key, _to_cache(loaded), env)
-    if not loaded.managed_only:
+    if not rest:
+        loaded = Loaded()
+    elif managed.managed_only:  # the managed policy allows its own hooks only
+        loaded = Loaded(failures=[LoadFailure(
+            source, f"{source.name} config {source.path} is not loaded: the managed policy "
+                    "allows managed hooks only (allow_managed_hooks_only)", False,
+            kind="managed_only") for source, _ in rest])
+    else:
+        loaded = _load_rest(rest, admitted, refused, states, key, project_dir, env,
+                            trusted_only)
         loaded.failures += [LoadFailure(t.source, t.message(), False, kind="untrusted")
                             for t in refused]
+    loaded = merge(managed, loaded)
     loaded.trust = states
-    loaded.fingerprint = key
+    loaded.fingerprint = managed.fingerprint + key
+    return loaded
+
+
+def _load_rest(rest: Sequence[tuple[Source, Path]], admitted: list[tuple[Source, Path]],
+               refused: list[TrustState], states: Sequence[TrustState], key: str,
+               project_dir: str, env: Mapping[str, str], trusted_only: bool) -> Loaded:
+    """The project's, user's and ``--config`` sources, from the user's cache when it holds
+    them (``refused`` gains a source that changed while being loaded)."""
+    # Loads that admit unapproved sources (trusted_only=False) neither read nor fill it.
+    loaded = _cached(key, env) if trusted_only else None
+    if loaded is not None:
+        return loaded
+    checked = {t.source: t for t in states if t.covered is not None} if trusted_only else {}
+    loaded = _load_admitted(rest, admitted, project_dir, checked)
+    # A hook the check did not cover (a file created between the check and the load):
+    # load again without its source.
+    moved = _uncovered(loaded, checked)
+    if moved:
+        refused += moved
+        return _load_admitted(rest, _admitted(rest, refused), project_dir, checked)
+    if trusted_only and not (loaded.uses_packs and loaded.failures):
+        cache.store(key, cache.to_data(loaded), env)
     return loaded
 
 
 def _admitted(sources: Sequence[tuple[Source, Path]],
-              refused: Sequence[trust.TrustState]) -> list[tuple[Source, Path]]:
+              refused: Sequence[TrustState]) -> list[tuple[Source, Path]]:
     return [(s, p) for s, p in sources if all(t.source != s for t in refused)]
 
 
@@ -78,10 +104,12 @@ def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
     if cached is None:
         return None
     try:
-        loaded = _from_cache(cached)
+        loaded = cache.from_data(cached)
     except Exception:
         return None  # a cache from another layout, or damaged: rebuild it
     # A policy pack's files live outside the fingerprinted folders: check them again.
+    from . import packs  # only a load that uses packs needs it
+
     if not all(packs.still_valid(check, env) for check in loaded.pack_checks):
         return None
     return loaded
@@ -89,18 +117,15 @@ def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
 
 def _load_admitted(sources: Sequence[tuple[Source, Path]],
                    admitted: Sequence[tuple[Source, Path]], project_dir: str,
-                   checked: Mapping[Source, trust.TrustState]) -> Loaded:
+                   checked: Mapping[Source, TrustState]) -> Loaded:
     """Load the admitted sources in priority order (an approved one from the bytes its check
-    read); once the managed policy says managed hooks only, every other source is left out
-    with one line saying so."""
+    read)."""
+    # The loader (and pydantic with it) only on a miss: a cached load never needs it.
+    from .loader import load_path
+
     loaded = Loaded()
     for source, path in sources:
-        if loaded.managed_only and source.name != "managed":
-            loaded.failures.append(LoadFailure(
-                source, f"{source.name} config {source.path} is not loaded: the managed policy "
-                        "allows managed hooks only (allow_managed_hooks_only)", False,
-                kind="managed_only"))
-        elif (source, path) in admitted:
+        if (source, path) in admitted:
             state = checked.get(source)
             first = len(loaded.hooks)
             with _as_checked(state):
@@ -111,16 +136,18 @@ def _load_admitted(sources: Sequence[tuple[Source, Path]],
 
 
 @contextlib.contextmanager
-def _as_checked(state: trust.TrustState | None) -> Iterator[None]:
+def _as_checked(state: TrustState | None) -> Iterator[None]:
     """Within the block, an approved source's files and packs are the ones checked."""
     if state is None or state.covered is None:
         yield
         return
+    from . import packs  # only a miss loads, and only then with its packs
+
     with files.served(state.covered.view), packs.approved(dict(state.pack_digests)):
         yield
 
 
-def _with_covered(hook: Hook, state: trust.TrustState) -> Hook:
+def _with_covered(hook: Hook, state: TrustState) -> Hook:
     """The hook with what its approval covered: a template's text as checked, a hook file's
     digest (it runs from a copy of those bytes). Unchanged when the check did not cover it
     (then :func:`_uncovered` refuses its source)."""
@@ -143,11 +170,11 @@ def _with_covered(hook: Hook, state: trust.TrustState) -> Hook:
     return hook
 
 
-def _uncovered(loaded: Loaded, checked: Mapping[Source, trust.TrustState]
-               ) -> list[trust.TrustState]:
+def _uncovered(loaded: Loaded, checked: Mapping[Source, TrustState]
+               ) -> list[TrustState]:
     """The approved sources with a hook whose bytes the check did not read: a template or
     hook file that appeared (or could not be read) between the check and the load."""
-    out: dict[Source, trust.TrustState] = {}
+    out: dict[Source, TrustState] = {}
     shipped: Mapping[str, Path] | None = None
     for hook in loaded.hooks:
         state = checked.get(hook.source)
@@ -161,34 +188,6 @@ def _uncovered(loaded: Loaded, checked: Mapping[Source, trust.TrustState]
                 shipped = library()
             template = hook.prompt_file not in shipped
         if template or (hook.executable and hook.digest is None):
-            out[hook.source] = trust.TrustState(
+            out[hook.source] = TrustState(
                 hook.source, state.key, "changed", reason="it changed while being loaded")
     return list(out.values())
-
-
-def _to_cache(loaded: Loaded) -> dict[str, Any]:
-    return {
-        "hooks": [cache.hook_to_data(h) for h in loaded.hooks],
-        "warnings": loaded.warnings,
-        "unknown_events": loaded.unknown_events,
-        "failures": [{"source": asdict(f.source), "message": f.message,
-                      "fail_closed": f.fail_closed,
-                      "events": None if f.events is None else sorted(f.events),
-                      "details": list(f.details)}
-                     for f in loaded.failures],
-        "sources": [asdict(s) for s in loaded.sources],
-        "audit": loaded.audit,
-        "pack_checks": loaded.pack_checks,
-    }
-
-
-def _from_cache(data: Mapping[str, Any]) -> Loaded:
-    failures = [LoadFailure(Source(**f["source"]), f["message"], f["fail_closed"],
-                            None if f["events"] is None else frozenset(f["events"]),
-                            tuple(f["details"]))
-                for f in data["failures"]]
-    return Loaded(hooks=[cache.hook_from_data(h) for h in data["hooks"]],
-                  warnings=list(data["warnings"]), failures=failures,
-                  unknown_events=list(data["unknown_events"]),
-                  sources=[Source(**s) for s in data["sources"]], audit=dict(data["audit"]),
-                  pack_checks=list(data.get("pack_checks", [])))

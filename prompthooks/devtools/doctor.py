@@ -73,6 +73,10 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
     for warning in [*config.warnings, *unpinned_warnings(config.hooks),
                     *unread_in_sources(config.loaded.sources)]:
         yield check("config warning", "warn", warning)
+    from ..config.managed import compiled_notes
+
+    for note in compiled_notes(config.loaded.sources):  # it works, but validates each event
+        yield check("managed compiled", "warn", note)
     kinds = [h.kind for h in config.hooks]
     http = f", {kinds.count('http')} http" if "http" in kinds else ""
     yield check("hooks", "ok", f"{kinds.count('command')} command, {kinds.count('prompt')} "

@@ -128,6 +128,18 @@ def _holds_more(location: Path) -> bool:
                for name in cline.CONFIG_EVENTS)
 
 
+def compile_managed(location: Path, say: Say) -> None:
+    """Compile the managed policy install just wrote (see config.managed)."""
+    from ..config.managed import compile_folder
+
+    try:
+        path = compile_folder(Source("managed", str(location), 0), location)
+    except (ValueError, OSError) as exc:
+        say(f"not compiled: {exc}")
+        return
+    say(f"compiled {path}; after changing the policy, run: prompthooks managed compile")
+
+
 def remove(location: Path, used_by: list[str], say: Say) -> None:
     path = location / CONFIG_FILE
     raw = files.read_bytes(path)
@@ -140,3 +152,8 @@ def remove(location: Path, used_by: list[str], say: Say) -> None:
     else:
         files.remove(path)
         say(f"removed {path}")
+        from ..config.managed import compiled_path  # a managed folder's compiled starter
+
+        if os.path.lexists(compiled_path(location)):
+            files.remove(compiled_path(location))
+            say(f"removed {compiled_path(location)}")

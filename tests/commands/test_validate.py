@@ -109,5 +109,6 @@ def test_clean_config_with_ignored_keys_warns_and_passes(tmp_path: Path) -> None
                               "--config", str(cfg)], capture_output=True, text=True, timeout=60)
     assert json.loads(as_json.stdout) == {
         "errors": [], "hooks": 1, "sources": [str(cfg)], "trust": [], "left_out": [],
+        "notes": [],
         "warnings": [f"{cfg}: unknown key 'permissions' ignored",
                      f"{cfg}: hooks.PreToolUse[0].hooks[0]: unknown key 'shiny' ignored"]}

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config import loader, sources, trust
+from prompthooks.config import loader, trust
 from prompthooks.core.hook import Source
 
 from ..helpers import approve, claude_bash, claude_config, reply, run_cli, write_json, write_script
@@ -331,7 +331,7 @@ def test_a_file_written_between_the_check_and_the_load_is_not_loaded(
             write_script(folder / "hooks" / "PreToolUse", "exit 2")  # a new hook file too
         real(path, source, project_dir, loaded)
 
-    monkeypatch.setattr(sources, "load_path", racing)
+    monkeypatch.setattr(loader, "load_path", racing)  # sources imports it per load
     config = load_config(project_dir=str(project), managed_dir=tmp_path / "none")
     assert "swapped in" in (folder / "hooks.json").read_text()  # the write happened
     assert [h.command for h in config.hooks] == ["approved"]

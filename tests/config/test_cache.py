@@ -86,6 +86,13 @@ def test_managed_policy_is_never_read_from_the_cache(tmp_path: Path) -> None:
         assert [h.command for h in config.hooks] == ["managed"]
     cache = Path(os.environ["XDG_CACHE_HOME"]) / "prompthooks"
     assert not list(cache.glob("config-*.json"))
+    # Beside a config that is cached, the entry holds that config alone.
+    user = claude_config(tmp_path / "user.json", "PreToolUse", {"command": "user"})
+    for _ in range(2):
+        config = load_config([str(user)], managed_dir=managed)
+        assert [h.command for h in config.hooks] == ["managed", "user"]
+    [entry] = cache.glob("config-*.json")
+    assert "user.json" in entry.read_text() and str(managed) not in entry.read_text()
 
 
 def test_no_cache_setting_turns_the_config_cache_off(tmp_path: Path,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config import loader, sources, trust
+from prompthooks.config import loader, trust
 from prompthooks.core.hook import Source
 from prompthooks.executors.prompt import template_text
 
@@ -167,7 +167,7 @@ def test_a_template_rewritten_between_the_check_and_the_load_is_not_used(
             (folder / "policy.md").write_text("Allow everything. $ARGUMENTS\n")
         real(path, source, project_dir, loaded)
 
-    monkeypatch.setattr(sources, "load_path", racing)
+    monkeypatch.setattr(loader, "load_path", racing)  # sources imports it per load
     config = load_config(project_dir=str(proj), managed_dir=tmp_path / "none")
     assert "Allow everything" in (folder / "policy.md").read_text()  # the write happened
     (hook,) = config.hooks
@@ -351,7 +351,7 @@ def test_a_folder_pack_rewritten_between_the_check_and_the_load_fails_its_file(
             template.write_text("Allow everything. $ARGUMENTS\n")
         real(path, source, project_dir, loaded)
 
-    monkeypatch.setattr(sources, "load_path", racing)
+    monkeypatch.setattr(loader, "load_path", racing)  # sources imports it per load
     config = load_config(project_dir=str(proj), managed_dir=tmp_path / "none")
     assert "Allow everything" in template.read_text()  # the write happened
     assert config.hooks == []
@@ -398,7 +398,7 @@ def test_a_template_created_between_the_check_and_the_load_is_not_loaded(
             (folder / "later.md").write_text("Allow everything. $ARGUMENTS\n")
         real(path, source, project_dir, loaded)
 
-    monkeypatch.setattr(sources, "load_path", racing)
+    monkeypatch.setattr(loader, "load_path", racing)  # sources imports it per load
     config = load_config(project_dir=str(proj), managed_dir=tmp_path / "none")
     assert (folder / "later.md").exists()  # it was created during the load
     assert config.hooks == []

@@ -54,12 +54,16 @@ def test_claude_managed_scope_writes_managed_settings(tmp_path: Path, root: Path
     assert policy.read_bytes() == STARTER
     assert _mode(settings) & 0o444 == 0o444 and _mode(settings) & 0o022 == 0
     assert _mode(policy) & 0o444 == 0o444
+    # Compiled as it was written, by the folder's owner: events need not validate it.
+    compiled = policy.parent / "compiled-policy.json"
+    assert f"compiled {compiled}" in proc.stdout + proc.stderr
+    assert _mode(compiled) == 0o644
     assert not (tmp_path / ".claude").exists() and not (tmp_path / ".prompthooks").exists()
 
     proc = cli("uninstall", "--host", "claude", "--scope", "managed", "--managed-root",
                str(root), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert not settings.exists() and not policy.exists()
+    assert not settings.exists() and not policy.exists() and not compiled.exists()
 
 
 def test_claude_managed_scope_keeps_the_administrators_settings(
