@@ -25,7 +25,7 @@ COLUMNS: tuple[str, ...] = (
     "time", "run_id", "host", "event", "host_event", "tool", "session_id", "project",
     "hook", "hook_label", "source", "kind", "fail_closed", "status", "decision", "reason",
     "duration_ms", "model", "input_tokens", "output_tokens", "cost", "cached", "replayed",
-    "error", "event_input",
+    "error", "event_input", "tool_calls",
 )
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -60,6 +60,8 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX decisions_time ON decisions (time);
     CREATE INDEX decisions_hook ON decisions (hook);
     """,
+    # An agent hook's tool calls: a JSON list of {tool, arguments, result_chars}, redacted.
+    "ALTER TABLE decisions ADD COLUMN tool_calls TEXT",
 )
 BUSY_TIMEOUT = 3.0  # seconds a writer waits for another one before spooling its rows
 

@@ -47,6 +47,8 @@ class HookResult:
     cost: float | None = None  # US dollars, when the model's price is known
     replayed: bool = False  # the model's reply came from a cassette
     cached: bool = False  # the verdict came from the verdict cache
+    # Agent hooks: each tool call made (tool, arguments and result size, redacted).
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def failed(self) -> bool:

@@ -31,6 +31,10 @@ class _RunExecutors:
             from .prompt import PromptExecutor
 
             return PromptExecutor(self._models, self._deadline)
+        if kind == "agent":
+            from .agent import AgentExecutor
+
+            return AgentExecutor(self._models, self._deadline)
         from .command import CommandExecutor
 
         return CommandExecutor()
