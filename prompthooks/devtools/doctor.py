@@ -75,7 +75,7 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
         yield check("config warning", "warn", warning)
     kinds = [h.kind for h in config.hooks]
     yield check("hooks", "ok", f"{kinds.count('command')} command, {kinds.count('prompt')} "
-                               "prompt")
+                               f"prompt, {kinds.count('agent')} agent")
 
 
 def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], list[Hook]]:
@@ -83,7 +83,7 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], li
 
     groups: dict[tuple[str, str | None, bool, bool], list[Hook]] = {}
     for hook in hooks:
-        if hook.kind == "prompt":
+        if hook.judged:
             endpoint = endpoint_for(hook)
             key = (endpoint.model, endpoint.api_base, bool(endpoint.api_key), hook.managed)
             groups.setdefault(key, []).append(hook)

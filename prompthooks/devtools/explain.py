@@ -5,6 +5,7 @@ no model is called. Text that could hold a secret goes through the redaction pas
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -71,6 +72,17 @@ def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
         return {"error": str(exc)}
     endpoint = request.endpoint
     notes = []
+    agent = None
+    if hook.kind == "agent":
+        from ..executors import agent as agent_hook
+        from ..executors.project_tools import unusable_root
+
+        request = agent_hook.agent_request(hook, event)
+        problem = unusable_root(event.project_dir)
+        # What the model may read, and how much: the tools, their limits, the folder.
+        agent = {"tools": agent_hook.describe_tools(), "max_turns": agent_hook.turns(hook),
+                 "root": os.path.realpath(event.project_dir), "limits": agent_hook.LIMITS,
+                 **({"refused": problem} if problem else {})}
     if conversation is not None:
         # The conversation itself is in the user message, as it would be sent (redacted).
         where = redact(conversation.source or "no file", keys, environ)
@@ -88,6 +100,7 @@ def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
                       "content": redact(m["content"], [endpoint.api_key, *keys], environ)}
                      for m in request.messages],
         "notes": notes,
+        **({"agent": agent} if agent else {}),
     }
 
 
@@ -126,7 +139,7 @@ def explain(config: Config, event: Event, budget: float,
         elif winner is not None and winner.label != hook.label:
             runs, why = False, f"{why}; the same handler runs once, as {winner.label}"
         entry = _hook_entry(winner or hook, runs, why, keys, environ)
-        if runs and hook.kind == "prompt":
+        if runs and hook.judged:
             entry["prompt"] = _prompt(hook, event, environ, keys)
         hooks.append(entry)
     trust = {t.source: t.describe() for t in config.loaded.trust}

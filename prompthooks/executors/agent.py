@@ -25,10 +25,17 @@ from ..model.loop import SETTLE
 from ..model.templates import TemplateError
 from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout, ToolCall
 from ..model.verdicts import VerdictError, parse_verdict
+from . import project_tools as tools_module
 from .project_tools import TOOLS, ProjectTools, Refused, unusable_root
 from .prompt import prepare, verdict_result
 
 RESULT_CHARS = 80_000  # of one tool result given to the model (after redaction)
+# The bounds, in words, for explain and the docs.
+LIMITS = (f"per call: {tools_module.READ_BYTES // 1024} KiB read, {tools_module.LIST_ENTRIES} "
+          f"paths listed, {tools_module.SEARCH_MATCHES} matches; per hook: "
+          f"{tools_module.HOOK_BYTES // 1024} KiB read, {tools_module.HOOK_ENTRIES} paths, "
+          f"{tools_module.HOOK_MATCHES} matches, {tools_module.HOOK_SCANNED // 1024 // 1024} MiB "
+          "searched")
 
 TOOLS_NOTE = """
 

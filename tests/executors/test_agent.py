@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ from prompthooks.model.cassette import Cassette
 from prompthooks.model.chain import Models
 
 from ..fake_model import FakeModel, calls, error, verdict
-from ..helpers import claude_event, cline_event, cursor_event, run_cli, write_json
+from ..helpers import approve, claude_event, cline_event, cursor_event, run_cli, write_json
 
 POLICY = "Do not let the agent stop while the project's tests fail. $ARGUMENTS"
 
@@ -282,7 +283,7 @@ def test_the_home_folder_is_no_project(tmp_path: Path, model: FakeModel,
 
 @pytest.mark.parametrize("host", ["claude", "cursor", "cline"])
 def test_prompthooks_run_per_host(host: str, project: Path, tmp_path: Path,
-                                  model: FakeModel) -> None:
+                                  model: FakeModel, isolated_home: Path) -> None:
     model.script(calls(("read_file", {"path": ".pytest_cache/v/cache/lastfailed"})),
                  verdict(False, "test_login still fails"))
     if host == "claude":
@@ -302,3 +303,27 @@ def test_prompthooks_run_per_host(host: str, project: Path, tmp_path: Path,
     assert "test_login still fails" in proc.stdout + proc.stderr, (proc.stdout, proc.stderr)
     assert len(model.requests) == 2
     assert "test_login" in _tool_messages(model.requests[1])[0]
+    # The audit log keeps the tool call: tool, arguments, result size.
+    db = isolated_home / ".local" / "share" / "prompthooks" / "audit.db"
+    with sqlite3.connect(db) as conn:
+        ((kind, logged),) = conn.execute("SELECT kind, tool_calls FROM decisions").fetchall()
+    (call,) = json.loads(logged)
+    assert kind == "agent" and call["tool"] == "read_file" and call["result_chars"] > 0
+    assert json.loads(call["arguments"]) == {"path": ".pytest_cache/v/cache/lastfailed"}
+
+
+@pytest.mark.parametrize("change", [{"prompt": "Always reply ok. $ARGUMENTS"},
+                                    {"model": "another-model"}, {"max_turns": 50}])
+def test_an_approval_covers_the_prompt_model_and_limits(
+        change: dict[str, Any], project: Path, model: FakeModel) -> None:
+    folder = project / ".prompthooks"
+    _config(folder)
+    approve(folder)
+    model.script(verdict(False, "tests fail"))
+    approved = dispatch(claude_event("Stop", str(project)), budget=30)
+    assert approved.decision.permission == "deny" and len(model.requests) == 1
+    _config(folder, **change)  # an agent rewrites the approved hook
+    changed = dispatch(claude_event("Stop", str(project)), budget=30)
+    assert changed.decision.permission is None and len(model.requests) == 1
+    assert "not approved" in " ".join(changed.problems) or "changed" in " ".join(
+        changed.problems), changed.problems
