@@ -84,6 +84,15 @@ def _normalized_turn(turn: Mapping[str, Any], nonce: str) -> dict[str, Any]:
             else content}
 
 
+def tool_results(request: ModelRequest) -> dict[str, Any]:
+    """For reviewers of an agent hook's entry: what the tools answered before this reply
+    (already redacted when the request was made); nothing for other requests."""
+    if not request.turns:
+        return {}
+    return {"tool_results": [_normalize(str(t.get("content", "")), request.nonce)
+                             for t in request.turns if t.get("role") == "tool"]}
+
+
 def _calls(entry: Mapping[str, Any]) -> tuple[ToolCall, ...]:
     """The tool calls an entry recorded (an agent hook's turn); none for any other shape."""
     calls = entry.get("tool_calls")
@@ -265,9 +274,7 @@ class Cassette:
             "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
             "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        if request.turns:  # for reviewers: what the tools answered before this reply
-            entry["tool_results"] = [_normalize(str(t.get("content", "")), request.nonce)
-                                     for t in request.turns if t.get("role") == "tool"]
+        entry.update(tool_results(request))
         if reply.tool_calls:
             # Kept as the model wrote them (they are paths and patterns, redacted like the
             # reply): a replay sends them to the same tools, whose results key the next turn.
