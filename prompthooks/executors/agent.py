@@ -20,7 +20,7 @@ from typing import Any
 from ..core.engine import STOP_MARGIN, hook_deadline
 from ..core.events import Event
 from ..core.hook import DEFAULT_TURNS, Hook
-from ..core.result import HookResult
+from ..core.result import HookResult, Status
 from ..model.chain import Models
 from ..model.failures import unjudged
 from ..model.loop import SETTLE
@@ -124,10 +124,9 @@ def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
     calls: list[dict[str, Any]] = []
     request: ModelRequest | None = None
 
-    def failed(status: str, error: str, why: str | None = None) -> HookResult:
-        return HookResult(hook=hook, status=status,  # type: ignore[arg-type]
-                          error=error, unjudged=why, duration=time.monotonic() - start,
-                          tool_calls=tuple(calls))
+    def failed(status: Status, error: str, why: str | None = None) -> HookResult:
+        return HookResult(hook=hook, status=status, error=error, unjudged=why,
+                          duration=time.monotonic() - start, tool_calls=tuple(calls))
 
     root = project_root(event)
     problem = unusable_root(root)
@@ -135,31 +134,8 @@ def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
         return failed("error", f"agent hook: {problem}; nothing is read")
     try:
         request = agent_request(hook, event, models)
-        tools = ProjectTools(root, deadline)
-        keys = _keys(hook, request)
-        limit = turns(hook)
-        for turn in range(limit):
-            if time.monotonic() >= deadline:
-                raise ModelTimeout(f"the agent hook's deadline passed after {turn} turns "
-                                   f"({len(calls)} tool calls)")
-            try:
-                reply = models.complete(request, deadline, hook, cap)
-            except ModelTimeout:
-                raise
-            except ModelError as exc:
-                if turn == 0 and _refused_tools(str(exc)):
-                    raise ModelError(f"{exc}; an agent hook needs a model and endpoint with "
-                                     "tool calling (OpenAI tools)") from None
-                raise
-            if not reply.tool_calls:
-                verdict = reply.verdict or parse_verdict(reply.text)
-                return replace(verdict_result(hook, event, verdict, time.monotonic() - start,
-                                              reply), tool_calls=tuple(calls))
-            if turn == limit - 1:
-                break
-            request = _answered(request, reply, tools, keys, calls)
-        return failed("error", f"the agent hook used its {limit} turns without a verdict "
-                               f"({len(calls)} tool calls)")
+        with ProjectTools(root, deadline) as tools:
+            return _loop(hook, event, request, tools, deadline, models, cap, calls, start)
     except ModelTimeout as exc:
         return failed("timeout", str(exc))
     except ModelError as exc:
@@ -167,6 +143,42 @@ def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
         return failed("error", str(exc), why)
     except (TemplateError, VerdictError) as exc:
         return failed("error", str(exc))
+    except OSError as exc:  # the project folder could not be opened
+        return failed("error", f"agent hook: the project folder {root}: "
+                               f"{exc.strerror or exc}; nothing is read")
+
+
+def _loop(hook: Hook, event: Event, request: ModelRequest, tools: ProjectTools,
+          deadline: float, models: Models, cap: float | None, calls: list[dict[str, Any]],
+          start: float) -> HookResult:
+    """The turns: ask, answer the tool calls, ask again, until a reply without tool calls
+    (the verdict) or the turn limit (a hook error). Raises ModelError, VerdictError."""
+    keys = _keys(hook, request)
+    limit = turns(hook)
+    for turn in range(limit):
+        if time.monotonic() >= deadline:
+            raise ModelTimeout(f"the agent hook's deadline passed after {turn} turns "
+                               f"({len(calls)} tool calls)")
+        try:
+            reply = models.complete(request, deadline, hook, cap)
+        except ModelTimeout:
+            raise
+        except ModelError as exc:
+            if turn == 0 and _refused_tools(str(exc)):
+                raise ModelError(f"{exc}; an agent hook needs a model and endpoint with "
+                                 "tool calling (OpenAI tools)") from None
+            raise
+        if not reply.tool_calls:
+            verdict = reply.verdict or parse_verdict(reply.text)
+            return replace(verdict_result(hook, event, verdict, time.monotonic() - start,
+                                          reply), tool_calls=tuple(calls))
+        if turn == limit - 1:
+            break
+        request = _answered(request, reply, tools, keys, calls)
+    return HookResult(hook=hook, status="error",
+                      error=f"the agent hook used its {limit} turns without a verdict "
+                            f"({len(calls)} tool calls)",
+                      duration=time.monotonic() - start, tool_calls=tuple(calls))
 
 
 def _keys(hook: Hook, request: ModelRequest) -> list[str | None]:

@@ -111,6 +111,19 @@ class ProjectTools:
 
     def __post_init__(self) -> None:
         self.root = os.path.realpath(self.root)
+        # Opened once: every path is then opened from this descriptor, so a project folder
+        # renamed and replaced by a link while the hook runs is not followed either.
+        self._fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+                           | os.O_CLOEXEC)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+    def __enter__(self) -> ProjectTools:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     def call(self, name: str, arguments: str) -> str:
         """The result of one tool call; :class:`Refused` for a call that gets an error."""
@@ -241,7 +254,7 @@ class ProjectTools:
         """A descriptor for ``path`` inside the project, no link followed on the way; a file
         must be a regular file with no other name. Never blocks."""
         parts = [p for p in self._relative(path).split("/") if p]
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=self._fd)
         try:
             for i, part in enumerate(parts):
                 last = i == len(parts) - 1

@@ -221,13 +221,19 @@ def test_the_deadline_holds_over_the_loop(project: Path, tmp_path: Path,
     assert 1 <= len(model.requests) < 50
 
 
-def test_an_endpoint_without_tools_fails_in_one_line(project: Path, tmp_path: Path,
-                                                     model: FakeModel) -> None:
-    model.script(error(400, "tools are not supported by this model"))
+@pytest.mark.parametrize("direct", ["1", "0"])
+def test_an_endpoint_without_tools_fails_in_one_line(
+        direct: str, project: Path, tmp_path: Path, model: FakeModel,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROMPTHOOKS_DIRECT", direct)
+    # A server that refuses any request offering tools, and answers one that does not.
+    model.responder = lambda body: (error(400, "tools are not supported by this model")
+                                    if "tools" in body else verdict(True))
     outcome = _stop(project, _config(tmp_path, failClosed=True))
+    assert model.requests and all("tools" in r.body for r in model.requests)
     assert outcome.decision.permission == "deny"
     (problem,) = outcome.problems
-    assert "\n" not in problem and "tool calling" in problem
+    assert "\n" not in problem and "tool calling" in problem and "(400)" in problem
 
 
 def test_through_litellm(project: Path, tmp_path: Path, model: FakeModel,
