@@ -21,7 +21,7 @@ from prompthooks.api import Outcome, dispatch
 from prompthooks.model.cassette import Cassette
 from prompthooks.model.chain import Models
 
-from ..fake_model import FakeModel, calls, error, verdict
+from ..fake_model import Answer, FakeModel, calls, error, verdict
 from ..helpers import approve, claude_event, cline_event, cursor_event, run_cli, write_json
 
 POLICY = "Do not let the agent stop while the project's tests fail. $ARGUMENTS"
@@ -333,3 +333,39 @@ def test_an_approval_covers_the_prompt_model_and_limits(
     assert changed.decision.permission is None and len(model.requests) == 1
     assert "not approved" in " ".join(changed.problems) or "changed" in " ".join(
         changed.problems), changed.problems
+
+
+def test_eval_records_then_replays_an_agent_hook(project: Path, tmp_path: Path,
+                                                  model: FakeModel) -> None:
+    """``eval --record`` through the tool loop, then ``--replay`` with no server at all."""
+    def answer(body: dict[str, Any]) -> Answer:
+        results = [m["content"] for m in body["messages"] if m.get("role") == "tool"]
+        if not results:
+            return calls(("read_file", {"path": ".pytest_cache/v/cache/lastfailed"}))
+        return verdict(False, "test_login fails") if "test_login" in results[0] \
+            else verdict(True)
+
+    model.responder = answer
+    clean = tmp_path / "clean"
+    (clean / ".pytest_cache" / "v" / "cache").mkdir(parents=True)
+    (clean / ".pytest_cache" / "v" / "cache" / "lastfailed").write_text("{}")
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": name, "event": claude_event("Stop", str(folder)),
+                                        "expected": label}) + "\n"
+                            for name, folder, label in (("failing", project, "deny"),
+                                                        ("clean", clean, "allow"))))
+    tape = tmp_path / "eval.cassette.yaml"
+    args = [sys.executable, "-m", "prompthooks", "eval", str(data), "--config",
+            str(_config(tmp_path)), "--json"]
+    live = subprocess.run([*args, "--record", str(tape)], capture_output=True, text=True,
+                          timeout=300)
+    assert live.returncode == 0, live.stderr
+    assert len(model.requests) == 4
+    offline = {**os.environ, "PROMPTHOOKS_API_BASE": "http://127.0.0.1:9/v1"}
+    replayed = subprocess.run([*args, "--replay", str(tape)], capture_output=True, text=True,
+                              timeout=300, env=offline)
+    assert replayed.returncode == 0, replayed.stderr
+    assert len(model.requests) == 4
+    for proc in (live, replayed):
+        (report,) = json.loads(proc.stdout)
+        assert report["overall"]["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 1}
