@@ -27,7 +27,7 @@ from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from . import files
 
-_FORMAT = 10  # 10: hooks carry Claude Code's fast-model variables
+_FORMAT = 11  # 11: agent hooks (an older cache skipped them)
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
 
 

@@ -201,11 +201,13 @@ def test_unknown_tools_and_bad_arguments_get_an_error_result(
 def test_the_turn_limit_holds(fail_closed: bool, project: Path, tmp_path: Path,
                               model: FakeModel) -> None:
     model.script(calls(("list_files", {"pattern": "*"})))  # forever
-    outcome = _stop(project, _config(tmp_path, max_turns=3, failClosed=fail_closed))
-    assert len(model.requests) == 3
-    (problem,) = outcome.problems
-    assert "used its 3 turns without a verdict" in problem
-    assert outcome.decision.permission == ("deny" if fail_closed else None)
+    cfg = _config(tmp_path, max_turns=3, failClosed=fail_closed)
+    for run in (1, 2):  # the second from the config cache, which keeps the limit
+        outcome = _stop(project, cfg)
+        assert len(model.requests) == 3 * run
+        (problem,) = outcome.problems
+        assert "used its 3 turns without a verdict" in problem
+        assert outcome.decision.permission == ("deny" if fail_closed else None)
 
 
 def test_the_deadline_holds_over_the_loop(project: Path, tmp_path: Path,
