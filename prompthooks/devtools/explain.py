@@ -75,14 +75,14 @@ def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
     agent = None
     if hook.kind == "agent":
         from ..executors import agent as agent_hook
-        from ..executors.project_tools import unusable_root
+        from ..executors.project_tools import LIMITS, unusable_root
 
         request = agent_hook.agent_request(hook, event)
         root = agent_hook.project_root(event)
         problem = unusable_root(root)
         # What the model may read, and how much: the tools, their limits, the folder.
         agent = {"tools": agent_hook.describe_tools(), "max_turns": agent_hook.turns(hook),
-                 "root": os.path.realpath(root), "limits": agent_hook.LIMITS,
+                 "root": os.path.realpath(root), "limits": LIMITS,
                  **({"refused": problem} if problem else {})}
     if conversation is not None:
         # The conversation itself is in the user message, as it would be sent (redacted).

@@ -27,17 +27,11 @@ from ..model.loop import SETTLE
 from ..model.templates import TemplateError
 from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout, ToolCall
 from ..model.verdicts import VerdictError, parse_verdict
-from . import project_tools as tools_module
+from .evaluator import CANNOT_READ
 from .project_tools import TOOLS, ProjectTools, Refused, unusable_root
 from .prompt import prepare, verdict_result
 
 RESULT_CHARS = 80_000  # of one tool result given to the model (after redaction)
-# The bounds, in words, for explain and the docs.
-LIMITS = (f"per call: {tools_module.READ_BYTES // 1024} KiB read, {tools_module.LIST_ENTRIES} "
-          f"paths listed, {tools_module.SEARCH_MATCHES} matches; per hook: "
-          f"{tools_module.HOOK_BYTES // 1024} KiB read, {tools_module.HOOK_ENTRIES} paths, "
-          f"{tools_module.HOOK_MATCHES} matches, {tools_module.HOOK_SCANNED // 1024 // 1024} MiB "
-          "searched")
 
 TOOLS_NOTE = """
 
@@ -82,8 +76,7 @@ def _with_tools(base: ModelRequest, hook: Hook) -> ModelRequest:
     system, *rest = base.messages
     note = TOOLS_NOTE.format(nonce=base.nonce, turns=turns(hook))
     content = system["content"].replace(
-        " You cannot run commands or read files: judge only what is shown.",
-        " You can read the project's files with the tools below.")
+        CANNOT_READ, "You can read the project's files with the tools described below.")
     return replace(base, messages=({**system, "content": content + note}, *rest),
                    tools=TOOLS, json_mode=False)
 

@@ -42,6 +42,10 @@ HOOK_MATCHES = 500  # returned by all its searches
 HOOK_SCANNED = 16 * 1024 * 1024  # of file contents its searches look through
 FILE_SCANNED = 1024 * 1024  # of one file a search looks through
 HOOK_VISITED = 50_000  # directory entries its walks look at
+# The bounds, in words, for explain.
+LIMITS = (f"per call: {READ_BYTES // 1024} KiB read, {LIST_ENTRIES} paths listed, "
+          f"{SEARCH_MATCHES} matches; per hook: {HOOK_BYTES // 1024} KiB read, {HOOK_ENTRIES} "
+          f"paths, {HOOK_MATCHES} matches, {HOOK_SCANNED // 1024 // 1024} MiB searched")
 
 # The tools as the model is offered them (OpenAI tool calling).
 TOOLS: tuple[dict[str, Any], ...] = (
@@ -404,4 +408,4 @@ def _glob(pattern: str | None) -> Callable[[str], bool]:
                                                      regex.fullmatch(rel.rsplit("/", 1)[-1])))
 
 
-__all__ = ["NAMES", "TOOLS", "ProjectTools", "Refused", "unusable_root"]
+__all__ = ["LIMITS", "NAMES", "TOOLS", "ProjectTools", "Refused", "unusable_root"]
