@@ -371,3 +371,19 @@ def test_eval_records_then_replays_an_agent_hook(project: Path, tmp_path: Path,
     for proc in (live, replayed):
         (report,) = json.loads(proc.stdout)
         assert report["overall"]["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 1}
+
+
+def test_doctor_probes_an_agent_hooks_model_with_its_tools(tmp_path: Path,
+                                                           model: FakeModel) -> None:
+    model.responder = lambda body: (error(400, "tools are not supported by this model")
+                                    if "tools" in body else verdict(True))
+    cfg = _config(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "doctor", "--json", "--config",
+                           str(cfg), "--project", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    report = json.loads(proc.stdout)
+    (probe,) = [c for c in report["checks"] if c["check"].startswith("model ")]
+    assert probe["status"] == "fail" and "(400)" in probe["detail"], probe
+    assert "1 prompt hook (1 agent)" in probe["detail"]
+    assert model.requests and "tools" in model.requests[0].body
+    assert proc.returncode == 1
