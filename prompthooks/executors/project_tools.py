@@ -162,14 +162,20 @@ class ProjectTools:
         cap = min(READ_BYTES, left)
         for number, line in enumerate(chosen, start=max(offset, 1)):
             text = f"{number:6}\t{line}"
-            if size + len(text) + 1 > cap:
-                out.append(f"[cut: the read stops at {cap} bytes; ask for a later offset]")
+            bytes_ = len(text.encode("utf-8", "replace")) + 1
+            if size + bytes_ > cap:
+                if cap < READ_BYTES:  # the hook's own budget, not this call's, is spent
+                    out.append(f"[cut: this hook has read its {HOOK_BYTES} bytes]")
+                    size = left
+                else:
+                    out.append(f"[cut: the read stops at {cap} bytes; ask for a later offset]")
                 break
             out.append(text)
-            size += len(text) + 1
+            size += bytes_
         self.spent.read += size
         if not chosen:
-            return f"(no lines from line {offset}; the file has {len(lines)})"
+            whole = "" if len(data) < FILE_SCANNED else f" in its first {FILE_SCANNED} bytes"
+            return f"(no lines from line {offset}; the file has {len(lines)}{whole})"
         return "\n".join(out)
 
     def _list(self, args: dict[str, Any]) -> str:

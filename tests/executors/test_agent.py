@@ -387,3 +387,33 @@ def test_doctor_probes_an_agent_hooks_model_with_its_tools(tmp_path: Path,
     assert "1 prompt hook (1 agent)" in probe["detail"]
     assert model.requests and "tools" in model.requests[0].body
     assert proc.returncode == 1
+
+
+def test_reads_are_bounded_per_call_and_per_hook(project: Path, tmp_path: Path,
+                                                 model: FakeModel) -> None:
+    from prompthooks.executors import project_tools
+
+    (project / "big.log").write_text("".join(f"line {i} " + "x" * 90 + "\n"
+                                             for i in range(20_000)))  # about 2 MB
+    reads = 2 + project_tools.HOOK_BYTES // project_tools.READ_BYTES
+    model.script(calls(*[("read_file", {"path": "big.log", "offset": 1 + 600 * i})
+                         for i in range(reads)]), verdict(True))
+    _stop(project, _config(tmp_path))
+    results = _tool_messages(model.requests[1])
+    assert len(results) == reads
+    assert all(len(r.encode()) < project_tools.READ_BYTES + 200 for r in results)
+    assert "[cut: the read stops at" in results[0]
+    assert "has read its" in results[-1] and "error:" in results[-1]
+
+
+def test_explain_shows_the_tools_limits_and_root(project: Path, tmp_path: Path) -> None:
+    event = json.dumps(claude_event("Stop", str(project)))
+    proc = subprocess.run([sys.executable, "-m", "prompthooks", "explain", "--json",
+                           "--config", str(_config(tmp_path, max_turns=4))], input=event,
+                          capture_output=True, text=True, timeout=60)
+    (hook,) = json.loads(proc.stdout)["hooks"]
+    agent = hook["prompt"]["agent"]
+    assert hook["kind"] == "agent" and agent["max_turns"] == 4
+    assert agent["root"] == os.path.realpath(project)
+    assert agent["tools"].startswith("read_file(path, offset, limit); search(")
+    assert "512 KiB read" in agent["limits"]
