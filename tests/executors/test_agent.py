@@ -417,3 +417,24 @@ def test_explain_shows_the_tools_limits_and_root(project: Path, tmp_path: Path) 
     assert agent["root"] == os.path.realpath(project)
     assert agent["tools"].startswith("read_file(path, offset, limit); search(")
     assert "512 KiB read" in agent["limits"]
+
+
+def test_the_pytest_plugin_replays_the_shipped_agent_suite(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The library's agent suite as a user's pytest suite: each case reads its own project
+    folder and replays offline (no server: the model address goes nowhere)."""
+    import shutil
+
+    from prompthooks.model.templates import library_dir
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setenv("PROMPTHOOKS_API_BASE", "http://127.0.0.1:9/v1")
+    shipped = library_dir()
+    assert shipped is not None
+    folder = pytester.mkdir("policies")
+    for name in ("tests-pass.yaml", "tests-pass.cassette.yaml"):
+        shutil.copy(shipped / "tests" / name, folder / name)
+    shutil.copytree(shipped / "tests" / "projects", folder / "projects")
+    pytester.makeini("[pytest]\nprompthooks_cases =\n    tests-pass.yaml\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--override-ini", "addopts=", "-rA")
+    result.assert_outcomes(passed=6)
