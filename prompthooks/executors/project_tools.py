@@ -71,7 +71,8 @@ TOOLS: tuple[dict[str, Any], ...] = (
     {"type": "function", "function": {
         "name": "list_files",
         "description": ("List the project's files whose path matches a glob pattern "
-                        "(`*` within a name, `**` across folders, e.g. `**/*.xml`)."),
+                        "(`*` within a name, `**` across folders, e.g. `reports/**/*.xml`; "
+                        "a pattern without `/` matches a file's name in any folder)."),
         "parameters": {"type": "object", "properties": {
             "pattern": {"type": "string", "description": "a glob, relative to the project"}},
             "required": ["pattern"]}}},
