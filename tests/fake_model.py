@@ -26,6 +26,8 @@ class Answer:
     delay: float = 0.0
     content_type: str = "application/json"
     finish_reason: str = "stop"  # "length": the reply reached max_tokens and was cut there
+    # OpenAI tool calls the reply makes (an agent hook's turn): [{"name", "arguments"}, ...]
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 def verdict(ok: bool, reason: str | None = None, **extra: Any) -> Answer:
@@ -33,6 +35,16 @@ def verdict(ok: bool, reason: str | None = None, **extra: Any) -> Answer:
     if reason is not None:
         data["reason"] = reason
     return Answer(json.dumps(data))
+
+
+def calls(*wanted: tuple[str, Any]) -> Answer:
+    """A reply that calls tools: ``(name, arguments)`` each, arguments a dict (sent as JSON)
+    or a string (sent as it is, however malformed)."""
+    return Answer(None, tool_calls=[
+        {"id": f"call_{i}", "type": "function",
+         "function": {"name": name,
+                      "arguments": args if isinstance(args, str) else json.dumps(args)}}
+        for i, (name, args) in enumerate(wanted)], finish_reason="tool_calls")
 
 
 def error(status: int, message: str = "scripted error") -> Answer:
@@ -100,7 +112,9 @@ def _handler(state: FakeModel) -> type[BaseHTTPRequestHandler]:
                     "id": "chatcmpl-test", "object": "chat.completion",
                     "created": int(time.time()), "model": body.get("model", "test-model"),
                     "choices": [{"index": 0, "finish_reason": answer.finish_reason,
-                                 "message": {"role": "assistant", "content": answer.content}}],
+                                 "message": {"role": "assistant", "content": answer.content,
+                                             **({"tool_calls": answer.tool_calls}
+                                                if answer.tool_calls else {})}}],
                     "usage": {"prompt_tokens": 120, "completion_tokens": 12,
                               "total_tokens": 132},
                 }).encode()

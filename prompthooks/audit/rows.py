@@ -54,7 +54,7 @@ def now() -> str:
 
 
 def _model(result: HookResult) -> str | None:
-    if result.model or result.hook.kind != "prompt":
+    if result.model or not result.hook.judged:
         return result.model
     from ..model.settings import endpoint_for
 
@@ -106,7 +106,19 @@ def result_row(result: HookResult, base: Mapping[str, Any],
         # Where an http hook posted, never its headers (they may carry a token).
         "url": _redact(shown_url(hook.url), keys, environ) if hook.url else None,
         "http_status": result.http_status,
+        "tool_calls": _tool_calls(result, keys, environ),
     }
+
+
+def _tool_calls(result: HookResult, keys: Sequence[str],
+                environ: Mapping[str, str] | None) -> str | None:
+    """An agent hook's tool calls as JSON text (None for other hooks), redacted again here
+    with the run's keys."""
+    if not result.tool_calls:
+        return None
+    import json
+
+    return redact(json.dumps(list(result.tool_calls), ensure_ascii=False), keys, environ)
 
 
 def _cost(result: HookResult) -> float | None:
@@ -123,7 +135,7 @@ def rows_for(outcome: Judged, store_events: bool,
     """The rows of one run (none when no hook applied to the event)."""
     base = event_fields(outcome.event, os.urandom(8).hex(), environ)
     keys = config_keys((h.api_key_env for h in outcome.config.loaded.hooks), environ)
-    if any(h.kind == "prompt" for h in outcome.config.loaded.hooks):
+    if any(h.judged for h in outcome.config.loaded.hooks):
         from ..model import keys as key_store
 
         keys += key_store.values(os.environ if environ is None else environ)

@@ -25,7 +25,7 @@ COLUMNS: tuple[str, ...] = (
     "time", "run_id", "host", "event", "host_event", "tool", "session_id", "project",
     "hook", "hook_label", "source", "kind", "fail_closed", "status", "decision", "reason",
     "duration_ms", "model", "input_tokens", "output_tokens", "cost", "cached", "replayed",
-    "error", "event_input", "url", "http_status",
+    "error", "event_input", "url", "http_status", "tool_calls",
 )
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -66,6 +66,8 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE decisions ADD COLUMN url TEXT;
     ALTER TABLE decisions ADD COLUMN http_status INTEGER
     """,
+    # An agent hook's tool calls: a JSON list of {tool, arguments, result_chars}, redacted.
+    "ALTER TABLE decisions ADD COLUMN tool_calls TEXT",
 )
 BUSY_TIMEOUT = 3.0  # seconds a writer waits for another one before spooling its rows
 

@@ -105,6 +105,15 @@ def _print_prompt(prompt: dict[str, Any]) -> None:
                 f"{prompt['api_base'] or 'the provider default'}; key: {prompt['api_key']}")
     for note in prompt["notes"]:
         output.line(f"        note: {note}", "yellow")
+    agent = prompt.get("agent")
+    if agent:
+        output.line(f"        tools (read-only): {agent['tools']}; at most {agent['max_turns']} "
+                    f"turns", "cyan")
+        output.line(f"        confined to: {agent['root']} (no '..', no link followed, no "
+                    "hard-linked or special file)")
+        output.line(f"        limits: {agent['limits']}")
+        if "refused" in agent:
+            output.line(f"        refused: {agent['refused']}", "red")
     for message in prompt["messages"]:
         output.line(f"        ----- {message['role']} message -----", "cyan")
         for text in message["content"].splitlines():

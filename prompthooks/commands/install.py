@@ -198,7 +198,7 @@ def _model(report: Report, choice: model_choice.Choice | None, folder: Path, pro
     from ..model.settings import endpoint_for
 
     hooks = [h for h in load_config([str(folder)], str(project), keep_managed=False,
-                                     trusted_only=False).hooks if h.kind == "prompt"]
+                                     trusted_only=False).hooks if h.judged]
     if not hooks:
         return {**facts, "judges": True, "tried": False}
     ok, detail = probe(hooks[0])

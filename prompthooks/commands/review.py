@@ -68,7 +68,7 @@ def rows(hooks: Iterable[Hook], folder: Path, keys: Sequence[str],
         if Path(file).is_relative_to(folder):
             file = str(Path(file).relative_to(folder))
         model = hook.model or (hook.prompt_settings.model if hook.prompt_settings else None)
-        kind = f"{hook.kind} {model}" if hook.kind == "prompt" and model else hook.kind
+        kind = f"{hook.kind} {model}" if hook.judged and model else hook.kind
         out.append(tuple(redact(text, keys, environ) for text in (
             file, hook.config_event, _matcher(hook), kind,
             "fail-closed" if hook.fail_closed else "fail-open", hook.name, _what(hook))))

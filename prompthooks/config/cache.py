@@ -29,7 +29,7 @@ from ..core.matchers import Matcher
 from . import files
 from .loaded import Loaded, LoadFailure
 
-_FORMAT = 10  # 10: hooks carry Claude Code's fast-model variables
+_FORMAT = 12  # 12: agent and http hooks (an older cache skipped them)
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
 
 

@@ -82,7 +82,7 @@ def check_sources(loaded: Loaded, project_dir: str, environ: Mapping[str, str]) 
         elif path.is_file():
             _check_json(path, source, project_dir, environ, found)
     for hook in loaded.hooks:  # packs and Cline-style prompt files too
-        if hook.kind == "prompt":
+        if hook.judged:
             _check_model(hook, environ, found)
     return found
 
@@ -122,7 +122,7 @@ def _check_json(path: Path, source: Source, project_dir: str, environ: Mapping[s
                 # validate's output is pasted into CI logs and issues: shown redacted.
                 (found.errors if level == "error" else found.warnings).append(
                     f"{path}: {raw.where}.command: {redact(message)}")
-        elif kind == "prompt":
+        elif kind in ("prompt", "agent"):
             _check_prompt(raw, path, source, host, settings, config_dir, environ, found)
 
 

@@ -24,6 +24,7 @@ PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt defa
 # Every dialect's http hooks: Claude Code documents none of its own for them, and a policy
 # service that has not answered in 30 s is down (the run's budget caps it anyway).
 HTTP_TIMEOUT = 30.0
+AGENT_TIMEOUT = 60.0  # every dialect's agent hooks (Claude Code's agent default)
 
 
 def json_path(loc: Iterable[int | str]) -> str:
@@ -175,13 +176,20 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
          problems: list[ConfigError], default_timeout: float, **fields: Any) -> Hook | None:
     """The Hook for one handler of a JSON config, or None (with a warning) if we cannot run it."""
     loaded.warnings += [f"{label}: {w}" for w in extras(handler, "")]
-    if handler.type == "prompt":
+    if handler.type in ("prompt", "agent"):
         check_prompt_file(handler.prompt_file, fields["config_dir"], path, where, problems)
-        return Hook(kind="prompt", label=label, title=handler.name, prompt=handler.prompt,
+        agent = handler.type == "agent"
+        if agent and handler.cache_ttl is not None:
+            loaded.warnings.append(f"{label}: 'cache_ttl' is not used by an agent hook (what "
+                                   "it reads in the project changes); its verdicts are not "
+                                   "cached")
+        return Hook(kind=handler.type, label=label, title=handler.name, prompt=handler.prompt,
                     prompt_file=handler.prompt_file, model=handler.model,
                     fail_closed=handler.failClosed, max_event_chars=handler.max_event_chars,
-                    cache_ttl=handler.cache_ttl, timeout=handler.timeout or PROMPT_TIMEOUT,
-                    transcript=transcript_entries(handler.transcript), **fields)
+                    cache_ttl=None if agent else handler.cache_ttl,
+                    timeout=handler.timeout or (AGENT_TIMEOUT if agent else PROMPT_TIMEOUT),
+                    transcript=transcript_entries(handler.transcript),
+                    max_turns=handler.max_turns, **fields)
     if handler.type == "http":
         headers = tuple((handler.headers or {}).items())
         allowed = tuple(handler.allowedEnvVars or ())

@@ -21,11 +21,11 @@ from pydantic import (
     model_validator,
 )
 
-from ..core.hook import ENV_NAME, check_name
+from ..core.hook import ENV_NAME, MAX_TURNS, check_name
 
 Seconds = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
 Megabytes = Annotated[float, Field(gt=0, strict=True, allow_inf_nan=False)]
-# Claude Code's five; agent and mcp_tool are skipped with a warning.
+# Claude Code's five; mcp_tool is skipped with a warning.
 HandlerType = Literal["command", "prompt", "agent", "http", "mcp_tool"]
 
 
@@ -37,6 +37,7 @@ Chars = Annotated[int, Field(gt=0, strict=True)]
 Count = Annotated[int, Field(ge=0, strict=True)]
 # ``transcript``: a number of entries, true (the default number) or false (none).
 TranscriptEntries = StrictBool | Annotated[int, Field(ge=1, strict=True)]
+Turns = Annotated[int, Field(ge=1, le=MAX_TURNS, strict=True)]
 HookName = Annotated[StrictStr, AfterValidator(check_name)]
 
 
@@ -195,6 +196,7 @@ class Handler(Lenient):
     url: StrictStr | None = None
     headers: dict[StrictStr, StrictStr] | None = None
     allowedEnvVars: list[Annotated[StrictStr, Field(pattern=f"^{ENV_NAME}$")]] | None = None
+    max_turns: Turns | None = None  # ours: an agent hook's model turns at most
 
     @model_validator(mode="after")
     def _needs_its_field(self) -> Handler:
@@ -207,9 +209,12 @@ class Handler(Lenient):
                 raise ValueError(f"header {name!r}: a value is one line")
         if self.type == "command" and not (self.command and self.command.strip()):
             raise ValueError("a command hook needs a non-empty 'command'")
-        if self.type == "prompt":
+        if self.type in ("prompt", "agent"):
             if not (self.prompt and self.prompt.strip()) and not self.prompt_file:
-                raise ValueError("a prompt hook needs 'prompt' or 'prompt_file'")
+                raise ValueError(f"a{'n' if self.type == 'agent' else ''} {self.type} hook "
+                                 "needs 'prompt' or 'prompt_file'")
             if self.prompt and self.prompt_file:
                 raise ValueError("give either 'prompt' or 'prompt_file', not both")
+        if self.max_turns is not None and self.type != "agent":
+            raise ValueError("'max_turns' is an agent hook's key")
         return self

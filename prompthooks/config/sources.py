@@ -153,7 +153,7 @@ def _with_covered(hook: Hook, state: TrustState) -> Hook:
     (then :func:`_uncovered` refuses its source)."""
     covered = state.covered
     assert covered is not None
-    if hook.kind == "prompt" and hook.prompt_file and hook.prompt is None:
+    if hook.judged and hook.prompt_file and hook.prompt is None:
         data = covered.templates.get((hook.config_dir or "", hook.prompt_file))
         if data is None:
             return hook
@@ -181,7 +181,7 @@ def _uncovered(loaded: Loaded, checked: Mapping[Source, TrustState]
         if state is None or hook.source in out:
             continue
         template = False
-        if hook.kind == "prompt" and hook.prompt_file and hook.prompt is None:
+        if hook.judged and hook.prompt_file and hook.prompt is None:
             if shipped is None:
                 from ..model.templates import library
 

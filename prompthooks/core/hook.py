@@ -14,13 +14,17 @@ from .matchers import MATCH_ALL, Matcher
 # registry's (``hosts.host_tool``), handed in by the caller, since core knows no host.
 HostTool = Callable[[str, str], str]
 
-Kind = Literal["command", "prompt", "http"]
+Kind = Literal["command", "prompt", "http", "agent"]
+# The kinds whose hooks a model judges: a prompt, and an agent (a prompt with read-only tools).
+JUDGED: frozenset[str] = frozenset({"prompt", "agent"})
 Dialect = str  # the name of the host whose config dialect a hook is written in (hosts)
 # What a hook's matcher is compared with.
 # "host_tool": the tool's name in the hook's own dialect (Cursor's "Shell" for Bash).
 MatchOn = Literal["tool", "host_tool", "command", "subject", "none"]
 
 
+MAX_TURNS = 50  # an agent hook's model turns at most (Claude Code's own agent hooks' limit)
+DEFAULT_TURNS = 10  # an agent hook's model turns unless its ``max_turns`` says otherwise
 MAX_NAME = 80  # characters of a handler's name: it is a label in tables and messages
 
 
@@ -185,6 +189,8 @@ class Hook:
     # Prompt hooks: the canonical events on which this hook's block also ends the agent's turn
     # (a Claude Code style prompt hook without ``continueOnBlock``, as Claude Code's own).
     halt_on_block: frozenset[str] = frozenset()
+    # Agent hooks: how many model turns the tool loop may take (None: the default).
+    max_turns: int | None = None
 
     def identity(self) -> tuple[object, ...]:
         """Handlers equal under this key run once, however many sources list them."""
@@ -196,7 +202,7 @@ class Hook:
                 self.allowed_env_vars, self.prompt, self.prompt_file,
                 self.model, self.dialect, self.cwd, folder, self.prompt_settings,
                 self.max_event_chars, self.cache_ttl, self.allow_approves,
-                self.raw_event, self.transcript, self.halt_on_block)
+                self.raw_event, self.transcript, self.halt_on_block, self.max_turns)
 
     @property
     def managed(self) -> bool:
@@ -212,10 +218,11 @@ class Hook:
         An inline prompt is never quoted: its text is policy, not something for the agent."""
         if self.title:
             return self.title
-        if self.kind == "prompt":
+        if self.kind in JUDGED:
             if self.policy:
-                return f"prompt {self.policy}"
-            return f"prompt {self.prompt_file}" if self.prompt_file else "inline prompt"
+                return f"{self.kind} {self.policy}"
+            return (f"{self.kind} {self.prompt_file}" if self.prompt_file
+                    else f"inline {self.kind}" if self.kind == "agent" else "inline prompt")
         from ..redaction import redact
 
         if self.kind == "http":
@@ -226,6 +233,11 @@ class Hook:
         # ("GH_TOKEN=ghp_... ./x.sh"), and the name is stored, logged and shown.
         text = redact(" ".join((self.command or "?").split()))
         return text if len(text) <= 60 else text[:57] + "..."
+
+    @property
+    def judged(self) -> bool:
+        """Whether a model judges this hook (a prompt or an agent hook)."""
+        return self.kind in JUDGED
 
     @property
     def api_key_env(self) -> str | None:

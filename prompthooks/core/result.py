@@ -48,6 +48,8 @@ class HookResult:
     replayed: bool = False  # the model's (or an http hook's) reply came from a cassette
     http_status: int | None = None  # http hooks: the status the URL answered
     cached: bool = False  # the verdict came from the verdict cache
+    # Agent hooks: each tool call made (tool, arguments and result size, redacted).
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def failed(self) -> bool:

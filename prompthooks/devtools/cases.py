@@ -39,6 +39,7 @@ from .. import transcripts
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
 from ..core.merge import failure_line
 from ..errors import ConfigError, PromptHooksError, excerpt
+from ..executors.agent import given_project
 from ..model.cassette import Cassette, Drift, Mode
 from ..model.chain import Models
 from ..model.verdicts import VerdictError, parse_verdict
@@ -90,6 +91,9 @@ class Case(BaseModel):
     # The host's transcript for this event, relative to the case file; read in place of
     # the one the event names (a case without one has no conversation).
     transcript: str | None = None
+    # The project folder an agent hook reads, relative to the case file; read in place of
+    # the one the event names.
+    project: str | None = None
     expect: Expect
     reference: CaseReference | None = None
     # Where the case comes from (a benchmark's public corpus, its file and entry; or ours).
@@ -216,7 +220,8 @@ def run_case(path: Path, case: Case, config: Config, budget: float,
     start = time.monotonic()
     try:
         with transcripts.given((path.parent / case.transcript).resolve() if case.transcript
-                               else None):
+                               else None), \
+                given_project((path.parent / case.project).resolve() if case.project else None):
             outcome = dispatch(case.event, host=case.host, event_name=case.event_name,
                                config=config, budget=budget, count_stops=False, models=models)
     except PromptHooksError as exc:

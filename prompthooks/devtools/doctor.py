@@ -25,6 +25,7 @@ from .._version import __version__
 from ..api import Config
 from ..core.hook import Hook
 from ..errors import PromptHooksError
+from ..executors.project_tools import TOOLS
 from ..hosts import Host
 from ..redaction import redact
 
@@ -80,7 +81,7 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
     kinds = [h.kind for h in config.hooks]
     http = f", {kinds.count('http')} http" if "http" in kinds else ""
     yield check("hooks", "ok", f"{kinds.count('command')} command, {kinds.count('prompt')} "
-                               f"prompt{http}")
+                               f"prompt, {kinds.count('agent')} agent{http}")
 
 
 def http_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
@@ -117,7 +118,7 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], li
 
     groups: dict[tuple[str, str | None, bool, bool], list[Hook]] = {}
     for hook in hooks:
-        if hook.kind == "prompt":
+        if hook.judged:
             endpoint = endpoint_for(hook)
             key = (endpoint.model, endpoint.api_base, bool(endpoint.api_key), hook.managed)
             groups.setdefault(key, []).append(hook)
@@ -139,8 +140,12 @@ def probe(hook: Hook) -> tuple[bool, str]:
     from ..model.types import ModelError, ModelRequest
 
     endpoint = endpoint_for(hook)
-    request = ModelRequest(endpoint=endpoint, max_tokens=20, messages=(
-        {"role": "user", "content": 'Reply with exactly {"ok": true}'},))
+    # An agent hook's model must take tools: its probe offers them, so an endpoint that
+    # refuses them fails here rather than at the first event.
+    tools = TOOLS if hook.kind == "agent" else ()
+    request = ModelRequest(endpoint=endpoint, max_tokens=20, tools=tools, json_mode=not tools,
+                           messages=({"role": "user",
+                                      "content": 'Reply with exactly {"ok": true}'},))
     if not hook.managed:
         try:  # no key for a hosted provider: said at once, without importing its client
             require_key(endpoint, os.environ)
@@ -166,7 +171,9 @@ def probe(hook: Hook) -> tuple[bool, str]:
     except ModelError as exc:
         return False, str(exc)
     path = "direct" if is_direct else "litellm"
-    return True, f"answered in {time.monotonic() - start:.1f} s ({reply.model}, {path})"
+    offered = ", tools offered" if tools else ""
+    return True, f"answered in {time.monotonic() - start:.1f} s ({reply.model}, {path}{offered})"
+
 
 
 def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
@@ -176,11 +183,13 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
     for (model, api_base, has_key, _), hooks in groups.items():
         where = f"{model} at {api_base or 'the provider default'}, key " + (
             "set" if has_key else "not set (the provider's own variable, if any)")
-        used = f"{len(hooks)} prompt hook{'s' * (len(hooks) != 1)}"
+        agents = sum(h.kind == "agent" for h in hooks)
+        used = f"{len(hooks)} prompt hook{'s' * (len(hooks) != 1)}" + (
+            f" ({agents} agent)" if agents else "")
         if offline:
             yield check(f"model {model}", "skip", f"{where}; {used}; not probed (--offline)")
             continue
-        ok, detail = probe(hooks[0])
+        ok, detail = probe(next((h for h in hooks if h.kind == "agent"), hooks[0]))
         yield check(f"model {model}", "ok" if ok else "fail", f"{where}; {used}; {detail}")
 
 

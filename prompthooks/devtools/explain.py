@@ -6,6 +6,7 @@ contacted. Text that could hold a secret goes through the redaction pass.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -72,6 +73,18 @@ def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
         return {"error": str(exc)}
     endpoint = request.endpoint
     notes = []
+    agent = None
+    if hook.kind == "agent":
+        from ..executors import agent as agent_hook
+        from ..executors.project_tools import LIMITS, unusable_root
+
+        request = agent_hook.agent_request(hook, event)
+        root = agent_hook.project_root(event)
+        problem = unusable_root(root)
+        # What the model may read, and how much: the tools, their limits, the folder.
+        agent = {"tools": agent_hook.describe_tools(), "max_turns": agent_hook.turns(hook),
+                 "root": os.path.realpath(root), "limits": LIMITS,
+                 **({"refused": problem} if problem else {})}
     if conversation is not None:
         # The conversation itself is in the user message, as it would be sent (redacted).
         where = redact(conversation.source or "no file", keys, environ)
@@ -89,6 +102,7 @@ def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
                       "content": redact(m["content"], [endpoint.api_key, *keys], environ)}
                      for m in request.messages],
         "notes": notes,
+        **({"agent": agent} if agent else {}),
     }
 
 
@@ -142,7 +156,7 @@ def explain(config: Config, event: Event, budget: float,
         elif winner is not None and winner.label != hook.label:
             runs, why = False, f"{why}; the same handler runs once, as {winner.label}"
         entry = _hook_entry(winner or hook, runs, why, keys, environ)
-        if runs and hook.kind == "prompt":
+        if runs and hook.judged:
             entry["prompt"] = _prompt(hook, event, environ, keys)
         if hook.kind == "http":
             entry["http"] = http_target(hook)

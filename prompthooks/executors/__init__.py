@@ -35,6 +35,10 @@ class _RunExecutors:
             from .http import HttpExecutor
 
             return HttpExecutor(self._models)
+        if kind == "agent":
+            from .agent import AgentExecutor
+
+            return AgentExecutor(self._models, self._deadline)
         from .command import CommandExecutor
 
         return CommandExecutor()

@@ -40,6 +40,9 @@ _WITH_CONVERSATION = ("event ({event}) is JSON data, followed by the recent conv
                       "from the host's transcript (one JSON object per entry), both")
 _EVENT_ONLY = "event ({event}) is JSON data"
 
+# What a stop hook's model is told it cannot do; an agent hook's is told what it can instead.
+CANNOT_READ = "You cannot run commands or read files: judge only what is shown."
+
 SYSTEM_TEMPLATE = """You are a policy evaluator for an AI coding agent's hook. You judge one \
 event against the policy the user gives you and reply with a verdict.
 
@@ -68,7 +71,7 @@ then stop, and your reason is shown to the user.
 
 Judge by evidence: what the user asked, what the {who} did, and what its tools returned. A \
 claim of success is not evidence when a tool's output in the conversation contradicts it. \
-You cannot run commands or read files: judge only what is shown. When the conversation could \
+{cannot_read} When the conversation could \
 not be read, or parts of it were left out (a marker says so), judge what is there and do not \
 count what is missing against the {who}.
 
@@ -94,5 +97,6 @@ def system_message(event: Event, nonce: str, conversation: bool = False) -> str:
     what_false_means = _WHAT_FALSE_MEANS.get(event.name, "the action is blocked")
     if event.name in STOP_EVENTS:
         who = "subagent" if event.name == "SubagentStop" else "agent"
-        return STOP_TEMPLATE.format(who=who, what_false_means=what_false_means, fence=fence)
+        return STOP_TEMPLATE.format(who=who, what_false_means=what_false_means, fence=fence,
+                                    cannot_read=CANNOT_READ)
     return SYSTEM_TEMPLATE.format(what_false_means=what_false_means, fence=fence)

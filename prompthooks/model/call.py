@@ -22,7 +22,7 @@ from typing import Any
 
 from . import dead, failures, loop
 from .failures import MIN_ATTEMPT, Failure
-from .types import ModelError, ModelReply, ModelRequest, ModelTimeout
+from .types import ModelError, ModelReply, ModelRequest, ModelTimeout, tool_calls_of
 
 __all__ = ["MIN_ATTEMPT", "ModelError", "ModelReply", "ModelRequest", "ModelTimeout",
            "complete", "describe", "import_litellm"]
@@ -131,7 +131,7 @@ def _connection_failed(exc: BaseException) -> bool:
 def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
     endpoint = request.endpoint
     kwargs: dict[str, Any] = {
-        "model": endpoint.model, "messages": [dict(m) for m in request.messages],
+        "model": endpoint.model, "messages": request.payload_messages(),
         "temperature": request.temperature, "max_tokens": request.max_tokens,
         "num_retries": 0, "max_retries": 0, "drop_params": True,
     }
@@ -156,6 +156,11 @@ def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
             supported = []
         if "response_format" in supported:
             kwargs["response_format"] = {"type": "json_object"}
+    if request.tools:
+        kwargs["tools"] = [dict(t) for t in request.tools]
+        # Ours are function tools, never MCP ones: litellm's check for its MCP gateway imports
+        # its proxy's dependencies (the ``mcp`` package), which are not installed.
+        kwargs["_skip_mcp_handler"] = True
     return kwargs
 
 
@@ -173,7 +178,7 @@ async def _complete(request: ModelRequest, deadline: float, attempts: list[int])
     choice = response.choices[0]
     usage = getattr(response, "usage", None)
     return ModelReply(text=choice.message.content or "", model=str(response.model),
-                      attempts=attempts[0],
+                      attempts=attempts[0], tool_calls=tool_calls_of(choice.message),
                       input_tokens=getattr(usage, "prompt_tokens", None),
                       output_tokens=getattr(usage, "completion_tokens", None),
                       cost=_cost(response, litellm))

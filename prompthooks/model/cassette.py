@@ -36,7 +36,7 @@ from .. import paths
 from ..config import files
 from ..core.hook import Hook
 from ..errors import excerpt
-from .types import ModelError, ModelReply, ModelRequest
+from .types import ModelError, ModelReply, ModelRequest, ToolCall
 
 Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
@@ -65,12 +65,41 @@ def request_key(request: ModelRequest) -> str:
         "max_tokens": request.max_tokens,
         "response_format": "json_object" if request.json_mode else None,
     }
+    if request.tools or request.turns:
+        # An agent hook's turn: the tools offered and every call and result so far decide the
+        # reply (only then present, so a prompt hook's key is what it always was).
+        data["tools"] = list(request.tools)
+        data["turns"] = [_normalized_turn(t, request.nonce) for t in request.turns]
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
 def _normalize(text: str, nonce: str) -> str:
     return text.replace(nonce, NONCE_TOKEN) if nonce else text
+
+
+def _normalized_turn(turn: Mapping[str, Any], nonce: str) -> dict[str, Any]:
+    """A turn with the nonce in its content (a tool result is fenced with it) made fixed."""
+    content = turn.get("content")
+    return {**turn, "content": _normalize(content, nonce) if isinstance(content, str)
+            else content}
+
+
+def tool_results(request: ModelRequest) -> dict[str, Any]:
+    """For reviewers of an agent hook's entry: what the tools answered before this reply
+    (already redacted when the request was made); nothing for other requests."""
+    if not request.turns:
+        return {}
+    return {"tool_results": [_normalize(str(t.get("content", "")), request.nonce)
+                             for t in request.turns if t.get("role") == "tool"]}
+
+
+def _calls(entry: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+    """The tool calls an entry recorded (an agent hook's turn); none for any other shape."""
+    calls = entry.get("tool_calls")
+    return tuple(ToolCall(str(c.get("id", "")), str(c.get("name", "")),
+                          str(c.get("arguments", "")))
+                 for c in (calls if isinstance(calls, list) else ()) if isinstance(c, dict))
 
 
 def _dumper() -> Any:
@@ -206,7 +235,8 @@ class Cassette:
             self._count("reference" if is_reference(recorded) else "recording")
             return ModelReply(text=recorded["reply"], model=str(recorded.get("model", "")),
                               input_tokens=recorded.get("input_tokens"),
-                              output_tokens=recorded.get("output_tokens"), replayed=True)
+                              output_tokens=recorded.get("output_tokens"), replayed=True,
+                              tool_calls=_calls(recorded))
         if self.mode == "replay":
             from .cassette_miss import nearby
 
@@ -238,14 +268,22 @@ class Cassette:
         # What is stored passes the redaction pass (the key stays computed from the real
         # request): a cassette is committed to a repository and read by people.
         hidden = [request.endpoint.api_key]
+        entry: dict[str, Any] = {
+            "key": key, "hook": hook.name, "model": request.endpoint.model,
+            "prompt": redact(_normalize(user, request.nonce), hidden),
+            "reply": redact(reply.text, hidden),
+            "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+            "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        entry.update(tool_results(request))
+        if reply.tool_calls:
+            # Kept as the model wrote them (they are paths and patterns, redacted like the
+            # reply): a replay sends them to the same tools, whose results key the next turn.
+            entry["tool_calls"] = [{"id": c.id, "name": c.name,
+                                    "arguments": redact(c.arguments, hidden)}
+                                   for c in reply.tool_calls]
         try:
-            self.write({
-                "key": key, "hook": hook.name, "model": request.endpoint.model,
-                "prompt": redact(_normalize(user, request.nonce), hidden),
-                "reply": redact(reply.text, hidden),
-                "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
-                "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            })
+            self.write(entry)
         except Exception as exc:  # recording never changes a verdict: the reply stands
             self._unrecorded(hook, exc)
         return reply

@@ -126,7 +126,8 @@ class Models:
 
         endpoint = request.endpoint
         name = dead.address(endpoint.api_base, endpoint.model)
-        if worker.enabled(env):
+        # The warm worker's protocol carries no tools: a tool-calling request is made here.
+        if worker.enabled(env) and not request.tools:
             from .failures import dead_message
 
             seen = dead.recall(name, env)

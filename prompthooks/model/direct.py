@@ -28,7 +28,7 @@ from typing import Any
 from . import dead, failures, http_client, loop
 from .cost import from_headers
 from .route import Direct, pinned_route
-from .types import ModelReply, ModelRequest
+from .types import ModelReply, ModelRequest, tool_calls_of
 
 # (event loop, trust_env, proxy, TLS context, the proxy variables it read) -> the client kept
 # open for them.
@@ -91,13 +91,14 @@ def body(request: ModelRequest, route: Direct | None = None) -> dict[str, Any]:
     """The request body, as litellm sends it to an OpenAI-compatible server (OpenAI's
     reasoning models take no temperature and name their cap ``max_completion_tokens``)."""
     target = route or pinned_route(request.endpoint)
-    data: dict[str, Any] = {"model": target.model,
-                            "messages": [dict(m) for m in request.messages]}
+    data: dict[str, Any] = {"model": target.model, "messages": request.payload_messages()}
     if not target.reasoning:
         data["temperature"] = request.temperature
     data["max_completion_tokens" if target.openai else "max_tokens"] = request.max_tokens
     if request.json_mode:
         data["response_format"] = {"type": "json_object"}
+    if request.tools:
+        data["tools"] = [dict(t) for t in request.tools]
     return data
 
 
@@ -128,7 +129,8 @@ def _reply(data: Any, attempts: int, cost: float | None = None) -> ModelReply:
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return ModelReply(text=str(text), model=str(data.get("model") or ""), attempts=attempts,
                       input_tokens=usage.get("prompt_tokens"),
-                      output_tokens=usage.get("completion_tokens"), cost=cost)
+                      output_tokens=usage.get("completion_tokens"), cost=cost,
+                      tool_calls=tool_calls_of(choice["message"]))
 
 
 # TLS contexts, built once per CA source (loading a CA bundle costs a tenth of a second): a

@@ -50,7 +50,7 @@ def unpinned_problem(environ: Mapping[str, str]) -> str | None:
 def unpinned_warnings(hooks: Iterable[Hook]) -> list[str]:
     """One line per managed file whose prompt hooks do not pin ``api_base`` (for validate and
     doctor)."""
-    paths = sorted({h.source.path for h in hooks if h.managed and h.kind == "prompt"
+    paths = sorted({h.source.path for h in hooks if h.managed and h.judged
                     and not (h.prompt_settings and h.prompt_settings.api_base)})
     return [f"{path}: a managed prompt hook without api_base goes through litellm, which "
             "reads proxy and base-URL variables; it refuses to run while one is set: pin "

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.hook import Hook
-from ..model.types import ModelReply, ModelRequest
-from .cassette import Cassette, _normalize, is_reference, request_key
+from ..model.types import ModelReply, ModelRequest, ToolCall
+from .cassette import Cassette, _calls, _normalize, is_reference, request_key, tool_results
 
 SOURCE = "reference"
 
@@ -82,10 +82,18 @@ class ReferenceCassette(Cassette):
         if existing is not None and not replace:
             self._note(Touch(hook, key, False, SOURCE if reference else "recording"))
             return ModelReply(text=existing["reply"], model=str(existing.get("model", "")),
-                              replayed=True)
+                              replayed=True, tool_calls=_calls(existing))
         if self.answer is None:
             raise ValueError("a reference cassette needs an answer function")
-        made = self.answer(request, hook)
+        calls: tuple[ToolCall, ...] = ()
+        if request.tools and not request.turns:
+            # An agent hook's reference looks at the project first (a listing of its files),
+            # so that a replay runs the tool loop over the case's folder; the verdict is the
+            # next turn's.
+            calls = (ToolCall("reference_0", "list_files", '{"pattern": "**"}'),)
+            made = Reference("", self.answer(request, hook).note)
+        else:
+            made = self.answer(request, hook)
         user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
         from ..redaction import redact
 
@@ -96,11 +104,15 @@ class ReferenceCassette(Cassette):
             "prompt": redact(_normalize(user, request.nonce), []), "reply": made.reply,
             "source": SOURCE, "note": made.note,
             "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **tool_results(request),
+            **({"tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                               for c in calls]} if calls else {}),
         })
         with self._touch_lock:
             self._fresh.add(key)
         self._note(Touch(hook, key, True))
-        return ModelReply(text=made.reply, model=request.endpoint.model, replayed=True)
+        return ModelReply(text=made.reply, model=request.endpoint.model, replayed=True,
+                          tool_calls=calls)
 
     def _note(self, touch: Touch) -> None:
         with self._touch_lock:

@@ -48,7 +48,7 @@ def test_broken_configs_with_exact_messages(tmp_path: Path) -> None:
         f"error: {bad_template}: hooks.preToolUse[0].prompt_file: prompt file "
         "'no-such-policy' not found (shipped templates: credential-reads, destructive-shell, "
         "force-push, network-exfiltration, prompt-secrets, secrets-in-files, stop-when-done, "
-        "tool-output-injection)",
+        "tests-pass, tool-output-injection)",
         f"error: {no_command}: hooks.Stop[0].hooks[0]: a command hook needs a non-empty "
         "'command'",
         f"error: {bad_timeout}: hooks.stop[0].timeout: Input should be a valid number",
@@ -82,7 +82,7 @@ def test_every_problem_of_a_file_is_reported(tmp_path: Path) -> None:
         "unterminated subpattern at position 5",
         f"error: {rest}: hooks.PreToolUse[1].hooks[0].prompt_file: prompt file 'no-such-policy' "
         "not found (shipped templates: credential-reads, destructive-shell, force-push, "
-        "network-exfiltration, prompt-secrets, secrets-in-files, stop-when-done, "
+        "network-exfiltration, prompt-secrets, secrets-in-files, stop-when-done, tests-pass, "
         "tool-output-injection)",
         f"error: {rest}: hooks.Nope: unknown Claude Code event; its hooks are ignored",
     ]

@@ -125,7 +125,7 @@ def test_doctor_offline_reports_everything_without_a_key(tmp_path: Path) -> None
     assert checks["prompthooks"]["detail"] == "0.1.0"
     assert checks["litellm"]["status"] == "ok" and checks["rich"]["status"] == "ok"
     assert checks["config config"]["detail"] == str(cfg)
-    assert checks["hooks"]["detail"] == "4 command, 1 prompt"
+    assert checks["hooks"]["detail"] == "4 command, 1 prompt, 0 agent"
     model = checks["model team-fast"]
     assert model["status"] == "skip" and "key set" in model["detail"]
     assert model["detail"].endswith("not probed (--offline)")

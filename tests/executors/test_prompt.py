@@ -282,7 +282,7 @@ def test_unknown_template_is_a_config_error(tmp_path: Path) -> None:
     assert outcome.config.errors == [
         f"{cfg}: hooks.PreToolUse[0].hooks[0].prompt_file: prompt file 'no-such-policy' not "
         "found (shipped templates: credential-reads, destructive-shell, force-push, "
-        "network-exfiltration, prompt-secrets, secrets-in-files, stop-when-done, "
+        "network-exfiltration, prompt-secrets, secrets-in-files, stop-when-done, tests-pass, "
         "tool-output-injection)"]
 
 

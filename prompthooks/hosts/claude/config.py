@@ -49,7 +49,7 @@ _NOT_HONOURED = {
 
 def halt_on_block(handler: ClaudeHandler) -> frozenset[str]:
     """The events on which a handler's block also ends the turn, as Claude Code reads it."""
-    return _ENDS_TURN if handler.type == "prompt" and handler.continueOnBlock is False \
+    return _ENDS_TURN if handler.type in ("prompt", "agent") and handler.continueOnBlock is False \
         else frozenset()
 
 

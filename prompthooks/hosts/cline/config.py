@@ -8,21 +8,29 @@ import stat
 from pathlib import Path
 
 from ...config import files
-from ...config.handlers import PROMPT_TIMEOUT, transcript_entries
+from ...config.handlers import AGENT_TIMEOUT, PROMPT_TIMEOUT, transcript_entries
 from ...config.loaded import Loaded, LoadFailure
-from ...core.hook import Hook, Source, check_name
+from ...core.hook import MAX_TURNS, Hook, Source, check_name
 from ...errors import ConfigError
 from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME
 
 
 def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md``: a prompt hook; its front matter may set ``name``, ``model``,
-    ``timeout``, ``failClosed``, ``max_event_chars`` and ``transcript``."""
+    ``timeout``, ``failClosed``, ``max_event_chars`` and ``transcript``, and ``type: agent``
+    (with ``max_turns``) makes it an agent hook."""
     from ...model.templates import parse_front_matter
 
     try:
         meta, body = parse_front_matter(files.read_text(path))
-        timeout = float(meta.get("timeout", PROMPT_TIMEOUT))
+        kind = str(meta.get("type", "prompt")).strip().lower()
+        if kind not in ("prompt", "agent"):
+            raise ValueError(f"type must be prompt or agent, not {kind}")
+        turns = int(meta["max_turns"]) if "max_turns" in meta else None
+        if turns is not None and not (kind == "agent" and 1 <= turns <= MAX_TURNS):
+            raise ValueError(f"max_turns is an agent hook's, from 1 to {MAX_TURNS}")
+        timeout = float(meta.get("timeout", AGENT_TIMEOUT if kind == "agent"
+                                 else PROMPT_TIMEOUT))
         if not 0 < timeout < float("inf"):  # "nan" and "inf" parse as floats too
             raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
         chars = int(meta["max_event_chars"]) if "max_event_chars" in meta else None
@@ -39,7 +47,8 @@ def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
         raise ConfigError(str(path), "the prompt is empty")
     config_event = CONFIG_EVENTS[path.stem]
     return Hook(source=source, dialect=NAME, config_event=path.stem, index=index,
-                trigger=config_event.trigger, kind="prompt", timeout=timeout, label=str(path),
+                trigger=config_event.trigger, kind="agent" if kind == "agent" else "prompt",
+                timeout=timeout, label=str(path), max_turns=turns,
                 prompt=body, model=meta.get("model") or None, title=title,
                 fail_closed=str(meta.get("failClosed", "")).lower() == "true",
                 max_event_chars=chars, config_dir=str(folder.resolve()),
