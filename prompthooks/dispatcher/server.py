@@ -61,7 +61,7 @@ def warm() -> argparse.ArgumentParser:
     from .. import api, audit, cli, hosts, redaction  # noqa: F401
     from ..audit import rows, store  # noqa: F401
     from ..commands import run  # noqa: F401
-    from ..config import schema, unread  # noqa: F401
+    from ..config import approved_copy, covered, loader, schema, shell_words, trust, unread  # noqa: F401
     from ..core import stop_cap  # noqa: F401
     from ..executors import command, http, prompt  # noqa: F401
     from ..model import direct, prices, verdict_models  # noqa: F401
