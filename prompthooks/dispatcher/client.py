@@ -56,8 +56,8 @@ MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
 RESERVE = 2.0
 _MAX_REPLY = 1 << 26
 _FIRST_READ = 1.0  # seconds the client waits for the event before loading the full run
-# Seconds the resident process has to answer once told to stop (its run's supervisor gives
-# its work a second), after which the client answers on its own.
+# Seconds the resident process has to answer once told to stop (its run's engine stops the
+# hooks still running and answers with what it has), after which the client answers on its own.
 TERM_GRACE = 1.5
 _KNOWN = frozenset({"--host", "--config", "--budget", "--managed-dir", "--record", "--replay"})
 
