@@ -34,7 +34,7 @@ from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
 from ..runner.fallback import answer_unjudged, guess
 from ..runner.job import Job
 from ..runner.judge import case_of, judge
-from ..runner.supervisor import SWITCH_INTERVAL, reply_bytes
+from ..runner.supervisor import SWITCH_INTERVAL, fallback_reserve, reply_bytes
 from .address import model_environment, model_environment_of
 from .protocol import (
     ALIVE,
@@ -434,9 +434,10 @@ def _child(conn: socket.socket, alive: _Alive, job: Job, stderr: int) -> NoRetur
             alive.answer(exit_frame(reply_bytes(stdout), code))
             replied.set()
 
-        case = case_of(job)
-        # The engine's deadlines answer by the client's limit, before its give-up instant.
-        case = replace(case, budget=job.limit - job.started)
+        # The engine answers a reserve before the client's limit, as the work does before its
+        # supervisor's deadline: the reply's way back is not raced against the client.
+        by = job.limit - fallback_reserve(job.limit, time.monotonic())
+        case = replace(case_of(job), budget=by - job.started)
         channel = Channel(nice_after_reply=AFTER_REPLY_NICE, on_reply=on_reply)
         open_channel(channel)
         threading.Thread(target=_watch, args=(conn, replied, cancel), daemon=True).start()
