@@ -13,7 +13,7 @@ goes to /dev/null, except in the row that says otherwise). Not part of the test 
 here passes or fails.
 
 - R1: a command-only event (one trivial command hook), through the resident process and in
-  process (`PROMPTHOOKS_DISPATCH=0`). Target <= 2.
+  process (`PROMPTHOOKS_RESIDENT=0`). Target <= 2.
 - Managed: a command-only event under a managed policy (`--managed-dir`), in process, with
   its compiled policy (`prompthooks managed compile`) and without.
 - R3 warm: one prompt hook through the resident process against a local OpenAI-compatible
@@ -226,7 +226,7 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
     env = clean_env(HOME=str(home), XDG_CACHE_HOME=str(home / "cache"),
                     XDG_CONFIG_HOME=str(home / "config"), XDG_DATA_HOME=str(home / "data"),
                     XDG_RUNTIME_DIR=str(runtime), PROMPTHOOKS_WORKER="1")
-    here = {**env, "PROMPTHOOKS_DISPATCH": "0"}
+    here = {**env, "PROMPTHOOKS_RESIDENT": "0"}
     rows: list[tuple[str, str, str]] = []
 
     def bare_start() -> object:
@@ -287,7 +287,7 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
                      f"{with_err_s * 1000:.1f} ms: to the end of stderr, which the run holds "
                      "until its audit rows are written"))
         rows.append(("R1 command-only, in process", f"{inproc:.2f}",
-                     f"{inproc_s * 1000:.1f} ms: `PROMPTHOOKS_DISPATCH=0`, as with no resident "
+                     f"{inproc_s * 1000:.1f} ms: `PROMPTHOOKS_RESIDENT=0`, as with no resident "
                      "process"))
 
         # A managed policy (one trivial command hook), in process: compiled by its owner
@@ -322,7 +322,7 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
                      f"{warm_s * 1000:.1f} ms, model answering at once (target <= 2.5)"))
         rows.append(("R3 warm prompt hook, in process", f"{warm_here:.2f}",
                      f"{warm_here_s * 1000:.1f} ms: the run in process "
-                     "(`PROMPTHOOKS_DISPATCH=0`)"))
+                     "(`PROMPTHOOKS_RESIDENT=0`)"))
 
         t1 = median_time(lambda: run([cli, "run", "--config", one], data, env), max(3, n // 3))
         t50 = median_time(lambda: run([cli, "run", "--config", fifty], data, env),
@@ -363,7 +363,7 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
         pids = resident(runtime)
         total = sum(pss_kb(pid) for pid in pids)
         rows.append(("resident memory", f"{total / 1024:.0f} MB",
-                     f"PSS of `prompthooks serve`, its zygote and the two processes forked "
+                     f"PSS of `prompthooks serve`, its zygote and the process forked "
                      f"for the next run ({len(pids)} processes; a page they share counted "
                      "once)"))
     finally:

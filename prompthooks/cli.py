@@ -8,14 +8,11 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from ._version import __version__
-from .errors import EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PromptHooksError
+from .errors import EXIT_USAGE, PromptHooksError, reported
 from .hosts import NAMES
-
-if TYPE_CHECKING:
-    from .runner.handed import Handed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -370,48 +367,24 @@ def _standard_streams() -> None:
             setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115
 
 
-def main(argv: Sequence[str] | None = None, handed: Handed | None = None,
-         parser: argparse.ArgumentParser | None = None) -> int:
-    """The command line ``argv`` (None: the process's own). ``handed``: a ``run`` whose event
-    was read already, by the thin client in this process or by the client of the resident
-    process (which passes its ``argv`` and its prebuilt ``parser``); it runs as the process a
-    host starts does, under a supervisor."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line ``argv`` (None: the process's own, where ``run`` counts its budget from
+    the spawn, as the host does, under a supervisor)."""
     debug = os.environ.get("PROMPTHOOKS_DEBUG") == "1"
     if argv is None:  # the process's own streams: not a call from Python
         _standard_streams()
-    try:
-        parser = parser or build_parser()
+
+    def command() -> int:
+        parser = build_parser()
         args = parser.parse_args(argv)
-        # The process's own command line (not a call from Python), or a run handed over: `run`
-        # then counts its budget from the spawn, as the host does, under a supervisor.
-        args.entry = argv is None or handed is not None
-        args.handed = handed
+        args.entry = argv is None  # not a call from Python
         args.parser = parser  # what `completion` describes: commands never import the CLI
         from importlib import import_module
 
-        command = import_module(f".commands.{args.command.replace('-', '_')}", __package__)
-        code = int(command.main(args))
+        module = import_module(f".commands.{args.command.replace('-', '_')}", __package__)
+        code = int(module.main(args))
         if argv is None and (args.command == "run" or _work_left_running()):
             _leave(code)
         return code
-    except PromptHooksError as exc:
-        if debug:
-            raise
-        from .redaction import redact
 
-        print(f"prompthooks: {redact(exc.message)}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (`prompthooks demo | head`): nothing left to say to it.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_ERROR
-    except Exception as exc:
-        if debug:
-            raise
-        from .redaction import redact
-
-        print(f"prompthooks: internal error: {redact(repr(exc))} (set PROMPTHOOKS_DEBUG=1 for "
-              "the traceback)", file=sys.stderr)
-        return EXIT_INTERNAL
+    return reported(command, debug)

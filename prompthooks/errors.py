@@ -6,7 +6,7 @@ errors: only a fail-closed hook may turn an error into a block.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # Documented exit codes of the `prompthooks` command (see docs/hosts.md, "Exit codes of
 # `prompthooks run`").
@@ -64,3 +64,34 @@ class ConfigError(PromptHooksError):
                     first.json_path)
         error.details = tuple(p.message for p in problems)
         return error
+
+
+def reported(call: Callable[[], int], debug: bool) -> int:
+    """``call()``'s exit code, or the one handler's for what it raised: one line on stderr
+    (a traceback only when ``debug``) and a documented exit code."""
+    import os
+    import sys
+
+    try:
+        return call()
+    except PromptHooksError as exc:
+        if debug:
+            raise
+        from .redaction import redact
+
+        print(f"prompthooks: {redact(exc.message)}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`prompthooks demo | head`): nothing left to say to it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except Exception as exc:
+        if debug:
+            raise
+        from .redaction import redact
+
+        print(f"prompthooks: internal error: {redact(repr(exc))} (set PROMPTHOOKS_DEBUG=1 for "
+              "the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL

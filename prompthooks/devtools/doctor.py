@@ -197,7 +197,7 @@ def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
     from ..model import worker
 
     if not worker.enabled(environ):
-        return check("warm worker", "skip", "off (PROMPTHOOKS_WORKER=0)")
+        return check("warm worker", "skip", "off (PROMPTHOOKS_RESIDENT=0)")
     path = worker.socket_path(environ)
     if not path.exists():
         return check("warm worker", "ok", f"not running; `prompthooks run` starts one on the "

@@ -29,8 +29,17 @@ LOCK_FD_VAR = "PROMPTHOOKS_WORKER_LOCK_FD"
 # prompthooks itself sets before importing litellm.
 SKIP = frozenset({"PROMPTHOOKS_CASSETTE", "PROMPTHOOKS_CASSETTE_MODE", "PROMPTHOOKS_DEBUG",
                   "PROMPTHOOKS_WORKER", "PROMPTHOOKS_WORKER_IDLE", "PROMPTHOOKS_NO_CACHE",
-                  "PROMPTHOOKS_DISPATCH", LOCK_FD_VAR,
+                  "PROMPTHOOKS_DISPATCH", "PROMPTHOOKS_RESIDENT", LOCK_FD_VAR,
                   "LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_MODE"})
+
+
+# The one switch for the resident process (``0``: every run in the process a host starts,
+# every model call in that process too), and its older spellings.
+SWITCHES = ("PROMPTHOOKS_RESIDENT", "PROMPTHOOKS_DISPATCH", "PROMPTHOOKS_WORKER")
+
+
+def resident_enabled(environ: Mapping[str, str]) -> bool:
+    return all(environ.get(name) != "0" for name in SWITCHES)
 
 
 # The key store's entry in a model environment: no variable can have this name (no "=").

@@ -1,19 +1,21 @@
 """The ``prompthooks`` console script: for ``run``, the thinnest client that can answer.
 
-It reads the event, then hands it with the caller's environment, working directory, umask,
-arguments and stderr to the resident process (``prompthooks serve``) over the user's private
-Unix socket, and writes back the reply and exit code it gets. Every other command, and ``run``
-whenever the resident process cannot be used, goes to :func:`prompthooks.cli.main` in this
-process, as it always did. It imports the standard library only (no ``json``, ``socket``'s
-Python layer, ``signal`` or ``dataclasses`` either): its cost is an interpreter start.
+It reads ``run``'s options and the event into a :class:`~prompthooks.runner.job.Job`, then
+hands it with the caller's environment, working directory, umask and stderr to the resident
+process (``prompthooks serve``) over the user's private Unix socket, and writes back the reply
+and exit code it gets. Whenever the resident process cannot be used, the same job goes to the
+runner in this process (:func:`prompthooks.runner.supervisor.run_here`); every other command,
+and a ``run`` command line this module does not take, goes to :func:`prompthooks.cli.main`.
+It imports the standard library only (no ``json``, ``socket``'s Python layer, ``signal`` or
+``dataclasses`` either): its cost is an interpreter start.
 
 ``run`` stays in this process when:
 
 - a managed policy exists (``/etc/prompthooks``, or ``--managed-dir``): the socket and the
   process behind it belong to the user, so anything running as the user (the agent) could
   stand in for it; a managed hook is judged only by the process the host started;
-- ``PROMPTHOOKS_DISPATCH=0`` or ``PROMPTHOOKS_WORKER=0``, an option this module does not know,
-  an unreadable event;
+- ``PROMPTHOOKS_RESIDENT=0`` (or its older spellings), a command line this module does not
+  take, an unreadable event;
 - nothing listens (the first event: a failed connect on a missing socket costs microseconds),
   the socket's folder is not private or the peer is another user, the resident process is of
   another version or model environment (it answers ``U``).
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     import _socket
     from collections.abc import Sequence
 
-    from ..runner.handed import Handed
+    from ..runner.job import Job
 
 # The hosts' budgets (prompthooks.hosts.*.BUDGET; a test checks they agree) and the smallest,
 # used when the host cannot be told without parsing the event.
@@ -54,8 +56,8 @@ MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
 RESERVE = 2.0
 _MAX_REPLY = 1 << 26
 _FIRST_READ = 1.0  # seconds the client waits for the event before loading the full run
-# Seconds the resident process has to answer once told to stop (its run's supervisor gives
-# its work a second), after which the client answers on its own.
+# Seconds the resident process has to answer once told to stop (its run's engine stops the
+# hooks still running and answers with what it has), after which the client answers on its own.
 TERM_GRACE = 1.5
 _KNOWN = frozenset({"--host", "--config", "--budget", "--managed-dir", "--record", "--replay"})
 
@@ -64,23 +66,46 @@ def main() -> int:
     argv = sys.argv[1:]
     if argv[:1] == ["run"]:
         return _run(argv)
-    return _here(None)
+    return _full()
 
 
-def _here(handed: Handed | None) -> int:
-    """The whole command in this process (``handed``: the event already read, if it was)."""
+def _full() -> int:
+    """The whole command line, read by the full parser, in this process."""
     from ..cli import main as cli_main
 
-    return cli_main(None, handed=handed)
+    return cli_main(None)
 
 
-def _options(args: Sequence[str]) -> dict[str, str] | None:
-    """The options of ``run`` this client needs (``--host``, ``--budget``, ``--managed-dir``),
-    or None for a command line it leaves to the full parser (help, abbreviations, errors)."""
-    found: dict[str, str] = {}
+def _run_here(job: Job) -> int:
+    """The run in this process, under its own supervisor; exits with its code (no interpreter
+    teardown: it takes a second once litellm is loaded, and a hook thread still being stopped
+    would hold the process)."""
+    from ..errors import reported
+    from ..runner.supervisor import run_here
+
+    code = reported(lambda: run_here(job), os.environ.get("PROMPTHOOKS_DEBUG") == "1")
+    import contextlib  # loaded by the run already
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader that went away, a closed one
+            stream.flush()
+    os._exit(code)
+
+
+def _job(args: Sequence[str]) -> Job | None:
+    """The job for ``run``'s options (``args``), its event not read yet, or None for a command
+    line this client leaves to the full parser (help, abbreviations, repeated or clashing
+    options, values the parser refuses: it says why)."""
+    from ..runner.job import Job
+
+    job = Job(b"", 0.0)
+    seen: set[str] = set()
     it = iter(args)
     for word in it:
-        if not word.startswith("-"):
+        if not word.startswith("-") or word == "-":
+            if job.event is not None:
+                return None
+            job.event = word
             continue
         name, eq, value = word.partition("=")
         if name not in _KNOWN:
@@ -89,19 +114,35 @@ def _options(args: Sequence[str]) -> dict[str, str] | None:
             value = next(it, "")
             if not value or value.startswith("-"):
                 return None
-        found[name] = value
-    return found
-
-
-def _budget(options: dict[str, str]) -> float | None:
-    """The run's budget as the command line gives it (None: up to the event)."""
-    if "--budget" in options:
-        try:
-            value = float(options["--budget"])
-        except ValueError:
+        if name == "--config":
+            job.config += (value,)
+            continue
+        if name in seen:
             return None
-        return value if 0 < value < 1e6 else None
-    return BUDGETS.get(options.get("--host", ""))
+        seen.add(name)
+        if name == "--host":
+            if value not in BUDGETS:
+                return None
+            job.host = value
+        elif name == "--budget":
+            try:
+                job.budget = float(value)
+            except ValueError:
+                return None
+            if not 0 < job.budget < 1e6:
+                return None
+        elif name == "--managed-dir":
+            job.managed_dir = value
+        elif name == "--record":
+            job.record = value
+        else:
+            job.replay = value
+    return None if job.record is not None and job.replay is not None else job
+
+
+def _budget(job: Job) -> float | None:
+    """The run's budget as the command line gives it (None: up to the event)."""
+    return job.budget if job.budget is not None else BUDGETS.get(job.host or "")
 
 
 def _sniff(data: bytes) -> float:
@@ -125,11 +166,12 @@ def _event_budget(data: bytes, total: float) -> float:
     return total
 
 
-def _may_hand_over(options: dict[str, str]) -> bool:
-    env = os.environ
-    if env.get("PROMPTHOOKS_DISPATCH") == "0" or env.get("PROMPTHOOKS_WORKER") == "0":
+def _may_hand_over(job: Job) -> bool:
+    from .address import resident_enabled
+
+    if not resident_enabled(os.environ):
         return False
-    return "--managed-dir" not in options and not os.path.lexists(MANAGED_DIR)
+    return job.managed_dir is None and not os.path.lexists(MANAGED_DIR)
 
 
 def _streams_open() -> bool:
@@ -142,39 +184,39 @@ def _streams_open() -> bool:
 
 
 def _run(argv: list[str]) -> int:
-    options = _options(argv[1:])
-    if options is None or not _streams_open():
-        return _here(None)
-    from ..runner.handed import Handed
+    job = _job(argv[1:])
+    if job is None or not _streams_open():
+        return _full()
     from ..runner.started import process_start
     from ..runner.stdin import NOT_IN_TIME, read_event
 
-    started = process_start()
-    budget = _budget(options)
+    started = job.started = process_start()
+    budget = _budget(job)
     # A host closes stdin after the event; one that keeps it open is waited for in the full
     # run, whose modules are loaded meanwhile, as they always were before the wait.
     read_by = started + (budget or SMALLEST) / 2
-    data, unreadable = read_event(min(read_by, time.monotonic() + _FIRST_READ))
-    if unreadable == NOT_IN_TIME and time.monotonic() < read_by:
-        return _here(Handed(data, None, partial=True))
-    if unreadable is None and _may_hand_over(options):
-        total = budget if budget is not None else _sniff(data)
-        if "--budget" not in options:
-            total = _event_budget(data, total)
+    job.data, job.unreadable = read_event(min(read_by, time.monotonic() + _FIRST_READ))
+    if job.unreadable == NOT_IN_TIME and time.monotonic() < read_by:
+        job.unreadable, job.partial = None, True
+        return _run_here(job)
+    if job.unreadable is None and _may_hand_over(job):
+        total = budget if budget is not None else _sniff(job.data)
+        if job.budget is None:
+            total = _event_budget(job.data, total)
         reserve = min(RESERVE, total / 5)
-        limit = started + total - reserve
+        job.limit = started + total - reserve
         hand = _HandOver()
-        answer = _ask(argv, data, started, limit, limit + min(0.25, reserve / 4), hand)
+        answer = _ask(job, job.limit + min(0.25, reserve / 4), hand)
         if answer is not None:
             stdout, code = answer
             _write(stdout)
             os._exit(code)  # nothing else to do: no interpreter teardown
         # No answer: the run is done here (if it was handed over, in the time left).
-        handed = Handed(data, unreadable, guarded_if_unknown=hand.asked)
-        hand.stopped_by = handed  # a SIGTERM from now on, before the run's own handler
-        handed.terminated = hand.term_by is not None
-        return _here(handed)
-    return _here(Handed(data, unreadable))
+        job.guarded_if_unknown = hand.asked
+        hand.stopped_by = job  # a SIGTERM from now on, before the run's own handler
+        job.terminated = hand.term_by is not None
+        job.limit = None  # the host's budget, as for any run here
+    return _run_here(job)
 
 
 def _write(data: bytes) -> None:
@@ -199,40 +241,29 @@ class _HandOver:
     def __init__(self) -> None:
         self.asked = False
         self.term_by: float | None = None  # the instant to stop waiting, once told to stop
-        self.stopped_by: Handed | None = None  # the run done here, told of a later signal
+        self.stopped_by: Job | None = None  # the run done here, told of a later signal
 
 
-def _ask(argv: list[str], data: bytes, started: float, limit: float, give_up: float,
-         hand: _HandOver) -> tuple[bytes, int] | None:
+def _ask(job: Job, give_up: float, hand: _HandOver) -> tuple[bytes, int] | None:
     """The reply and exit code from the resident process, or None to run here (``hand``
     says whether the run was handed over, and whether the client was told to stop)."""
     import _socket
 
-    from .address import MAX_SOCKET_PATH, private_dir, socket_name
-    from .protocol import ALIVE, EXIT, STDERR, TERMINATE, UNAVAILABLE, Request
+    from .protocol import ALIVE, EXIT, STDERR, TERMINATE, UNAVAILABLE, job_head
 
-    path = socket_name(os.environ)
-    if len(os.fsencode(path)) >= MAX_SOCKET_PATH or not private_dir(os.path.dirname(path)):
+    conn = _connect(give_up)
+    if conn is None:
         return None
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        conn.settimeout(max(0.001, give_up - time.monotonic()))
-        try:
-            conn.connect(path)
-        except OSError:  # no socket, nobody listening, or its queue is full: run it here
-            return None
-        creds = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-        if int.from_bytes(creds[4:8], sys.byteorder) != os.getuid():
-            return None
-        umask = os.umask(0o022)
-        os.umask(umask)
-        head = Request(_version(), os.getcwdb(), umask, started, limit,
-                       [os.fsencode(a) for a in argv], dict(os.environb), data).head()
+        job.umask = os.umask(0o022)
+        os.umask(job.umask)
+        job.version, job.cwd, job.env = _version(), os.getcwdb(), dict(os.environb)
+        head = job_head(job)
         answer = _Answer(conn, give_up, hand)
         answer.send(head)
         hand.asked = True
         _forward_signals(conn, TERMINATE, hand)
-        answer.send(data)
+        answer.send(job.data)
         kind = answer.read(1)
         if kind == ALIVE:  # the run's process is there: it gets this process's stderr
             stderr = (2).to_bytes(4, sys.byteorder)
@@ -254,6 +285,30 @@ def _ask(argv: list[str], data: bytes, started: float, limit: float, give_up: fl
         return None
     finally:
         conn.close()
+
+
+def _connect(give_up: float) -> _socket.socket | None:
+    """A connection to the resident process that may judge this run: the user's own socket, in
+    a private folder, with a peer of this user (None: none, so the run is done here). The one
+    place that chooses the socket and checks who is behind it."""
+    import _socket
+
+    from .address import MAX_SOCKET_PATH, private_dir, socket_name
+
+    path = socket_name(os.environ)
+    if len(os.fsencode(path)) >= MAX_SOCKET_PATH or not private_dir(os.path.dirname(path)):
+        return None
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(max(0.001, give_up - time.monotonic()))
+        conn.connect(path)  # no socket, nobody listening, or its queue is full: run it here
+        creds = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+        if int.from_bytes(creds[4:8], sys.byteorder) == os.getuid():
+            return conn
+    except OSError:
+        pass
+    conn.close()
+    return None
 
 
 def _version() -> str:

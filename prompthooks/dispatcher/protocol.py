@@ -6,8 +6,10 @@ one JSON line and starts with ``{``; a run request starts with :data:`MAGIC`:
 
 - request: ``MAGIC``, an 8-byte length and the header (NUL-separated: version, working
   directory, umask, the client's start and the latest instant to answer by, as
-  ``time.monotonic()`` values, the number of arguments, the arguments, then the environment's
-  ``NAME=value`` entries), an 8-byte length and the event's bytes.
+  ``time.monotonic()`` values, ``run``'s options as named fields (host, event, budget, record,
+  replay; empty when not given), the number of ``--config`` paths and the paths, then the
+  environment's ``NAME=value`` entries), an 8-byte length and the event's bytes: a
+  :class:`~prompthooks.runner.job.Job`, read back as one, never a command line to parse.
 - then, client to server: ``E`` with the client's stderr as a file descriptor
   (``SCM_RIGHTS``), once it has heard from the run's process, so that the run's lines reach
   the host as they are said (sent with the request, it would wait in the socket's queue of a
@@ -23,11 +25,12 @@ one JSON line and starts with ``{``; a run request starts with :data:`MAGIC`:
 
 from __future__ import annotations
 
+import os
 import sys
 
 TYPE_CHECKING = False  # not typing's: the thin client imports this module
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from ..runner.job import Job
 
 MAGIC = b"PHRUN1\n"
 UNAVAILABLE = b"U"
@@ -47,70 +50,51 @@ def _length(n: int) -> bytes:
     return n.to_bytes(8, "big")
 
 
-class Request:
-    """A run handed to the resident process."""
+def _text(value: str | None) -> bytes:
+    return b"" if value is None else os.fsencode(value)
 
-    __slots__ = ("argv", "cwd", "data", "env", "limit", "started", "umask", "version")
 
-    def __init__(self, version: str, cwd: bytes, umask: int, started: float, limit: float,
-                 argv: Sequence[bytes], env: Mapping[bytes, bytes], data: bytes) -> None:
-        self.version = version
-        self.cwd = cwd
-        self.umask = umask
-        self.started = started
-        self.limit = limit
-        self.argv = list(argv)
-        self.env = dict(env)
-        self.data = data
+def _value(raw: bytes) -> str | None:
+    return os.fsdecode(raw) if raw else None
 
-    def head(self) -> bytes:
-        """Everything but the event's bytes, which follow it (not copied into one buffer: an
-        event may be tens of MB)."""
-        fields = [self.version.encode(), self.cwd, str(self.umask).encode(),
-                  repr(self.started).encode(), repr(self.limit).encode(),
-                  str(len(self.argv)).encode(), *self.argv,
-                  *(k + b"=" + v for k, v in self.env.items())]
-        header = b"\0".join(fields)
-        return b"".join((MAGIC, _length(len(header)), header, _length(len(self.data))))
 
-    def encode(self) -> bytes:
-        return self.head() + self.data
+def job_head(job: Job) -> bytes:
+    """The request for ``job``, all but the event's bytes, which follow it (not copied into one
+    buffer: an event may be tens of MB)."""
+    fields = [job.version.encode(), job.cwd, str(job.umask).encode(), repr(job.started).encode(),
+              repr(job.limit).encode(), _text(job.host), _text(job.event),
+              b"" if job.budget is None else repr(job.budget).encode(), _text(job.record),
+              _text(job.replay), str(len(job.config)).encode(),
+              *(os.fsencode(path) for path in job.config),
+              *(k + b"=" + v for k, v in job.env.items())]
+    header = b"\0".join(fields)
+    return b"".join((MAGIC, _length(len(header)), header, _length(len(job.data))))
 
-    @classmethod
-    def parse(cls, data: bytes) -> Request | None:
-        """The request :meth:`encode` made, from its bytes (None: nothing, or not one)."""
-        if not data.startswith(MAGIC):
-            return None
-        at = len(MAGIC)
-        try:
-            size = length(data[at:at + 8])
-            header = data[at + 8:at + 8 + size]
-            at += 8 + size
-            event_size = length(data[at:at + 8])
-            event = data[at + 8:]
-            if len(header) != size or len(event) != event_size:
-                return None
-            return cls.decode(header, event)
-        except ValueError:
-            return None
 
-    @classmethod
-    def decode(cls, header: bytes, data: bytes) -> Request:
-        """The request from its header and event; ValueError if it is not one."""
-        fields = header.split(b"\0")
-        version, cwd, umask, started, limit, argc = fields[:6]
-        count = int(argc)
-        argv = fields[6:6 + count]
-        if len(argv) != count:
-            raise ValueError("truncated arguments")
-        env: dict[bytes, bytes] = {}
-        for entry in fields[6 + count:]:
-            name, eq, value = entry.partition(b"=")
-            if not eq or not name:
-                raise ValueError("bad environment entry")
-            env[name] = value
-        return cls(version.decode(), cwd, int(umask), float(started), float(limit), argv, env,
-                   data)
+def decode_job(header: bytes, data: bytes) -> Job:
+    """The job from its header and event; ValueError if it is not one."""
+    from ..runner.job import Job
+
+    fields = header.split(b"\0")
+    if len(fields) < 11:
+        raise ValueError("truncated header")
+    version, cwd, umask, started, limit, host, event, budget, record, replay, count = fields[:11]
+    paths = fields[11:11 + int(count)]
+    if len(paths) != int(count):
+        raise ValueError("truncated --config paths")
+    env: dict[bytes, bytes] = {}
+    for entry in fields[11 + len(paths):]:
+        name, eq, value = entry.partition(b"=")
+        if not eq or not name:
+            raise ValueError("bad environment entry")
+        env[name] = value
+    seconds = float(budget) if budget else None
+    if seconds is not None and not 0 < seconds < 1e6:
+        raise ValueError("bad budget")
+    return Job(data, float(started), host=_value(host), event=_value(event),
+               config=[os.fsdecode(p) for p in paths], budget=seconds, record=_value(record),
+               replay=_value(replay), limit=float(limit), version=version.decode(), cwd=cwd,
+               umask=int(umask), env=env)
 
 
 def exit_frame(stdout: bytes, code: int) -> bytes:

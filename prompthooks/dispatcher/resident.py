@@ -118,7 +118,8 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
         return 0
     # Runs are forked from a zygote with the run's modules, started before litellm is loaded
     # (forking the process that holds litellm would copy its page tables on every run).
-    zygote = Zygote(env, warm(), (lock_fd,))
+    warm()
+    zygote = Zygote(env, (lock_fd,))
     try:
         # Ready before listening: a client that finds no socket yet waits for it (time charged
         # to the run's budget, not to its hook's timeout), so nothing listens that cannot

@@ -3,19 +3,19 @@
 The resident process (``prompthooks serve``) has litellm loaded and its connections open; a
 zygote it forked before importing litellm has the run's modules imported. Each run goes to a
 child of the zygote, forked before the run arrived (a spare: the next one is forked once the
-run is over, off its path). The child takes the caller's environment, working directory, umask
-and stderr, and does what ``prompthooks run`` does in the process a host starts (the
-supervisor, the work in a grandchild, command hooks spawned with the caller's environment,
-prompt hooks, the merge, the audit after the reply), by the same code. The reply and exit code
-go back to the client the moment they are known; the audit rows follow in the child. A process
-per run keeps runs apart from each other and from the resident process: one that hangs or is
-killed takes nothing else with it. Its prompt hooks call OpenAI-compatible endpoints directly
-and the others through the resident process, like any client's.
+run is over, off its path). The child reads the run's :class:`~prompthooks.runner.job.Job`,
+takes the caller's environment, working directory, umask and stderr, and judges it in itself
+(:func:`prompthooks.runner.judge.judge`: threads, the engine's deadlines), with no supervisor
+of its own: the client is that, and does the run itself if no whole answer comes by its limit.
+The reply and exit code go back to the client the moment they are known; the audit rows follow
+in the child. A process per run keeps runs apart from each other and from the resident
+process: one that hangs or is killed takes nothing else with it. Its prompt hooks call
+OpenAI-compatible endpoints directly and the others through the resident process, like any
+client's.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -24,10 +24,17 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import NoReturn
 
 from .._version import __version__
-from ..errors import PromptHooksError
+from ..errors import EXIT_ERROR, EXIT_INTERNAL
+from ..model import direct
+from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
+from ..runner.fallback import answer_unjudged, guess
+from ..runner.job import Job
+from ..runner.judge import case_of, judge
+from ..runner.supervisor import SWITCH_INTERVAL, fallback_reserve, reply_bytes
 from .address import model_environment, model_environment_of
 from .protocol import (
     ALIVE,
@@ -36,12 +43,11 @@ from .protocol import (
     STDERR,
     TERMINATE,
     UNAVAILABLE,
-    Request,
+    decode_job,
     exit_frame,
     length,
     passed_fds,
 )
-from .work import Work, take_caller
 
 _FIRST_READ = 10.0  # seconds a connection may take to say what it is, in all
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
@@ -51,21 +57,29 @@ _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
 SPARE_AFTER = 0.1
 
 
-def warm() -> argparse.ArgumentParser:
-    """Import what a run uses, once, before the first fork (children share the pages), and
-    build the command line's parser; returns the parser."""
+def warm() -> None:
+    """Import what a run uses, once, before the first fork (children share the pages)."""
     import encodings.utf_8_sig  # noqa: F401  (config files are read with it: a BOM is fine)
     import importlib
     import sqlite3  # noqa: F401
 
-    from .. import api, audit, cli, hosts, redaction  # noqa: F401
+    from .. import api, audit, hosts, redaction  # noqa: F401
     from ..audit import rows, store  # noqa: F401
-    from ..commands import run  # noqa: F401
-    from ..config import approved_copy, covered, loader, schema, shell_words, trust, unread  # noqa: F401
+    from ..commands import output  # noqa: F401
+    from ..config import (  # noqa: F401  # noqa: F401
+        approved_copy,
+        covered,
+        discovery,
+        loader,
+        schema,
+        shell_words,
+        trust,
+        unread,
+    )
     from ..core import stop_cap  # noqa: F401
-    from ..executors import command, http, prompt  # noqa: F401
-    from ..model import direct, prices, verdict_models  # noqa: F401
-    from ..runner import handed, judge, once, supervisor  # noqa: F401
+    from ..executors import agent, command, http, project_tools, prompt  # noqa: F401
+    from ..model import cassette, chain, direct, prices, verdict_models, worker  # noqa: F401
+    from ..runner import once  # noqa: F401
 
     direct.preload()  # a prompt hook's direct path: httpx and the TLS contexts, shared
     prices.preload()  # the audit's price table (read after every prompt hook's reply)
@@ -75,10 +89,6 @@ def warm() -> argparse.ArgumentParser:
             with contextlib.suppress(ImportError):
                 importlib.import_module(f"{hosts.__name__}.{name}.{part}")
     redaction.redact("-")  # its patterns, compiled once (for what a prompt hook sends, audit)
-    parser = cli.build_parser()
-    for argv in (["run"], ["run", "--config", "x"], ["run", "--host", hosts.NAMES[0], "x"]):
-        parser.parse_args(argv)  # the patterns argparse compiles to read a command line
-    return parser
 
 
 def _recv(conn: socket.socket, size: int, by: float) -> bytes:
@@ -139,8 +149,8 @@ def _exactly(conn: socket.socket, size: int, have: bytearray, by: float) -> byte
     return data
 
 
-def read_request(conn: socket.socket, first: bytes) -> Request:
-    """The whole request (ValueError or OSError if it is not one, or does not come in time)."""
+def read_job(conn: socket.socket, first: bytes) -> Job:
+    """The whole job (ValueError or OSError if it is not one, or does not come in time)."""
     by = time.monotonic() + _FIRST_READ
     buffer = bytearray(first[len(MAGIC):])
     size = length(_exactly(conn, 8, buffer, by))
@@ -150,23 +160,20 @@ def read_request(conn: socket.socket, first: bytes) -> Request:
     size = length(_exactly(conn, 8, buffer, by))
     if size > _MAX_EVENT:
         raise ValueError("event too large")
-    request = Request.decode(header, _exactly(conn, size, buffer, by))
+    job = decode_job(header, _exactly(conn, size, buffer, by))
     conn.settimeout(None)
-    return request
+    return job
 
 
-def _acceptable(request: Request, own_env: Mapping[str, str]) -> bool:
+def _acceptable(job: Job, own_env: Mapping[str, str]) -> bool:
     """Whether this process may do the run: same version and model environment (prompt hooks
-    are called with this process's settings), a ``run`` command line, and no managed policy
-    (a managed hook is judged only by the process the host started: see docs/security.md,
-    "Threat model")."""
+    are called with this process's settings), and no managed policy (a managed hook is judged
+    only by the process the host started: see docs/security.md, "Threat model")."""
     from ..config.discovery import MANAGED_DIR
 
-    return (request.version == __version__
-            and model_environment_of(request.env) == model_environment(own_env)
-            and request.argv[:1] == [b"run"]
-            and not any(a.startswith(b"--managed-dir") for a in request.argv)
-            and not os.path.lexists(MANAGED_DIR))
+    return (job.version == __version__
+            and model_environment_of(job.env) == model_environment(own_env)
+            and job.managed_dir is None and not os.path.lexists(MANAGED_DIR))
 
 
 class Zygote:
@@ -175,8 +182,7 @@ class Zygote:
     itself would copy the page tables of a few hundred MB (litellm) twice per run and fork a
     process with threads; this one forks in a millisecond or two."""
 
-    def __init__(self, own_env: Mapping[str, str], parser: argparse.ArgumentParser,
-                 close: tuple[int, ...]) -> None:
+    def __init__(self, own_env: Mapping[str, str], close: tuple[int, ...]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.pid = os.fork()
         if self.pid == 0:
@@ -185,7 +191,7 @@ class Zygote:
                 with contextlib.suppress(OSError):
                     os.close(fd)
             try:  # its runs compare their model environment with this one
-                _zygote(theirs, model_environment(own_env), parser)
+                _zygote(theirs, model_environment(own_env))
             finally:
                 os._exit(0)
         theirs.close()
@@ -210,8 +216,7 @@ class Zygote:
             os.waitpid(self.pid, 0)
 
 
-def _zygote(sock: socket.socket, own_env: Mapping[str, str],
-            parser: argparse.ArgumentParser) -> None:
+def _zygote(sock: socket.socket, own_env: Mapping[str, str]) -> None:
     """The zygote's loop: each run handed to it goes to a child forked ahead of time (the
     spare); until the resident process closes its end. The next spare is forked off the runs'
     path: once the run that took the last one has ended, or :data:`SPARE_AFTER` after it was
@@ -222,14 +227,14 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
     import select
 
     gc.freeze()  # the objects so far are never collected: a fork's pages stay shared
-    spare = _Spare.fork(sock, own_env, parser)
+    spare = _Spare.fork(sock, own_env)
     busy: list[_Spare] = []  # spares given a run: each one's end of the socket closes with it
     due: float | None = None  # when to fork the next spare
     while True:
         if spare is not None:
             due = None  # nothing to fork until it is taken
         elif due is not None and time.monotonic() >= due:
-            spare, due = _Spare.fork(sock, own_env, parser, busy), None
+            spare, due = _Spare.fork(sock, own_env, busy), None
         wait = 1.0 if due is None else min(1.0, max(0.0, due - time.monotonic()))
         watched: list[socket.socket | _Spare] = [sock, *busy]
         ready, _, _ = select.select(watched, [], [], wait)
@@ -255,7 +260,7 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str],
                 sock.close()
                 for other in busy:
                     other.close()
-                _run(fds[0], first, own_env, parser)
+                _run(fds[0], first, own_env)
             # Not pushed back by each run that comes: runs that keep overlapping still get
             # a spare SPARE_AFTER after the first of them.
             soon = time.monotonic() + SPARE_AFTER
@@ -277,7 +282,7 @@ class _Spare:
 
     @classmethod
     def fork(cls, zygote: socket.socket, own_env: Mapping[str, str],
-             parser: argparse.ArgumentParser, busy: Sequence[_Spare] = ()) -> _Spare | None:
+             busy: Sequence[_Spare] = ()) -> _Spare | None:
         """A spare waiting for its run; ``busy``: the spares given a run so far, whose
         sockets it must not hold (the zygote sees each run's end by its socket's)."""
         try:
@@ -295,7 +300,7 @@ class _Spare:
             ours.close()
             for other in busy:
                 other.close()
-            _wait_for_run(theirs, own_env, parser, Work.fork(parser, (theirs,)))
+            _wait_for_run(theirs, own_env)
         theirs.close()
         return cls(pid, ours)
 
@@ -317,49 +322,55 @@ class _Spare:
         self._sock.close()
 
 
-def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str],
-                  parser: argparse.ArgumentParser, work: Work | None) -> NoReturn:
-    """A spare's life: its run, or nothing if the zygote went first (its work process,
-    forked ahead too, then exits with it). ``sock`` stays open until this process ends: the
-    zygote forks the next spare when it closes. Never returns."""
+def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str]) -> NoReturn:
+    """A spare's life: its run, or nothing if the zygote went first. ``sock`` stays open until
+    this process ends: the zygote forks the next spare when it closes. Never returns."""
     try:
+        direct.warm_client()  # a prompt hook's first call: its loop and client, made now
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
         fds = passed_fds(ancillary)
         if fds:
-            _run(fds[0], first, own_env, parser, work)
+            _run(fds[0], first, own_env)
     finally:
         os._exit(0)
 
 
-def _run(conn_fd: int, first: bytes, own_env: Mapping[str, str],
-         parser: argparse.ArgumentParser, work: Work | None = None) -> NoReturn:
-    """One handed-over run, in a child of the zygote; ``work``: its work process, forked
-    ahead (None: the supervisor forks one). Never returns."""
+def _run(conn_fd: int, first: bytes, own_env: Mapping[str, str]) -> NoReturn:
+    """One handed-over run, in a child of the zygote. Never returns."""
     try:
         conn = socket.socket(fileno=conn_fd)
         alive = _Alive(conn)
         try:
-            request = read_request(conn, first)
+            job = read_job(conn, first)
         except (OSError, ValueError):
             os._exit(0)  # not a client of ours, or one that went away: nothing to answer
-        if not _acceptable(request, own_env):
+        if not _acceptable(job, own_env):
             alive.answer(UNAVAILABLE)
             os._exit(0)
         try:
             stderr = caller_stderr(conn)
         except (OSError, ValueError):
             os._exit(0)  # the client went away, or is not ours
-        # The work process sets itself up meanwhile (it leaves if the folder is gone). It
-        # reads the same command line: one that does not parse stays here, or both processes
-        # would print its error on the caller's stderr.
-        given = None
-        if work is not None and _parses(parser, request):
-            given = work.give(request, stderr)
-        elif work is not None:
-            work.discard()
-        _child(conn, alive, request, stderr, parser, given)
+        _child(conn, alive, job, stderr)
     finally:
         os._exit(0)
+
+
+def take_caller(job: Job, stderr: int) -> bool:
+    """Become the caller of ``job``: its folder, environment, umask and stderr (stdin:
+    nothing). False when its folder cannot be entered."""
+    try:
+        os.chdir(job.cwd)
+    except OSError:
+        return False
+    os.environb.clear()
+    os.environb.update(job.env)
+    os.umask(job.umask)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(stderr, 2)
+    os.close(null)
+    return True
 
 
 def caller_stderr(conn: socket.socket) -> int:
@@ -407,49 +418,52 @@ class _Alive:
                 self._conn.sendall(data)
 
 
-def _parses(parser: argparse.ArgumentParser, request: Request) -> bool:
-    """Whether the run's command line parses (the error, if not, is the run's to print)."""
-    try:
-        parser.parse_args([os.fsdecode(a) for a in request.argv])
-    except (PromptHooksError, SystemExit):
-        return False
-    return True
-
-
-def _child(conn: socket.socket, alive: _Alive, request: Request, stderr: int | None,
-           parser: argparse.ArgumentParser, work: tuple[int, int] | None) -> NoReturn:
-    """The run, in the forked child. Never returns."""
+def _child(conn: socket.socket, alive: _Alive, job: Job, stderr: int) -> NoReturn:
+    """The run, judged in this process. Never returns."""
     replied = threading.Event()
+    cancel = threading.Event()
     try:
+        assert job.limit is not None  # decode_job always sets it
         # The client is told by the limit; a child never outlives it by far (a client that
-        # stopped reading cannot hold it).
-        conn.settimeout(max(0.0, request.limit - time.monotonic()) + _KILL_AFTER)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # until the supervisor's own handler
+        # stopped reading cannot hold it, nor a hook that ignores the engine's deadlines).
+        conn.settimeout(max(0.0, job.limit - time.monotonic()) + _KILL_AFTER)
+        signal.signal(signal.SIGTERM, lambda signum, frame: cancel.set())
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-        if not take_caller(request, stderr):
+        if not take_caller(job, stderr):
             alive.answer(UNAVAILABLE)  # the client runs it where it is
             os._exit(0)
-        # A reply the supervisor writes itself (an event it answered for) lands here.
+        # Only the answer frame carries the reply: a fallback answer written to stdout lands
+        # here, anything else the run prints goes nowhere the host reads as the reply.
         out = os.memfd_create("prompthooks-reply")
         os.dup2(out, 1)
-        argv = sys.argv[1:]
+        sys.setswitchinterval(SWITCH_INTERVAL)
 
-        def on_reply(data: bytes, code: int) -> None:
-            alive.answer(exit_frame(data, code))
+        def on_reply(stdout: str, code: int) -> None:
+            alive.answer(exit_frame(reply_bytes(stdout), code))
             replied.set()
 
-        threading.Thread(target=_watch, args=(conn, replied), daemon=True).start()
-        from ..cli import main
-        from ..runner.handed import Handed
-
-        code = main(argv, Handed(request.data, None, request.started, request.limit, on_reply,
-                                 work=work), parser)
+        # The engine answers a reserve before the client's limit, as the work does before its
+        # supervisor's deadline: the reply's way back is not raced against the client.
+        by = job.limit - fallback_reserve(job.limit, time.monotonic())
+        case = replace(case_of(job), budget=by - job.started)
+        channel = Channel(nice_after_reply=AFTER_REPLY_NICE, on_reply=on_reply)
+        open_channel(channel)
+        threading.Thread(target=_watch, args=(conn, replied, cancel), daemon=True).start()
+        threading.Thread(target=_end_by, args=(job.limit + _KILL_AFTER, channel.report.groups),
+                         daemon=True).start()
+        judge(case, channel, cancel)
         if not replied.is_set():
+            problem, kind = channel.report.failed or (
+                "internal error: the run ended before it answered", "internal")
+            code = answer_unjudged(problem, kind, guess(case.data, case.host, case.event),
+                                   channel.report, case.managed,
+                                   EXIT_ERROR if kind == "input" else EXIT_INTERNAL,
+                                   job.limit)
             with contextlib.suppress(OSError, ValueError):
                 sys.stdout.flush()
-            on_reply(os.pread(out, _MAX_EVENT, 0), code)
+            alive.answer(exit_frame(os.pread(out, _MAX_EVENT, 0), code))
     except BaseException:  # whatever it was, the client answers on its own
         if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
             import traceback
@@ -462,16 +476,24 @@ def _child(conn: socket.socket, alive: _Alive, request: Request, stderr: int | N
         os._exit(0)
 
 
-def _watch(conn: socket.socket, replied: threading.Event) -> None:
-    """The client's SIGTERM or SIGINT, or its end before the reply: answer now with what the
-    run has (the supervisor's SIGTERM handling), and write the audit rows."""
+def _end_by(instant: float, groups: set[int]) -> None:
+    """The run's last instant: what is left of its hooks is killed, and the run ends."""
+    time.sleep(max(0.0, instant - time.monotonic()))
+    for pgid in list(groups):
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+    os._exit(0)
+
+
+def _watch(conn: socket.socket, replied: threading.Event, cancel: threading.Event) -> None:
+    """The client's SIGTERM or SIGINT, or its end before the reply: the engine answers now with
+    what it has, and the audit rows are written."""
     while True:
         try:
             chunk = conn.recv(1)
         except OSError:  # its end, or the child's own limit
             chunk = b""
         if chunk == TERMINATE or (not chunk and not replied.is_set()):
-            os.kill(os.getpid(), signal.SIGTERM)
+            cancel.set()
         if not chunk:
             return
-

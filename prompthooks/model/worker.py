@@ -18,8 +18,9 @@ importing litellm itself. A worker listens only once litellm is imported, so all
 start-up is that wait, which is not charged to a hook's timeout, only to the run's budget.
 
 The worker is never required: when none can be had (the folder is not private, a worker cannot
-be started, or the one started died), the call is made in process. ``PROMPTHOOKS_WORKER=0``
-turns the warm path off.
+be started, or the one started died), the call is made in process. ``PROMPTHOOKS_RESIDENT=0``
+(or its older spellings ``PROMPTHOOKS_DISPATCH=0``, ``PROMPTHOOKS_WORKER=0``) turns the
+resident process off.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import Any, Literal
 
 from .._version import __version__
 from ..dispatcher.address import LOCK_FD_VAR as LOCK_FD_VAR
-from ..dispatcher.address import MAX_SOCKET_PATH, socket_name
+from ..dispatcher.address import MAX_SOCKET_PATH, resident_enabled, socket_name
 from ..dispatcher.address import model_environment as model_environment
 from ..dispatcher.address import private_dir as is_private
 from ..paths import open_state
@@ -53,7 +54,7 @@ _MAX_SOCKET_PATH = MAX_SOCKET_PATH
 
 
 def enabled(environ: Mapping[str, str]) -> bool:
-    return environ.get("PROMPTHOOKS_WORKER", "1") != "0"
+    return resident_enabled(environ)
 
 
 def socket_path(environ: Mapping[str, str]) -> Path:

@@ -1,4 +1,4 @@
-"""What the work tells its supervisor, as JSON lines on a pipe (or to a list, in process).
+"""What the work tells its supervisor, as JSON lines on a pipe (or to a report, in process).
 
 Messages, in the order they are sent:
 
@@ -17,12 +17,13 @@ import contextlib
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-# The niceness increment of a work process once its reply is sent, when nobody waits for its
-# end: a run handed to the resident process (whose client exits with the reply); a host waits
-# for the process it started, and so for its audit rows.
+# The niceness increment of a run once its reply is sent, when nobody waits for its end: a run
+# handed to the resident process (whose client exits with the reply); a host waits for the
+# process it started, and so for its audit rows.
 AFTER_REPLY_NICE = 10
 
 
@@ -51,26 +52,32 @@ class Report:
 
 
 class Channel:
-    """Sends messages to the supervisor: over a pipe, or into ``report`` in this process."""
+    """Sends messages to the supervisor: over a pipe, or into ``report`` in this process (and
+    the reply, the moment it is known, to ``on_reply``: the resident process's run passes it
+    to its client)."""
 
     def __init__(self, fd: int | None = None, report: Report | None = None,
-                 nice_after_reply: int = 0) -> None:
+                 nice_after_reply: int = 0,
+                 on_reply: Callable[[str, int], None] | None = None) -> None:
         self._fd = fd
         self._nice = nice_after_reply
+        self._on_reply = on_reply
         self.report = report if report is not None else Report()
         self._lock = threading.Lock()  # hook threads announce groups while the main thread talks
 
     def send(self, **message: Any) -> None:
         if self._fd is None:
             self.report.take(message)
-            return
-        data = memoryview((json.dumps(message, ensure_ascii=True) + "\n").encode())
-        with self._lock:
-            while data:
-                try:
-                    data = data[os.write(self._fd, data):]
-                except BrokenPipeError:  # the supervisor has answered and gone
-                    return
+            if self._on_reply is not None and self.report.reply is not None and "reply" in message:
+                self._on_reply(*self.report.reply)
+        else:
+            data = memoryview((json.dumps(message, ensure_ascii=True) + "\n").encode())
+            with self._lock:
+                while data:
+                    try:
+                        data = data[os.write(self._fd, data):]
+                    except BrokenPipeError:  # the supervisor has answered and gone
+                        return
         if "reply" in message and self._nice:
             # The answer is out: what this thread does next (the audit rows) gives way to
             # the supervisor passing it on, and to the host's next event.

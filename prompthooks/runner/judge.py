@@ -9,6 +9,7 @@ log, redaction) can change it.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 import traceback
@@ -25,11 +26,13 @@ from .fallback import guarded, guess, say
 if TYPE_CHECKING:
     from ..api import Outcome
     from ..model.chain import Models
+    from .job import Job
 
 
 @dataclass(frozen=True)
-class Job:
-    """One event to judge, as the command line and stdin gave it."""
+class Case:
+    """One event to judge: a run's :class:`~.job.Job` with what judging it takes (the managed
+    policy's folders, the model client, the budget the engine keeps)."""
 
     data: bytes
     host: str | None
@@ -41,9 +44,30 @@ class Job:
     debug: bool = False
     unreadable: str | None = None  # why the event could not be read from stdin, if it could not
     models: Models | None = None  # how prompt hooks reach their model (None: the default)
+    # After the reply: start the resident process unless one runs (the process a host
+    # started, so that the session's next events find it).
+    start_resident: bool = False
 
 
-def judge(job: Job, channel: Channel, cancel: threading.Event | None = None) -> None:
+def case_of(job: Job) -> Case:
+    """The case for ``job``: its managed policy's folders, and its model client (a missing
+    resident process is started when a prompt hook needs it; ``--record``/``--replay`` name
+    the cassette)."""
+    from ..config.discovery import managed_dirs
+    from ..model.chain import Models
+
+    cassette = None
+    if job.record or job.replay:
+        from ..model.cassette import ENV_MODEL_OPTION, Cassette
+
+        cassette = Cassette(Path(job.record or job.replay or ""),
+                            "record" if job.record else "replay", model_option=ENV_MODEL_OPTION)
+    return Case(job.data, job.host, job.event, job.config, managed_dirs(job.managed_dir),
+                job.started, job.budget, os.environ.get("PROMPTHOOKS_DEBUG") == "1",
+                job.unreadable, Models(cassette=cassette, start_worker=True))
+
+
+def judge(job: Case, channel: Channel, cancel: threading.Event | None = None) -> None:
     """Judge ``job`` and send the reply on ``channel``; never raises: a failure is sent as a
     message and left to the supervisor's failure policy."""
     try:
@@ -59,7 +83,7 @@ def _project_of_unreadable() -> str:
     return paths.project_dir()
 
 
-def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:
+def _judge(job: Case, channel: Channel, cancel: threading.Event | None) -> None:
     from ..api import dispatch, load_config, parse_event
 
     problem: str | None = job.unreadable
@@ -89,6 +113,8 @@ def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:
         # warm worker (install --warm-start covers this event).
         with contextlib.suppress(Exception):
             job.models.warm(config.loaded.hooks)
+    if job.start_resident:
+        _start_resident(job.managed)
     # After the reply: the lines pass the redaction pass, which must never delay the answer.
     if job.debug:
         for warning in outcome.config.warnings:
@@ -100,6 +126,21 @@ def _judge(job: Job, channel: Channel, cancel: threading.Event | None) -> None:
         if result.cached:
             say(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache")
     _log(outcome)
+
+
+def _start_resident(managed: Sequence[Path]) -> None:
+    """The resident process for this user and model environment, started in the background
+    unless one runs or is starting, or it is turned off: the session's next events are handed
+    to it, whatever their hooks. Not where a managed policy applies: its events are never
+    handed over."""
+    from ..dispatcher.address import resident_enabled
+
+    if any(os.path.lexists(folder) for folder in managed) or not resident_enabled(os.environ):
+        return
+    from ..model.worker import start_in_background
+
+    with contextlib.suppress(Exception):  # nothing here may change the run's end
+        start_in_background(os.environ)
 
 
 def _warn_once(outcome: Outcome) -> None:

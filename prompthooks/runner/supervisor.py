@@ -19,21 +19,20 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..hosts import HOSTS
-from .channel import AFTER_REPLY_NICE, Channel, Report, open_channel
+from .channel import Channel, Report, open_channel
 from .fallback import answer_unjudged, guess
-from .judge import Job, judge
+from .judge import Case, case_of, judge
 from .stdin import read_event
 
 if TYPE_CHECKING:
-    from .handed import Handed
+    from .job import Job
 
 # Seconds between the child's deadline and the run's: what the supervisor needs to answer on
 # its own (kill the child and its hooks; at worst, load the managed policy). A quarter of the
@@ -90,15 +89,14 @@ def _write(text: str) -> None:
         pass  # a reader that went away: the exit code still says it
 
 
-def _reply_bytes(text: str) -> bytes:
+def reply_bytes(text: str) -> bytes:
     """What :func:`_write` writes."""
     return (text + "\n").encode("utf-8", "surrogateescape") if text else b""
 
 
-def _child(job: Job, write_fd: int, detached: bool = False, stopped: bool = False) -> None:
-    """The work, in the forked child. Never returns. ``detached``: nobody waits for the end of
-    this process once it has replied (a run handed over by the thin client): its audit rows
-    then give way to others' work. ``stopped``: told to stop before it began."""
+def _child(case: Case, write_fd: int, stopped: bool = False) -> None:
+    """The work, in the forked child. Never returns. ``stopped``: told to stop before it
+    began."""
     cancel = threading.Event()
     if stopped:
         cancel.set()
@@ -116,10 +114,10 @@ def _child(job: Job, write_fd: int, detached: bool = False, stopped: bool = Fals
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)
-    channel = Channel(write_fd, nice_after_reply=AFTER_REPLY_NICE if detached else 0)
+    channel = Channel(write_fd)
     open_channel(channel)
     try:
-        judge(job, channel, cancel)
+        judge(case, channel, cancel)
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
@@ -202,62 +200,63 @@ def _why_no_answer(waiter: _Waiter) -> tuple[str, str, int]:
             EXIT_INTERNAL)
 
 
-def supervise(job: Job, managed: Sequence[Path], handed: Handed | None = None) -> int:
-    """Read the event, have a child judge it, and answer by the deadline; the exit code.
-    ``job`` has everything but the event and the budget's end, which are found here.
-    ``handed``: the event read already (by the thin client), and the latest instant to answer
-    by when the client keeps time for itself."""
+def run_here(job: Job) -> int:
+    """``prompthooks run`` in the process the host started: the case for ``job``, judged under
+    this process's supervision (the resident process is started after the reply, if none
+    runs); the exit code."""
+    from ..commands.output import stdin_hint
+
+    if job.partial:
+        stdin_hint("run")
+    return supervise(replace(case_of(job), start_resident=True), job)
+
+
+def supervise(case: Case, job: Job) -> int:
+    """Read the rest of the event if it is still coming, have a child judge it, and answer by
+    the deadline; the exit code. ``case`` has everything but the event and the budget's end,
+    which are found here; ``job``: the run as the client read it (the event, maybe in part,
+    and the latest instant to answer by when the client keeps time for itself)."""
     from .. import hosts
 
-    named = hosts.HOSTS.get(job.host) if job.host else None
-    first = job.started + (job.budget if job.budget is not None else
-                           named.BUDGET if named else _SMALLEST_BUDGET)
-    if handed is not None and not handed.partial:
-        data, unreadable = handed.data, handed.unreadable
+    named = hosts.HOSTS.get(case.host) if case.host else None
+    first = case.started + (case.budget if case.budget is not None else
+                            named.BUDGET if named else _SMALLEST_BUDGET)
+    if not job.partial:
+        data, unreadable = job.data, job.unreadable
     else:
         # Half the budget for the event to arrive: the other half is the work's, which still
         # loads the config (for the guard) when no complete event came.
-        data, unreadable = read_event(job.started + (first - job.started) / 2,
-                                      prefix=handed.data if handed is not None else b"")
-    found = guess(data, job.host, job.event)
-    total = job.budget if job.budget is not None else (
+        data, unreadable = read_event(case.started + (first - case.started) / 2,
+                                      prefix=job.data)
+    found = guess(data, case.host, case.event)
+    total = case.budget if case.budget is not None else (
         hosts.budget(found.host, found.host_event) if found.host else _SMALLEST_BUDGET)
-    deadline = job.started + total
-    if handed is not None and handed.limit is not None:
-        deadline = min(deadline, handed.limit)
+    deadline = case.started + total
+    if job.limit is not None:
+        deadline = min(deadline, job.limit)
     child_deadline = deadline - fallback_reserve(deadline, time.monotonic())
-    job = replace(job, data=data, unreadable=unreadable, managed=managed,
-                  budget=child_deadline - job.started)
-    detached = handed is not None and (handed.on_reply is not None
-                                       or handed.channel_fd is not None)
-    if handed is not None and handed.channel_fd is not None:
-        _child(job, handed.channel_fd, detached)  # the work process, forked before the run
-    stopped = handed is not None and handed.terminated
-    if handed is not None and handed.work is not None:
-        pid, read_fd = handed.work
-    else:
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            _child(job, write_fd, detached, stopped)
-        os.close(write_fd)
+    case = replace(case, data=data, unreadable=unreadable,
+                   budget=child_deadline - case.started)
+    stopped = job.terminated
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_fd)
+        _child(case, write_fd, stopped)
+    os.close(write_fd)
     waiter = _Waiter(read_fd, pid)
     waiter.give_up_at = child_deadline + (deadline - child_deadline) / 4
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, waiter.on_signal)
     if stopped:  # the host's SIGTERM came while the thin client waited for the resident one
         waiter.give_up_at = min(waiter.give_up_at, time.monotonic() + TERM_GRACE)
-    elif handed is not None and handed.terminated:  # it came while the child was forked
+    elif job.terminated:  # it came while the child was forked
         waiter.on_signal(signal.SIGTERM, None)
     waiter.wait(lambda report: report.reply is not None or report.failed is not None)
     report = waiter.report
     if report.reply is not None:
         stdout, code = report.reply
-        if handed is not None and handed.on_reply is not None:
-            handed.on_reply(_reply_bytes(stdout), code)
-        else:
-            _write(stdout)
+        _write(stdout)
         waiter.give_up_at = deadline  # the audit rows: until the deadline, not past it
         waiter.wait(lambda _: False)
         if not waiter.closed:
@@ -267,5 +266,5 @@ def supervise(job: Job, managed: Sequence[Path], handed: Handed | None = None) -
     if unreadable is not None:  # whatever became of the work, that is what went wrong
         problem, kind, code = unreadable, "input", EXIT_ERROR
     _kill(pid, report.groups)
-    return answer_unjudged(problem, kind, found, report, managed, code, deadline - 0.1,
-                           handed is not None and handed.guarded_if_unknown)
+    return answer_unjudged(problem, kind, found, report, case.managed, code, deadline - 0.1,
+                           job.guarded_if_unknown)

@@ -129,7 +129,7 @@ def test_doctor_offline_reports_everything_without_a_key(tmp_path: Path) -> None
     model = checks["model team-fast"]
     assert model["status"] == "skip" and "key set" in model["detail"]
     assert model["detail"].endswith("not probed (--offline)")
-    assert checks["warm worker"]["detail"] == "off (PROMPTHOOKS_WORKER=0)"
+    assert checks["warm worker"]["detail"] == "off (PROMPTHOOKS_RESIDENT=0)"
     assert checks["audit log"]["detail"].endswith("audit.db (created on the first run)")
     assert checks["glue"]["status"] == "warn"
 

@@ -20,12 +20,13 @@ import pytest
 from prompthooks.dispatcher import client
 from prompthooks.dispatcher.address import socket_name
 from prompthooks.dispatcher.protocol import exit_frame
+from prompthooks.runner.job import Job
 
 from ..helpers import claude_bash, claude_config, claude_event, reply, write_json
 
 SCRIPT = str(Path(sys.executable).parent / "prompthooks")  # the console script users run
-# The hook's parent is the run's work process: forked from the resident process ("serve") when
-# the run was handed over, from `prompthooks run` when it ran in process.
+# The hook's parent is the run's process: forked from the resident process ("serve") when the
+# run was handed over, from `prompthooks run` when it ran in process.
 WHO = "{{ tr '\\0' ' ' < /proc/$PPID/cmdline; echo; echo \"$FOO\"; }} > {out}; cat > /dev/null"
 
 
@@ -261,24 +262,54 @@ def test_the_thin_clients_tables_agree_with_the_package() -> None:
 
 
 def test_the_budget_is_told_from_the_command_line_or_the_shortest_the_event_could_have() -> None:
-    assert client._budget({"--budget": "7"}) == 7.0
-    assert client._budget({"--host": "cursor"}) == 55.0
-    assert client._budget({}) is None
+    def job(*args: str) -> Job:
+        found = client._job(args)
+        assert found is not None
+        return found
+
+    assert client._budget(job("--budget", "7")) == 7.0
+    assert client._budget(job("--host", "cursor")) == 55.0
+    assert client._budget(job()) is None
     assert client._sniff(json.dumps(claude_bash("ls")).encode()) == 590.0
     # A Claude Code event that mentions Cline's key gets Cline's (shorter) budget, never more.
     nested = claude_event("PreToolUse", tool_name="Bash", tool_input={"hookName": "x"})
     assert client._sniff(json.dumps(nested).encode()) == 28.0
     assert client._sniff(b"{}") == 28.0
-    assert client._options(["--budget", "5", "--host=cline", "PreToolUse"]) == {
-        "--budget": "5", "--host": "cline"}
-    assert client._options(["--bud", "5"]) is None  # an abbreviation: the full parser's
-    assert client._options(["--help"]) is None
+    parsed = job("--budget", "5", "--host=cline", "--config", "a", "PreToolUse", "--config=b",
+                 "--replay", "c.yaml")
+    assert (parsed.budget, parsed.host, parsed.event, parsed.config, parsed.replay) == (
+        5.0, "cline", "PreToolUse", ("a", "b"), "c.yaml")
+    # Left to the full parser, which says what is wrong (or prints help):
+    for args in (["--bud", "5"], ["--help"], ["--host", "vim"], ["--budget", "-1"],
+                 ["--budget", "x"], ["--host", "claude", "--host", "cline"], ["a", "b"],
+                 ["--record", "a", "--replay", "b"], ["--config"]):
+        assert client._job(args) is None, args
+
+
+def test_a_job_crosses_the_socket_whole() -> None:
+    """What the resident process reads is the job the client sent: every field, a path that is
+    not UTF-8, an event with NUL bytes."""
+    from prompthooks.dispatcher.protocol import MAGIC, decode_job, job_head, length
+
+    sent = Job(b'{"a": "\x00"}', 12.5, host="cursor", event="preToolUse",
+               config=["/p/\udcff.json", "b"], budget=3.5, replay="r.yaml", limit=14.0,
+               version="1", cwd=b"/w\xff", umask=0o027, env={b"A": b"=b", b"C": b""})
+    head = job_head(sent)
+    assert head.startswith(MAGIC)
+    size = length(head[len(MAGIC):len(MAGIC) + 8])
+    header = head[len(MAGIC) + 8:len(MAGIC) + 8 + size]
+    got = decode_job(header, sent.data)
+    for name in ("data", "started", "host", "event", "config", "budget", "record", "replay",
+                 "limit", "version", "cwd", "umask", "env", "managed_dir"):
+        assert getattr(got, name) == getattr(sent, name), name
+    with pytest.raises(ValueError):
+        decode_job(header.rsplit(b"\0", 3)[0], b"")
 
 
 ALLOWED = {"prompthooks", "prompthooks._version", "prompthooks.dispatcher",
            "prompthooks.dispatcher.client", "prompthooks.dispatcher.address",
            "prompthooks.dispatcher.protocol", "prompthooks.runner", "prompthooks.runner.started",
-           "prompthooks.runner.stdin", "prompthooks.runner.handed", "_socket", "select", "zlib",
+           "prompthooks.runner.stdin", "prompthooks.runner.job", "_socket", "select", "zlib",
            "time"}
 
 
@@ -299,19 +330,59 @@ def test_a_handed_over_run_imports_nothing_but_the_thin_client(
     # launcher (which imports it first).
     assert handed - bare <= ALLOWED, handed - bare
     # In process (no hand-over), a command-only event still loads no model or table modules.
-    here = _imported([SCRIPT, "run", "--config", str(cfg)], data, {"PROMPTHOOKS_DISPATCH": "0"})
-    assert "prompthooks.cli" in here
+    # Nor the full parser: the client's job goes straight to the runner.
+    here = _imported([SCRIPT, "run", "--config", str(cfg)], data, {"PROMPTHOOKS_RESIDENT": "0"})
+    assert "prompthooks.runner.supervisor" in here  # the canary: the run was done here
+    assert "prompthooks.cli" not in here and "argparse" not in here
     assert not {m.split(".")[0] for m in here} & {"litellm", "pydantic", "rich", "asyncio",
                                                    "openai", "httpx"}
 
 
-def test_a_run_that_cannot_be_handed_over_is_unchanged(tmp_path: Path) -> None:
-    """No dispatcher: the console script does the run in process, as `python -m` does."""
+def test_a_run_done_in_process_starts_the_resident_process_for_the_next(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command-only config gets the fast path without ``serve`` by hand: the first run, done
+    in process (nothing listens), replies, then starts the resident process in the background;
+    the next event is handed to it."""
+    from ..model.test_worker import _wait as _wait_long
+    from ..model.test_worker import _workers
+
+    monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")  # the suite turns it off
+    monkeypatch.setenv("PROMPTHOOKS_WORKER_IDLE", "30")
+    out = tmp_path / "who"
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": "echo 'said no' >&2; exit 2"},
+        {"type": "command", "command": WHO.format(out=out)}]}]}})
+    try:
+        first = _run(claude_bash("ls"), "--config", str(cfg))
+        assert reply(first)["hookSpecificOutput"]["permissionDecisionReason"] == "said no"
+        assert "serve" not in out.read_text().split()  # done in process
+        path = socket_name(os.environ)
+        assert _wait_long(lambda: os.path.exists(path), 120), "no resident process started"
+        second = _run(claude_bash("ls"), "--config", str(cfg))
+        assert reply(second)["hookSpecificOutput"]["permissionDecisionReason"] == "said no"
+        assert "serve" in out.read_text().split()  # handed over
+        assert len(_workers()) == 1  # once
+    finally:
+        for pid in _workers():
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("switch", ["PROMPTHOOKS_RESIDENT", "PROMPTHOOKS_DISPATCH",
+                                    "PROMPTHOOKS_WORKER"])
+def test_the_resident_process_is_off_with_its_switch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, switch: str) -> None:
+    """``PROMPTHOOKS_RESIDENT=0`` (or an older spelling): the run is done in process and no
+    resident process is started, before or after the reply."""
+    from ..model.test_worker import _workers
+
+    monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
+    monkeypatch.setenv(switch, "0")
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": "echo 'said no' >&2; exit 2"}]}]}})
-    proc = _run(claude_bash("ls"), "--config", str(cfg), env={"PROMPTHOOKS_WORKER": "1"})
+    proc = _run(claude_bash("ls"), "--config", str(cfg))
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "said no"
-    assert not os.path.exists(socket_name(os.environ))
+    # One started would be there now: it is started before the run's process exits.
+    assert not _workers()
 
 
 def test_sigterm_to_the_client_stops_the_handed_over_run_at_once(
@@ -345,39 +416,33 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _forked_ahead(serve: int) -> tuple[int, int]:
-    """(the spare, its work process), once both are waiting."""
-    found: list[tuple[int, int]] = []
+def _forked_ahead(serve: int) -> int:
+    """The spare, once it is waiting."""
+    found: list[int] = []
 
     def waiting() -> bool:
         for zygote in _children(serve):
             for spare in _children(zygote):
-                for work in _children(spare):
-                    found.append((spare, work))
-                    return True
+                found.append(spare)
+                return True
         return False
 
-    assert _wait(waiting, 30), "no spare with a work process"
+    assert _wait(waiting, 30), "no spare waiting"
     return found[0]
 
 
-@pytest.mark.parametrize("killed", ["work", "spare"])
-def test_a_run_is_answered_when_its_processes_forked_ahead_are_gone(
-        tmp_path: Path, dispatcher: subprocess.Popen[bytes], killed: str) -> None:
-    """The resident process forks each run's two processes before the run arrives (a spare
-    child of its zygote, and that child's work process). Killed, as anything running as the
-    user could kill them, the zygote or the spare forks on the spot: the run is answered the
-    same, by the resident process."""
+def test_a_run_is_answered_when_its_process_forked_ahead_is_gone(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    """The resident process forks each run's process before the run arrives (a spare child of
+    its zygote). Killed, as anything running as the user could kill it, the zygote forks on
+    the spot: the run is answered the same, by the resident process."""
     out = tmp_path / "who"
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
                         {"command": WHO.format(out=out)},
                         {"command": "echo 'no rm here' >&2; exit 2"})
     first = _run(claude_bash("rm -rf /"), "--config", str(cfg), env={"FOO": "one"})
     assert reply(first)["hookSpecificOutput"]["permissionDecisionReason"] == "no rm here"
-    spare, work = _forked_ahead(dispatcher.pid)
-    os.kill(work if killed == "work" else spare, signal.SIGKILL)
-    if killed == "spare":
-        os.kill(work, signal.SIGKILL)
+    os.kill(_forked_ahead(dispatcher.pid), signal.SIGKILL)
     time.sleep(0.2)
     proc = _run(claude_bash("rm -rf /"), "--config", str(cfg), env={"FOO": "two"})
     assert proc.returncode == 0, proc.stderr
@@ -389,10 +454,11 @@ def test_a_run_is_answered_when_its_processes_forked_ahead_are_gone(
 @pytest.mark.parametrize("argv", [["--host", "foo"], ["--budget", "soon"]])
 def test_a_handed_over_command_line_that_does_not_parse_is_reported_once(
         dispatcher: subprocess.Popen[bytes], argv: list[str]) -> None:
-    """The run's child and its work process, forked ahead, read the same command line: only
-    one of them may say what is wrong with it. The client's stderr is read to its end, so a
-    line written by any process holding it, however late, is counted."""
-    _forked_ahead(dispatcher.pid)  # the run goes to a spare that has a work process
+    """A command line the client does not take is read by the full parser, once, in the
+    process the host started (never handed over): one line says what is wrong with it. The
+    client's stderr is read to its end, so a line written by any process holding it, however
+    late, is counted."""
+    _forked_ahead(dispatcher.pid)  # a spare is there to take a run
     proc = subprocess.run([sys.executable, "-X", "importtime", SCRIPT, "run", *argv],
                           input=json.dumps(claude_bash("ls")), text=True, capture_output=True,
                           timeout=60)
@@ -400,7 +466,7 @@ def test_a_handed_over_command_line_that_does_not_parse_is_reported_once(
     imported = {line.rsplit("|", 1)[1].strip() for line in lines
                 if line.startswith("import time:") and "|" in line}
     assert "prompthooks.dispatcher.client" in imported
-    assert "prompthooks.cli" not in imported  # handed over: parsed by the resident process
+    assert "prompthooks.cli" in imported  # the full parser's
     said = [line for line in lines if not line.startswith("import time:")]
     assert proc.returncode == 64
     assert len(said) == 1 and said[0].startswith("prompthooks: argument "), said
@@ -426,16 +492,15 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
     over, a spare waits again (and takes the next run)."""
     from prompthooks.dispatcher.server import SPARE_AFTER
 
-    held, go, work = tmp_path / "held", tmp_path / "go", tmp_path / "work"
+    held, go, ran = tmp_path / "held", tmp_path / "go", tmp_path / "ran"
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
-        "command": f"echo $PPID > {work}; touch {held}; while [ ! -e {go} ]; do sleep 0.01; "
+        "command": f"echo $PPID > {ran}; touch {held}; while [ ! -e {go} ]; do sleep 0.01; "
                    "done; cat > /dev/null"})
-    spare, _work = _forked_ahead(dispatcher.pid)
+    spare = _forked_ahead(dispatcher.pid)
     zygote = _parent(spare)
 
     def one_spare_waiting() -> bool:  # and the runs before it are over
-        children = _live_children(zygote)
-        return len(children) == 1 and bool(_live_children(*children))
+        return len(_live_children(zygote)) == 1
 
     event = write_json(tmp_path / "event.json", claude_bash("ls"))
     observed = 0
@@ -454,7 +519,7 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
                 time.sleep(0.001)
             assert held.exists(), "the hook did not start"
             children = _live_children(zygote)
-            assert _parent(int(work.read_text())) == spare  # the run went to the spare
+            assert int(ran.read_text()) == spare  # the run went to the spare
             if time.monotonic() - start < SPARE_AFTER:  # else the machine was too slow to tell
                 observed += 1
                 assert children == {spare}, "a spare was forked while the run was starting"
@@ -485,7 +550,7 @@ def test_the_zygote_idles_between_runs_that_outlast_spare_after(
 
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
         "command": f"sleep {SPARE_AFTER * 5}; cat > /dev/null"})
-    spare, _work = _forked_ahead(dispatcher.pid)
+    spare = _forked_ahead(dispatcher.pid)
     zygote = _parent(spare)
     for _ in range(2):
         proc = _run(claude_bash("ls"), "--config", str(cfg))
@@ -502,15 +567,14 @@ def test_a_run_is_taken_only_with_the_resident_processs_model_environment() -> N
     (``str.upper``), also for a name that is not ASCII."""
     from prompthooks._version import __version__
     from prompthooks.dispatcher.address import model_environment
-    from prompthooks.dispatcher.protocol import Request
     from prompthooks.dispatcher.server import _acceptable
 
     odd = "opena\u0131_API_BASE"  # a dotless i: "OPENAI_API_BASE" once upper-cased
     own = model_environment({odd: "http://a", "OPENAI_API_KEY": "k", "HOME": "/h"})
 
-    def request(env: dict[str, str]) -> Request:
+    def request(env: dict[str, str]) -> Job:
         encoded = {k.encode(): v.encode() for k, v in env.items()}
-        return Request(__version__, b"/", 0o22, 0.0, 1.0, [b"run"], encoded, b"{}")
+        return Job(b"{}", 0.0, limit=1.0, version=__version__, cwd=b"/", env=encoded)
 
     assert odd in own
     assert _acceptable(request({odd: "http://a", "OPENAI_API_KEY": "k", "PATH": "/b"}), own)

@@ -23,9 +23,7 @@ from prompthooks.model import worker
 
 from ..fake_model import FakeModel, verdict
 from ..helpers import claude_bash, claude_config, claude_event, reply, write_json
-
-# _no_worker_left: the worker tests' autouse fixture (every worker started is gone at the end).
-from ..model.test_worker import _no_worker_left, _wait, _workers  # noqa: F401
+from ..model.test_worker import _wait, _workers
 
 SCRIPT = str(Path(sys.executable).parent / "prompthooks")  # the console script users run
 PLANTED = """

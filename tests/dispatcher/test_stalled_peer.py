@@ -127,7 +127,10 @@ def test_a_trickling_peer_cannot_stretch_a_prompt_hooks_timeout(
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "timeout": 2,
          "failClosed": True}]}]}})
-    proc, took = _run("--config", str(cfg), "--budget", "30", env={"PROMPTHOOKS_DISPATCH": "0"})
+    # A managed folder (empty) keeps the run in process; its model call still goes to the
+    # socket.
+    proc, took = _run("--config", str(cfg), "--budget", "30", "--managed-dir",
+                      str(tmp_path / "managed"))
     assert fake.received.startswith(b"{")  # the model request reached it
     assert fake.sent >= 5
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
@@ -152,16 +155,16 @@ def _queued(path: str) -> int:
 
 @pytest.fixture
 def stopped(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
-    """A real resident process with its run's processes forked ahead, then its whole process
+    """A real resident process with its run's process forked ahead, then its whole process
     group stopped (SIGSTOP), as anything running as the user could stop it; its pid."""
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
     proc = subprocess.Popen([SCRIPT, "serve", "--idle", "60"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         assert _wait(lambda: os.path.exists(socket_name(os.environ))), "it did not listen"
-        spare, work = _forked_ahead(proc.pid)
+        spare = _forked_ahead(proc.pid)
         os.killpg(proc.pid, signal.SIGSTOP)
-        assert _wait(lambda: all(_state(p) == "T" for p in (proc.pid, spare, work)), 10)
+        assert _wait(lambda: all(_state(p) == "T" for p in (proc.pid, spare)), 10)
         yield proc.pid
     finally:
         with contextlib.suppress(OSError):

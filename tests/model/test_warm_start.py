@@ -42,14 +42,16 @@ def test_a_session_start_starts_the_worker_for_a_later_prompt_event(
     assert _wait(lambda: path.exists() and _lock_held(path), 120)
 
 
-def test_no_worker_is_started_for_the_direct_path(
+def test_the_direct_path_gets_the_resident_process_too(
         tmp_path: Path, model: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its model calls need no litellm, but its session's next events are handed over all
+    the same: the run done in process starts the resident process after its reply, once."""
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
     proc = run_cli(claude_event("SessionStart", source="startup"), "--config",
                    str(_config(tmp_path)), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     path = worker.socket_path(dict(os.environ))
-    assert not _lock_held(path) and _workers() == []
+    assert _lock_held(path) and len(_workers()) == 1
 
 
 @pytest.mark.parametrize("host, starts", [("claude", ["SessionStart"]),
