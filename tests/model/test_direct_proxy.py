@@ -1,6 +1,5 @@
-"""The direct path's kept-open client follows the proxy variables: a process that keeps its
-client between calls (a resident run's work process makes one before its run arrives, in the
-resident process's environment) makes a new one when the caller's proxy settings differ."""
+"""The direct path's client follows the proxy variables: a process that keeps its client
+between calls makes a new one when the caller's proxy settings differ."""
 
 from __future__ import annotations
 
@@ -52,27 +51,3 @@ def test_the_kept_client_is_remade_when_the_proxy_variables_change(
     monkeypatch.setenv("Http_Proxy", proxy.url.removesuffix("/v1"))  # read in any case
     assert "through the proxy" in _judge(tmp_path)
     assert len(model.requests) == 2 and len(proxy.requests) == 2
-
-
-WARM = """
-from prompthooks.model import direct
-print(direct.warm_client(within=60.0), len(direct._clients))  # a generous bound: a busy CI
-"""
-
-
-def test_the_work_process_warm_up_never_leaves_the_machine(
-        tmp_path: Path, proxy: FakeModel) -> None:
-    """A work process forked ahead of its run sends one request through httpx to a stand-in
-    it serves on the loopback, with every proxy variable pointing elsewhere: the stand-in
-    answers, and nothing reaches the proxy."""
-    import os
-    import subprocess
-    import sys
-
-    base = proxy.url.removesuffix("/v1")
-    env = {**os.environ, "HTTP_PROXY": base, "HTTPS_PROXY": base, "ALL_PROXY": base,
-           "http_proxy": base, "NO_PROXY": "", "no_proxy": ""}
-    proc = subprocess.run([sys.executable, "-c", WARM], capture_output=True, text=True,
-                          env=env, timeout=60)
-    assert proc.stdout.split() == ["True", "1"], proc.stderr  # answered; the kept client made
-    assert proxy.requests == []
