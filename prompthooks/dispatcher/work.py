@@ -101,6 +101,9 @@ def _wait(sock: socket.socket, write_fd: int, parser: argparse.ArgumentParser) -
     """The work process until its run comes, then the run. Never returns."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # as its supervisor, until the work's own
+        from ..model import direct
+
+        direct.warm()  # a prompt hook's first call: its loop, client and code, touched now
         data, stderr = _receive(sock)
         request = Request.parse(data)
         if request is None or not take_caller(request, stderr):

@@ -34,6 +34,7 @@ from typing import Any
 from . import dead, failures, loop
 from .cost import from_headers
 from .route import Direct, pinned_route
+from .settings import Endpoint
 from .types import ModelReply, ModelRequest
 
 # (event loop, trust_env, proxy, TLS context, the proxy variables it read) -> the client made
@@ -200,6 +201,40 @@ def preload() -> None:
 # anyio backend).
 _FIRST_CALL_MODULES = ("httpcore", "httpcore._backends.auto", "httpcore._backends.anyio",
                        "anyio._backends._asyncio", "sniffio")
+
+
+def warm(within: float = 5.0) -> bool:
+    """After a fork, ahead of a run: start the model loop, make the client an endpoint without
+    a managed pin gets in this environment, and pass one chat completion through the code a
+    call runs (httpx's request and response, httpcore's connection, h11's framing, the body
+    read and the reply's parse) on in-memory transports, never a socket: a forked process
+    copies each page it first writes to, which the run's first call would otherwise pay for.
+    Whether it was done within ``within`` seconds (if not, that first call pays as it would)."""
+    httpx = _httpx()
+    import httpcore
+
+    async def make() -> bool:
+        base = "http://127.0.0.1:9/v1"
+        route = Direct(base, "-", None)
+        _client(route)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        backend = httpcore.AsyncMockBackend([head % len(_WARM_REPLY), _WARM_REPLY])
+        async with httpcore.AsyncConnectionPool(network_backend=backend) as pool:
+            await pool.request("POST", url(base), content=b"{}")
+        request = ModelRequest(Endpoint("-", base), ({"role": "user", "content": "-"},))
+        transport = httpx.MockTransport(lambda _: httpx.Response(200, content=_WARM_REPLY))
+        async with httpx.AsyncClient(transport=transport) as client:
+            _, text, headers = await _post(client, url(base), body(request, route),
+                                           {"Content-Type": "application/json"}, within)
+        return _reply(json.loads(text), 1, from_headers(headers)).text == '{"ok": true}'
+
+    try:
+        return loop.run(make(), within)
+    except Exception:
+        return False
+
+
+_WARM_REPLY = b'{"model": "-", "choices": [{"message": {"content": "{\\"ok\\": true}"}}]}'
 
 
 def _proxy_variables() -> tuple[tuple[str, str], ...]:

@@ -51,3 +51,39 @@ def test_the_kept_client_is_remade_when_the_proxy_variables_change(
     monkeypatch.setenv("Http_Proxy", proxy.url.removesuffix("/v1"))  # read in any case
     assert "through the proxy" in _judge(tmp_path)
     assert len(model.requests) == 2 and len(proxy.requests) == 2
+
+
+WARM = """
+import sys, time
+from prompthooks.model import direct
+from prompthooks.model.route import Direct
+from prompthooks.model.settings import Endpoint
+from prompthooks.model.types import ModelRequest
+
+print(direct.warm(within=60.0), len(direct._clients))  # a generous bound: a busy CI
+base = sys.argv[1]
+request = ModelRequest(Endpoint("test-model", base), ({"role": "user", "content": "-"},))
+print(direct.complete(request, time.monotonic() + 60, Direct(base, "test-model", None)).text)
+"""
+
+
+def test_the_work_process_warm_up_never_leaves_the_machine(
+        tmp_path: Path, model: FakeModel, proxy: FakeModel) -> None:
+    """A work process forked ahead of its run passes one chat completion through the client's
+    code on in-memory transports, with every proxy variable pointing at a server: nothing
+    reaches it. The canary: the same process's real call, made next, goes through that proxy."""
+    import os
+    import subprocess
+    import sys
+
+    base = proxy.url.removesuffix("/v1")
+    env = {**os.environ, "HTTP_PROXY": base, "HTTPS_PROXY": base, "ALL_PROXY": base,
+           "http_proxy": base, "NO_PROXY": "", "no_proxy": ""}
+    proc = subprocess.run([sys.executable, "-c", WARM, model.url], capture_output=True,
+                          text=True, env=env, timeout=120)
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["True", "1"], proc.stderr  # done; the client made
+    assert "through the proxy" in lines[1], proc.stderr  # the canary: the real call's way
+    (asked,) = proxy.requests  # the real call alone
+    assert asked.path == model.url + "/chat/completions"
+    assert model.requests == []
