@@ -246,8 +246,22 @@ def _proxy_variables() -> tuple[tuple[str, str], ...]:
 
 def _verify(route: Direct) -> Any:
     """The TLS context for ``route``: a managed hook's reads nothing from the environment;
-    another's follows SSL_CERT_FILE and SSL_CERT_DIR as httpx would."""
+    another's follows SSL_CERT_FILE and SSL_CERT_DIR as httpx would. A route that cannot meet
+    TLS (an http URL, no proxy anywhere) gets a context trusting no certificate at all instead:
+    loading the CA bundle would cost a cold event a tenth of a second or more for nothing, and
+    should TLS happen after all, every certificate is refused."""
+    if (route.base.lower().startswith("http://") and route.proxy is None
+            and not (route.trust_env and any(value for _, value in _proxy_variables()))):
+        global _plain
+        if _plain is None:
+            import ssl
+
+            _plain = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, against no CA
+        return _plain
     return _context(route.trust_env)
+
+
+_plain: Any = None
 
 
 def _key(route: Direct, running: asyncio.AbstractEventLoop

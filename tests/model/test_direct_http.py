@@ -244,3 +244,25 @@ def test_no_netrc_credentials_are_sent(tmp_path: Path, monkeypatch: pytest.Monke
         assert "raw says no" in _ask(server)
         ((_, request),) = server.requests
         assert b"authorization:" not in request.lower()
+
+
+def test_a_route_that_cannot_meet_tls_loads_no_ca_bundle_and_would_trust_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An http URL with no proxy anywhere: its client's context trusts no certificate (had TLS
+    come up after all, it would be refused); https, or any proxy setting, gets the CA bundle."""
+    import os
+    import ssl
+
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
+    plain = direct._verify(Direct("http://127.0.0.1:9/v1", "m", None))
+    assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
+    assert plain.get_ca_certs() == [] and plain.cert_store_stats()["x509"] == 0
+    secure = direct._verify(Direct("https://127.0.0.1:9/v1", "m", None))
+    assert secure is not plain and secure.cert_store_stats()["x509"] > 0  # certifi's bundle
+    assert direct._verify(Direct("http://127.0.0.1:9/v1", "m", None,
+                                 proxy="http://proxy.invalid:3128")) is not plain
+    monkeypatch.setenv("Https_Proxy", "http://proxy.invalid:3128")
+    assert direct._verify(Direct("http://127.0.0.1:9/v1", "m", None)) is not plain
+    # a managed hook reads no proxy variable: still plain
+    assert direct._verify(Direct("http://127.0.0.1:9/v1", "m", None, trust_env=False)) is plain

@@ -30,6 +30,8 @@ heavy = sorted(m for m in sys.modules
                if m.split(".")[0] in ("litellm", "openai", "rich", "pygments"))
 print("HEAVY=" + ",".join(heavy), file=sys.stderr)
 print("HTTPX=" + str("httpx" in sys.modules), file=sys.stderr)
+from prompthooks.model import direct
+print("CA_BUNDLES=" + str(len(direct._tls)), file=sys.stderr)
 sys.exit(code)
 """
 
@@ -58,6 +60,7 @@ def test_an_openai_compatible_endpoint_is_called_directly_and_litellm_never_load
     proc = _probe(tmp_path, _config(tmp_path), {"PROMPTHOOKS_WORKER": "1", **unset})
     assert '"permissionDecisionReason": "direct says no"' in proc.stdout, proc.stderr
     assert "HEAVY=\n" in proc.stderr and "HTTPX=True" in proc.stderr
+    assert "CA_BUNDLES=0" in proc.stderr  # an http endpoint: no CA bundle loaded for it
     (call,) = model.requests
     assert call.path == "/v1/chat/completions"
     assert call.headers["authorization"] == "Bearer test-key-not-a-secret"
