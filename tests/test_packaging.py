@@ -4,8 +4,11 @@ installed outside the repository, `prompthooks run` answers an event, `prompthoo
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -23,6 +26,55 @@ def test_every_source_package_is_in_the_wheel_list() -> None:
     source = {".".join(init.parent.relative_to(REPO).parts)
               for init in (REPO / "prompthooks").rglob("__init__.py")}
     assert source - listed == set()
+
+
+def _imported_top_level_names() -> dict[str, str]:
+    """Every top-level module the package imports (at module level or inside a function),
+    with one file that imports it."""
+    found: dict[str, str] = {}
+    for source in sorted((REPO / "prompthooks").rglob("*.py")):
+        for node in ast.walk(ast.parse(source.read_bytes(), str(source))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], str(source.relative_to(REPO)))
+    return found
+
+
+def _declared() -> set[str]:
+    """The distributions pyproject declares: dependencies and every optional group (the
+    otel export and the pytest plugin import theirs only where those are installed)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    requirements = list(project["dependencies"])
+    for group in project.get("optional-dependencies", {}).values():
+        requirements += group
+    return {_normalized(re.match(r"[A-Za-z0-9._-]+", r).group())  # type: ignore[union-attr]
+            for r in requirements}
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_third_party_import_is_a_declared_dependency() -> None:
+    """A module imported from a distribution pyproject does not name works only while another
+    dependency happens to pull it in (httpx through litellm, once): each is declared."""
+    imported = _imported_top_level_names()
+    assert {"httpx", "litellm", "yaml"} <= imported.keys()  # the scan sees the imports
+    distributions = importlib.metadata.packages_distributions()
+    declared = _declared()
+    undeclared = {}
+    for name, where in imported.items():
+        if name in sys.stdlib_module_names or name in ("prompthooks", "__future__"):
+            continue
+        owners = {_normalized(d) for d in distributions.get(name, [])}
+        if not owners & declared:
+            undeclared[name] = (where, sorted(owners))
+    assert undeclared == {}
 
 
 @pytest.mark.wheel

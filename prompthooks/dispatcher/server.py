@@ -326,7 +326,7 @@ def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str]) -> NoReturn:
     """A spare's life: its run, or nothing if the zygote went first. ``sock`` stays open until
     this process ends: the zygote forks the next spare when it closes. Never returns."""
     try:
-        direct.warm_client()  # a prompt hook's first call: its loop and client, made now
+        direct.warm()  # a prompt hook's first call: its loop and client, made now
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
         fds = passed_fds(ancillary)
         if fds:

@@ -1,40 +1,48 @@
 """The direct path: an OpenAI chat-completions call without litellm.
 
 Used for every endpoint that speaks the OpenAI chat API (route.py decides which), and for
-managed hooks that pin ``api_base``. The call goes out on the small HTTP/1.1 client of
-http_client.py when no proxy applies, else on httpx, which follows the proxy settings; either
-keeps its connections open between calls, on the shared model loop (loop.py), one client per
-process (httpx's: per proxy setting). The retry rules and the error lines are the litellm
-path's (failures.py).
+managed hooks that pin ``api_base``. Every call goes out on httpx (its HTTP/1.1 framing is
+h11's), proxied or not, on the shared model loop (loop.py), one client per process and per
+setting it reads (proxy variables, CA source). The retry rules and the error lines are the
+litellm path's (failures.py).
+
+One deadline holds per call whatever the server does: httpx's own timeouts for each step,
+``asyncio.wait_for`` over the whole exchange (a server that trickles its answer byte by byte
+never restarts it), and a cap on the body while it streams in (:data:`MAX_BODY`, counted after
+decompression). Each call has its own connection, closed after its answer: h11 would read bytes
+a server sent past one answer as the next request's answer on a kept connection, and a
+resident run's work process is new for each event anyway, so keeping connections would save
+little (docs/performance.md, "The direct path").
 
 A managed hook's request must go where its own file says, so its client reads nothing from
-the environment (``trust_env=False``: no proxy variables, no ``.netrc``, no ``SSL_CERT_FILE``)
-and goes through a proxy only when the managed file names one (``prompthooks.proxy``). Other
-hooks' clients follow the proxy variables, as litellm's would.
+the environment (``trust_env=False``: no proxy variables, no ``SSL_CERT_FILE``) and goes
+through a proxy only when the managed file names one (``prompthooks.proxy``). Other hooks'
+clients follow the proxy variables, as litellm's would.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from . import dead, failures, http_client, loop
+from . import dead, failures, loop
 from .cost import from_headers
 from .route import Direct, pinned_route
+from .settings import Endpoint
 from .types import ModelReply, ModelRequest, tool_calls_of
 
-# (event loop, trust_env, proxy, TLS context, the proxy variables it read) -> the client kept
-# open for them.
+# (event loop, trust_env, proxy, TLS context, the proxy variables it read) -> the client made
+# for them.
 _clients: dict[tuple[int, bool, str | None, int, tuple[tuple[str, str], ...]], Any] = {}
-# event loop -> the small client's connections kept open on it.
-_pools: dict[int, http_client.Pool] = {}
+# Bytes of an answer's body read at most (after decompression): a verdict of 300 tokens is a
+# few kilobytes, an error page some more; a server sending more is refused, not buffered.
+MAX_BODY = 4 << 20
 
 
 class HTTPStatusError(Exception):
@@ -51,12 +59,14 @@ class BadReply(Exception):
     """A 200 answer that is not a chat completion."""
 
 
+class TooLarge(Exception):
+    """An answer whose body is larger than :data:`MAX_BODY`."""
+
+
 def _httpx() -> Any:
     """httpx, without its command-line client: ``import httpx`` also imports ``httpx._main``,
     which loads rich and pygments when they are installed (a tenth of a second on every cold
     prompt hook); marking it absent makes httpx fall back to its stub ``main``."""
-    import sys
-
     if "httpx" not in sys.modules:
         sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     import httpx
@@ -65,15 +75,10 @@ def _httpx() -> Any:
 
 
 def prepare(route: Direct | None = None) -> None:
-    """Import what a direct call needs and make ``route``'s kept-open client or TLS context
-    (which takes a while): start-up time, see model/chain.py."""
+    """Import what a direct call needs and make ``route``'s client with its TLS context (which
+    takes a while): start-up time, see model/chain.py."""
     import tenacity  # noqa: F401
 
-    small = _small(route) if route is not None else None
-    if route is not None and small is not None:
-        if small.tls:
-            _verify(route)
-        return
     _httpx()
     if route is not None and _key(route, loop.shared()) not in _clients:
         async def make() -> None:
@@ -104,18 +109,26 @@ def body(request: ModelRequest, route: Direct | None = None) -> dict[str, Any]:
 
 def describe(exc: BaseException) -> failures.Failure:
     """(what went wrong, whether another attempt may help), in failures.py's words."""
-    httpx = sys.modules.get("httpx")  # not imported by a call on the small client
-    if isinstance(exc, TimeoutError) or (httpx and isinstance(exc, httpx.TimeoutException)):
+    httpx = _httpx()
+    if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
         return failures.Failure(failures.TIMEOUT, True)
     if isinstance(exc, HTTPStatusError):
         return failures.from_status(exc.status_code, exc.body, exc.headers)
     if isinstance(exc, BadReply):
         return failures.Failure("the endpoint's answer is not a chat completion", True)
-    if isinstance(exc, http_client.ConnectFailed) or (httpx and isinstance(exc,
-                                                                           httpx.ConnectError)):
+    if isinstance(exc, TooLarge):  # the same server sends the same again: not retried
+        return failures.Failure(f"the endpoint's answer is larger than {MAX_BODY >> 20} MB")
+    if isinstance(exc, httpx.ConnectError):
         return failures.connection_failure(exc)
-    if isinstance(exc, (http_client.Broken, ConnectionError)) or (
-            httpx and isinstance(exc, httpx.TransportError)):
+    if isinstance(exc, httpx.UnsupportedProtocol):
+        return failures.Failure("the endpoint's URL is not http or https")
+    if isinstance(exc, httpx.LocalProtocolError):  # a key with a line break, say: never sent
+        return failures.Failure("the request could not be sent: a header holds a character "
+                                "HTTP does not allow (check the API key)")
+    if isinstance(exc, httpx.DecodingError):
+        return failures.Failure("the endpoint's answer is not readable (its content encoding "
+                                "is broken)", True)
+    if isinstance(exc, (httpx.TransportError, ConnectionError)):
         return failures.Failure("the connection to the model endpoint broke", True)
     return failures.Failure("the model call failed")
 
@@ -177,7 +190,7 @@ def preload() -> None:
 
     import tenacity  # noqa: F401
 
-    _httpx()  # for a proxy: a process's first call may need either client
+    _httpx()
     for name in _FIRST_CALL_MODULES:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
@@ -192,80 +205,30 @@ _FIRST_CALL_MODULES = ("httpcore", "httpcore._backends.auto", "httpcore._backend
                        "anyio._backends._asyncio", "sniffio")
 
 
-def _proxy_variables() -> tuple[tuple[str, str], ...]:
-    """The environment's proxy settings, as a client made now would read them (urllib reads
-    a ``*_proxy`` variable whatever the case of its name)."""
-    return tuple(sorted((name, value) for name, value in os.environ.items()
-                        if name[-6:].lower() == "_proxy"))
-
-
-def _small(route: Direct) -> http_client.Target | None:
-    """Where the small client sends ``route``'s calls; None when they go through httpx: a
-    proxy named for it, a proxy setting for a route that reads the environment
-    (:func:`proxied`), or a base URL the small client leaves to httpx."""
-    if route.proxy is not None or (route.trust_env and proxied()):
-        return None
-    return http_client.target(url(route.base))
-
-
-def proxied() -> bool:
-    """Whether a client that reads the environment would go through a proxy for some URL, as
-    urllib (and so httpx) reads the settings: a ``*_proxy`` variable in any case of its name
-    (``no_proxy`` aside) with a value, else on macOS and Windows the system's settings."""
-    if any(name[-6:].lower() == "_proxy" and name.lower() != "no_proxy" and value
-           for name, value in os.environ.items()):
-        return True
-    return sys.platform in ("darwin", "win32") and _system_proxied()
-
-
-@functools.cache
-def _system_proxied() -> bool:
-    """Whether the system's settings name a proxy (read once per process: asking macOS or the
-    Windows registry on every call would cost each prompt hook)."""
-    import urllib.request
-
-    return any(scheme != "no" for scheme in urllib.request.getproxies())
-
-
-def _pool() -> http_client.Pool:
-    running = id(asyncio.get_running_loop())
-    pool = _pools.get(running)
-    if pool is None:
-        pool = _pools[running] = http_client.Pool()
-    return pool
-
-
-def warm_client(within: float = 5.0) -> bool:
-    """Start the model loop and send one chat completion, by the code a real call runs, to a
-    stand-in on the loopback that this process serves for the purpose: a run's work process,
-    forked ahead of its run, does this while it waits, so that the first real call does not
-    pay for the first use of that code in a new process (a forked process copies each page it
-    first writes to). The client is the one an endpoint without a managed pin gets in this
-    process's environment: the small one, or with a proxy variable set, httpx (whose kept
-    client is made; the stand-in's request then goes through a client of its own that reads
-    no proxy setting, so it never leaves the machine). The stand-in's connection is not kept.
-    Whether its answer came back within ``within`` seconds (nothing is said if not: the first
-    call then pays as it did)."""
-    from .settings import Endpoint
+def warm(within: float = 5.0) -> bool:
+    """After a fork, ahead of a run: start the model loop, make the client an endpoint without
+    a managed pin gets in this environment, and pass one chat completion through the code a
+    call runs (httpx's request and response, httpcore's connection, h11's framing, the body
+    read and the reply's parse) on in-memory transports, never a socket: a forked process
+    copies each page it first writes to, which the run's first call would otherwise pay for.
+    Whether it was done within ``within`` seconds (if not, that first call pays as it would)."""
+    httpx = _httpx()
+    import httpcore
 
     async def make() -> bool:
-        server = await asyncio.start_server(_stand_in, "127.0.0.1", 0)
-        try:
-            base = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
-            request = ModelRequest(Endpoint("-", base), ({"role": "user", "content": "-"},))
-            route = Direct(base, "-", None)
-            if _small(route) is not None:
-                reply = await _complete(request, time.monotonic() + within, route, [0])
-            else:  # a proxy applies here: httpx
-                _client(route)
-                async with _httpx().AsyncClient(trust_env=False,
-                                                verify=_context(False)) as client:
-                    response = await client.post(url(base), json=body(request),
-                                                 timeout=within)
-                    reply = _reply(response.json(), 1, from_headers(response.headers))
-        finally:
-            server.close()
-        return reply.text == '{"ok": true}'
+        base = "http://127.0.0.1:9/v1"
+        route = Direct(base, "-", None)
+        _client(route)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+        backend = httpcore.AsyncMockBackend([head % len(_WARM_REPLY), _WARM_REPLY])
+        async with httpcore.AsyncConnectionPool(network_backend=backend) as pool:
+            await pool.request("POST", url(base), content=b"{}")
+        request = ModelRequest(Endpoint("-", base), ({"role": "user", "content": "-"},))
+        transport = httpx.MockTransport(lambda _: httpx.Response(200, content=_WARM_REPLY))
+        async with httpx.AsyncClient(transport=transport) as client:
+            _, text, headers = await _post(client, url(base), body(request, route),
+                                           {"Content-Type": "application/json"}, within)
+        return _reply(json.loads(text), 1, from_headers(headers)).text == '{"ok": true}'
 
     try:
         return loop.run(make(), within)
@@ -273,28 +236,34 @@ def warm_client(within: float = 5.0) -> bool:
         return False
 
 
-_STAND_IN_REPLY = (b'{"model": "-", "choices": [{"message": {"content": "{\\"ok\\": true}"}}]}')
+_WARM_REPLY = b'{"model": "-", "choices": [{"message": {"content": "{\\"ok\\": true}"}}]}'
 
 
-async def _stand_in(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """The loopback stand-in's one answer: a chat completion. Its one peer is this process's
-    own client, which closes the connection when it is done or gives up."""
-    with contextlib.suppress(Exception):
-        head = await reader.readuntil(b"\r\n\r\n")
-        size = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                     if line.lower().startswith(b"content-length:")), 0)
-        await reader.readexactly(size)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close"
-                     b"\r\nContent-Length: %d\r\n\r\n%s" % (len(_STAND_IN_REPLY),
-                                                             _STAND_IN_REPLY))
-        await writer.drain()
-    writer.close()
+def _proxy_variables() -> tuple[tuple[str, str], ...]:
+    """The environment's proxy settings, as a client made now would read them (urllib reads
+    a ``*_proxy`` variable whatever the case of its name)."""
+    return tuple(sorted((name, value) for name, value in os.environ.items()
+                        if name[-6:].lower() == "_proxy"))
 
 
 def _verify(route: Direct) -> Any:
     """The TLS context for ``route``: a managed hook's reads nothing from the environment;
-    another's follows SSL_CERT_FILE and SSL_CERT_DIR as httpx would."""
+    another's follows SSL_CERT_FILE and SSL_CERT_DIR as httpx would. A route that cannot meet
+    TLS (an http URL, no proxy anywhere) gets a context trusting no certificate at all instead:
+    loading the CA bundle would cost a cold event a tenth of a second or more for nothing, and
+    should TLS happen after all, every certificate is refused."""
+    if (route.base.lower().startswith("http://") and route.proxy is None
+            and not (route.trust_env and any(value for _, value in _proxy_variables()))):
+        global _plain
+        if _plain is None:
+            import ssl
+
+            _plain = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, against no CA
+        return _plain
     return _context(route.trust_env)
+
+
+_plain: Any = None
 
 
 def _key(route: Direct, running: asyncio.AbstractEventLoop
@@ -306,7 +275,7 @@ def _key(route: Direct, running: asyncio.AbstractEventLoop
 
 
 def _client(route: Direct) -> Any:
-    """The kept-open client for ``route``'s settings, on the running (shared) loop."""
+    """The client for ``route``'s settings, on the running (shared) loop."""
     httpx = _httpx()
 
     key = _key(route, asyncio.get_running_loop())
@@ -316,19 +285,18 @@ def _client(route: Direct) -> Any:
         client = _clients[key] = httpx.AsyncClient(
             verify=verify, trust_env=route.trust_env, proxy=route.proxy,
             follow_redirects=False,
-            limits=httpx.Limits(max_keepalive_connections=20, keepalive_expiry=30.0))
+            # no connection is used for a second answer (see the module's docstring)
+            limits=httpx.Limits(max_keepalive_connections=0))
     return client
 
 
 async def _complete(request: ModelRequest, deadline: float, route: Direct,
                     attempts: list[int]) -> ModelReply:
     target = url(route.base)
-    headers = {"Content-Type": "application/json"}
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if route.key:
         headers["Authorization"] = f"Bearer {route.key}"
-    small = _small(route)
-    post = (_small_post(small, route, headers) if small is not None
-            else _httpx_post(target, route, headers))
+    client = _client(route)
     payload = body(request, route)
     async for attempt in failures.retrying(describe, deadline):
         with attempt:
@@ -336,8 +304,8 @@ async def _complete(request: ModelRequest, deadline: float, route: Direct,
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError
-            status, text, answer_headers = await asyncio.wait_for(post(payload, remaining),
-                                                                  remaining)
+            status, text, answer_headers = await asyncio.wait_for(
+                _post(client, target, payload, headers, remaining), remaining)
             if status >= 300:
                 raise HTTPStatusError(status, text, answer_headers)
             try:
@@ -348,31 +316,23 @@ async def _complete(request: ModelRequest, deadline: float, route: Direct,
     return reply
 
 
-# A POST of the payload within so many seconds: (status, body text, headers).
-_Post = Callable[[dict[str, Any], float], Awaitable[tuple[int, str, Mapping[str, str]]]]
-
-
-def _small_post(small: http_client.Target, route: Direct, headers: dict[str, str]) -> _Post:
-    pool, tls = _pool(), _verify(route) if small.tls else None
-
-    async def post(payload: dict[str, Any], remaining: float
-                   ) -> tuple[int, str, Mapping[str, str]]:
-        data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-        response = await pool.post(small, data, headers, tls)
-        return response.status, response.body.decode("utf-8", "replace"), response.headers
-
-    return post
-
-
-def _httpx_post(target: str, route: Direct, headers: dict[str, str]) -> _Post:
-    client = _client(route)
-
-    async def post(payload: dict[str, Any], remaining: float
-                   ) -> tuple[int, str, Mapping[str, str]]:
-        response = await client.post(target, json=payload, headers=headers, timeout=remaining)
-        return response.status_code, response.text, response.headers
-
-    return post
+async def _post(client: Any, target: str, payload: dict[str, Any], headers: dict[str, str],
+                remaining: float) -> tuple[int, str, Mapping[str, str]]:
+    """One POST: (status, body text, headers), the body read up to :data:`MAX_BODY`."""
+    async with client.stream("POST", target, json=payload, headers=headers,
+                             timeout=remaining) as response:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY:
+            raise TooLarge
+        parts: list[bytes] = []
+        size = 0
+        async for part in response.aiter_bytes():
+            size += len(part)
+            if size > MAX_BODY:
+                raise TooLarge
+            parts.append(part)
+        return (response.status_code, b"".join(parts).decode("utf-8", "replace"),
+                response.headers)
 
 
 def complete(request: ModelRequest, deadline: float, route: Direct | None = None,

@@ -499,14 +499,18 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
     spare = _forked_ahead(dispatcher.pid)
     zygote = _parent(spare)
 
+    taken: set[int] = set()  # the children given a run so far: one may still write its audit
+
     def one_spare_waiting() -> bool:  # and the runs before it are over
-        return len(_live_children(zygote)) == 1
+        children = _live_children(zygote)
+        return len(children) == 1 and not children & taken
 
     event = write_json(tmp_path / "event.json", claude_bash("ls"))
     observed = 0
     for _ in range(10):
         assert _wait(one_spare_waiting, 30), "no spare waiting"
         (spare,) = _live_children(zygote)
+        taken.add(spare)
         held.unlink(missing_ok=True)
         go.unlink(missing_ok=True)
         start = time.monotonic()

@@ -54,7 +54,7 @@ sys.meta_path.insert(0, _SlowImport(os.environ["TEST_SLOW_IMPORT"],
                                     float(os.environ["TEST_SLOW_IMPORT_SECONDS"])))
 """
 
-DIRECT = "prompthooks.model.http_client"  # the direct path's HTTP client
+DIRECT = "httpx"  # the direct path's HTTP client
 
 PROBE = """
 import sys

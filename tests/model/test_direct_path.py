@@ -1,6 +1,5 @@
-"""The direct path: OpenAI-compatible endpoints called directly (the small HTTP client, or httpx
-when a proxy applies), never through litellm; every other provider through litellm. Both
-against the local fake server."""
+"""The direct path: OpenAI-compatible endpoints called directly on httpx, never through
+litellm; every other provider through litellm. Both against the local fake server."""
 
 from __future__ import annotations
 
@@ -31,6 +30,8 @@ heavy = sorted(m for m in sys.modules
                if m.split(".")[0] in ("litellm", "openai", "rich", "pygments"))
 print("HEAVY=" + ",".join(heavy), file=sys.stderr)
 print("HTTPX=" + str("httpx" in sys.modules), file=sys.stderr)
+from prompthooks.model import direct
+print("CA_BUNDLES=" + str(len(direct._tls)), file=sys.stderr)
 sys.exit(code)
 """
 
@@ -52,14 +53,14 @@ def _probe(tmp_path: Path, cfg: Path, env: dict[str, str] | None = None
 def test_an_openai_compatible_endpoint_is_called_directly_and_litellm_never_loads(
         tmp_path: Path, model: FakeModel) -> None:
     """A fresh `prompthooks run` process with the warm worker allowed: the call goes straight
-    to the endpoint on the small client, nothing imports litellm (nor httpx, with no proxy
-    variable set), no worker is started."""
+    to the endpoint on httpx, nothing imports litellm, no worker is started."""
     model.script(verdict(False, "direct says no"))
     unset = {f"{scheme}_proxy": "" for scheme in ("http", "https", "all")}
     unset |= {name.upper(): "" for name in unset}
     proc = _probe(tmp_path, _config(tmp_path), {"PROMPTHOOKS_WORKER": "1", **unset})
     assert '"permissionDecisionReason": "direct says no"' in proc.stdout, proc.stderr
-    assert "HEAVY=\n" in proc.stderr and "HTTPX=False" in proc.stderr
+    assert "HEAVY=\n" in proc.stderr and "HTTPX=True" in proc.stderr
+    assert "CA_BUNDLES=0" in proc.stderr  # an http endpoint: no CA bundle loaded for it
     (call,) = model.requests
     assert call.path == "/v1/chat/completions"
     assert call.headers["authorization"] == "Bearer test-key-not-a-secret"
@@ -154,10 +155,12 @@ def kept_alive(monkeypatch: pytest.MonkeyPatch) -> Iterator[KeptAlive]:
         yield state
 
 
-def test_one_process_keeps_one_connection_open_across_events(
+def test_each_call_has_a_connection_of_its_own(
         tmp_path: Path, kept_alive: KeptAlive) -> None:
+    """The server would keep connections open: none carries a second call (bytes a server
+    sent past an answer would be the next call's answer: tests/model/test_direct_http.py)."""
     cfg = _config(tmp_path)
     for command in ("ls", "pwd", "whoami"):
         outcome = dispatch(claude_bash(command), config_paths=[str(cfg)], budget=30)
         assert outcome.problems == ()
-    assert len(kept_alive.ports) == 3 and len(set(kept_alive.ports)) == 1
+    assert len(kept_alive.ports) == 3 and len(set(kept_alive.ports)) == 3

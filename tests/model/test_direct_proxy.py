@@ -1,6 +1,5 @@
-"""The direct path's kept-open client follows the proxy variables: a process that keeps its
-client between calls (a resident run's work process makes one before its run arrives, in the
-resident process's environment) makes a new one when the caller's proxy settings differ."""
+"""The direct path's client follows the proxy variables: a process that keeps its client
+between calls makes a new one when the caller's proxy settings differ."""
 
 from __future__ import annotations
 
@@ -55,16 +54,24 @@ def test_the_kept_client_is_remade_when_the_proxy_variables_change(
 
 
 WARM = """
+import sys, time
 from prompthooks.model import direct
-print(direct.warm_client(within=60.0), len(direct._clients))  # a generous bound: a busy CI
+from prompthooks.model.route import Direct
+from prompthooks.model.settings import Endpoint
+from prompthooks.model.types import ModelRequest
+
+print(direct.warm(within=60.0), len(direct._clients))  # a generous bound: a busy CI
+base = sys.argv[1]
+request = ModelRequest(Endpoint("test-model", base), ({"role": "user", "content": "-"},))
+print(direct.complete(request, time.monotonic() + 60, Direct(base, "test-model", None)).text)
 """
 
 
 def test_the_work_process_warm_up_never_leaves_the_machine(
-        tmp_path: Path, proxy: FakeModel) -> None:
-    """A work process forked ahead of its run sends one request through httpx to a stand-in
-    it serves on the loopback, with every proxy variable pointing elsewhere: the stand-in
-    answers, and nothing reaches the proxy."""
+        tmp_path: Path, model: FakeModel, proxy: FakeModel) -> None:
+    """A work process forked ahead of its run passes one chat completion through the client's
+    code on in-memory transports, with every proxy variable pointing at a server: nothing
+    reaches it. The canary: the same process's real call, made next, goes through that proxy."""
     import os
     import subprocess
     import sys
@@ -72,7 +79,11 @@ def test_the_work_process_warm_up_never_leaves_the_machine(
     base = proxy.url.removesuffix("/v1")
     env = {**os.environ, "HTTP_PROXY": base, "HTTPS_PROXY": base, "ALL_PROXY": base,
            "http_proxy": base, "NO_PROXY": "", "no_proxy": ""}
-    proc = subprocess.run([sys.executable, "-c", WARM], capture_output=True, text=True,
-                          env=env, timeout=60)
-    assert proc.stdout.split() == ["True", "1"], proc.stderr  # answered; the kept client made
-    assert proxy.requests == []
+    proc = subprocess.run([sys.executable, "-c", WARM, model.url], capture_output=True,
+                          text=True, env=env, timeout=120)
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["True", "1"], proc.stderr  # done; the client made
+    assert "through the proxy" in lines[1], proc.stderr  # the canary: the real call's way
+    (asked,) = proxy.requests  # the real call alone
+    assert asked.path == model.url + "/chat/completions"
+    assert model.requests == []
