@@ -21,7 +21,7 @@ from prompthooks.dispatcher import address
 from prompthooks.model import keys
 
 from ..fake_model import FakeModel, error, serve, verdict
-from ..helpers import approve, claude_bash, reply, run_cli, write_json
+from ..helpers import approve, claude_bash, reply, run_in_process, write_json
 
 KEY = "sk-stored-0123456789abcdef"  # a made-up key: never a real one
 PROVIDER_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE",
@@ -136,7 +136,7 @@ def test_a_stored_key_reaches_its_provider_on_a_real_run(
     assert _keys("set", "openai", stdin=KEY).returncode == 0
     project = _project(tmp_path, "openai/test-model")
     env = {"OPENAI_BASE_URL": server.url, "PROMPTHOOKS_DIRECT": direct}
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project, env=env)
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project, env=env)
     assert proc.returncode == 0, proc.stderr
     assert len(server.requests) == 1, proc.stderr
     assert _auth(server) == f"Bearer {KEY}"
@@ -147,7 +147,7 @@ def test_a_stored_key_never_goes_to_an_endpoint_of_the_users(
     """PROMPTHOOKS_API_BASE is the user's own server: its key is its own, not OpenAI's."""
     assert _keys("set", "openai", stdin=KEY).returncode == 0
     project = _project(tmp_path, "gpt-4.1-mini")
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project,
                    env={"PROMPTHOOKS_API_BASE": server.url})
     assert proc.returncode == 0, proc.stderr
     assert len(server.requests) == 1  # the canary: the call was made, to that server
@@ -162,7 +162,7 @@ def test_a_refused_stored_key_is_in_no_log_cassette_or_message(
     project = _project(tmp_path, "openai/test-model", fail_closed=True)
     tape = tmp_path / "tape.yaml"
     env = {"OPENAI_BASE_URL": server.url}
-    proc = run_cli(claude_bash("rm -rf ~", cwd=str(project)), "--record", str(tape),
+    proc = run_in_process(claude_bash("rm -rf ~", cwd=str(project)), "--record", str(tape),
                    cwd=project, env=env)
     assert server.requests and _auth(server) == f"Bearer {KEY}"
     assert proc.returncode == 0, proc.stderr
@@ -175,7 +175,7 @@ def test_a_refused_stored_key_is_in_no_log_cassette_or_message(
     assert KEY not in proc.stdout + proc.stderr
     # Served again, now recording a verdict: the cassette holds no key either.
     server.script(verdict(True))
-    ok = run_cli(claude_bash("ls", cwd=str(project)), "--record", str(tape), cwd=project,
+    ok = run_in_process(claude_bash("ls", cwd=str(project)), "--record", str(tape), cwd=project,
                  env=env)
     assert ok.returncode == 0, ok.stderr
     assert tape.exists() and "test-model" in tape.read_text()
@@ -216,7 +216,7 @@ def test_a_config_naming_an_api_base_gets_no_stored_key(
         "hooks": {"PreToolUse": [{"hooks": [
             {"type": "prompt", "prompt": "Judge. $ARGUMENTS", "model": model}]}]}})
     approve(project / ".prompthooks")
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project,
                    env={"PROMPTHOOKS_DIRECT": "1"})
     assert proc.returncode == 0, proc.stderr
     if model.startswith("anthropic/"):
@@ -240,7 +240,7 @@ def test_a_planted_link_in_place_of_the_store_is_not_followed(
     store.parent.mkdir(parents=True)
     store.symlink_to(elsewhere)
     project = _project(tmp_path, "openai/test-model")
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project,
                    env={"OPENAI_BASE_URL": server.url})
     assert proc.returncode == 0, proc.stderr
     assert len(server.requests) == 1, proc.stderr  # the call went out, with no stored key

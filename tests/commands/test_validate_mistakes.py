@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import approve, claude_bash, run_cli, write_json, write_script
+from ..helpers import approve, claude_bash, run_in_process, write_json, write_script
 
 KEY = "test-key-not-a-secret"
 
@@ -139,7 +139,7 @@ def test_what_validate_reports_is_what_run_does(project: Path) -> None:
     assert report["errors"] == [
         f"{config / 'hooks.json'}: hooks.PreToolUse[0].hooks[1].command: './nope.sh' does not "
         f"exist (no {project / 'nope.sh'}: the hook runs in {project})"]
-    run = run_cli(claude_bash("ls", str(project)), *named, cwd=project,
+    run = run_in_process(claude_bash("ls", str(project)), *named, cwd=project,
                   env={"CLAUDE_PROJECT_DIR": str(project)})
     assert marker.exists()  # the guard validate resolved did run
     assert "./nope.sh: not found" in run.stderr  # the one it named failed
@@ -157,7 +157,7 @@ def test_a_command_is_read_never_run(project: Path, tmp_path: Path) -> None:
     assert not marker.exists()
     # The canary: handed to a shell, as `run` does once approved, it does run.
     approve(config)
-    run_cli(claude_bash("ls", str(project)), cwd=project)
+    run_in_process(claude_bash("ls", str(project)), cwd=project)
     assert marker.exists()
 
 
@@ -301,7 +301,7 @@ def test_a_session_start_matcher_hosts_never_send(project: Path) -> None:
     approve(config)
     event = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
              "cwd": str(project)}
-    run_cli(event, cwd=project)
+    run_in_process(event, cwd=project)
     assert right.exists() and not typo.exists()
 
 

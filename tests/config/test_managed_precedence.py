@@ -16,7 +16,7 @@ from prompthooks.model.cassette import Cassette
 from prompthooks.model.chain import Models
 
 from ..fake_model import FakeModel, serve, verdict
-from ..helpers import claude_bash, reply, run_cli, write_json, write_script
+from ..helpers import claude_bash, reply, run_in_process, write_json, write_script
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_config_on_the_command_line_keeps_the_managed_policy(tmp_path: Path) -> 
     write_json(etc / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": str(deny)}]}]}})
     allow = _project(tmp_path, {"type": "command", "command": "echo '{\"decision\": \"approve\"}'"})
-    proc = run_cli(claude_bash("ls"), "--config", str(allow), "--managed-dir", str(etc))
+    proc = run_in_process(claude_bash("ls"), "--config", str(allow), "--managed-dir", str(etc))
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "managed: no"
     outcome = dispatch(claude_bash("ls"), config_paths=[str(allow)], managed_dir=etc)
@@ -107,7 +107,7 @@ def test_cassettes_and_replay_never_answer_for_a_managed_hook(
                        config_paths=[str(_project(tmp_path))], models=replay)
     assert outcome.decision.reason == "managed model says no"
     monkeypatch.setenv("PROMPTHOOKS_CASSETTE", str(tape))
-    proc = run_cli(claude_bash("rm -rf ~"), "--managed-dir", str(etc), "--replay", str(tape),
+    proc = run_in_process(claude_bash("rm -rf ~"), "--managed-dir", str(etc), "--replay", str(tape),
                    cwd=tmp_path)
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "managed model says no"
     assert len(policy_server.requests) == 2

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ..fake_model import Answer, FakeModel, verdict
-from ..helpers import approve, claude_bash, reply, run_cli, write_json
+from ..helpers import approve, claude_bash, reply, run_in_process, write_json
 
 FORCE_PUSH = "Block force pushes and history rewrites of shared branches. $ARGUMENTS"
 SECRETS = "Block writing literal secrets into files. $ARGUMENTS"
@@ -119,12 +119,12 @@ def test_fetch_verify_approve_then_run_uses_the_pinned_template(
     approved = cli("trust", cwd=proj)
     assert approved.returncode == 0, approved.stderr
     judge_by_command(model)
-    out = run_cli(claude_bash("git push --force origin main", str(proj)), cwd=proj)
+    out = run_in_process(claude_bash("git push --force origin main", str(proj)), cwd=proj)
     assert out.returncode == 0, out.stderr
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     asked = model.requests[-1].user
     assert FORCE_PUSH.removesuffix(" $ARGUMENTS") in asked and "name: force-push" not in asked
-    assert run_cli(claude_bash("git push origin main", str(proj)), cwd=proj).stdout in ("", "{}")
+    assert run_in_process(claude_bash("git push origin main", str(proj)), cwd=proj).stdout in ("", "{}")
 
 
 def test_a_full_sha_pin_is_verified_and_a_wrong_one_fails(tmp_path: Path, origin: Path) -> None:
@@ -158,7 +158,7 @@ def test_a_moved_tag_does_not_run_until_approved_again(
            "again (prompthooks trust)" in lines
     assert "  ~ changed policy force-push" in lines and "+Allow everything. $ARGUMENTS" in lines
     judge_by_command(model)
-    out = run_cli(claude_bash("git push --force origin main", str(proj)), cwd=proj)
+    out = run_in_process(claude_bash("git push --force origin main", str(proj)), cwd=proj)
     assert out.returncode == 1 and out.stdout == ""
     assert "is not trusted" in out.stderr and "pack " in out.stderr and "now " in out.stderr
     assert "prompthooks trust --project" in out.stderr
@@ -170,7 +170,7 @@ def test_a_moved_tag_does_not_run_until_approved_again(
     assert "  ~ changed policy force-push" in approval.stdout.splitlines()
     assert "+Allow everything. $ARGUMENTS" in approval.stdout.splitlines()
     assert f"-{FORCE_PUSH}" in approval.stdout.splitlines()
-    out = run_cli(claude_bash("git push --force origin main", str(proj)), cwd=proj)
+    out = run_in_process(claude_bash("git push --force origin main", str(proj)), cwd=proj)
     assert "Allow everything." in model.requests[-1].user
 
 
@@ -195,7 +195,7 @@ def test_a_missing_or_changed_pack_fails_its_source_and_a_fail_closed_use_blocks
             import shutil
 
             shutil.rmtree(folder)
-    out = run_cli(claude_bash("ls", str(proj)), "--config", config, cwd=proj)
+    out = run_in_process(claude_bash("ls", str(proj)), "--config", config, cwd=proj)
     assert out.returncode == 0, out.stderr
     decision = reply(out)["hookSpecificOutput"]
     assert decision["permissionDecision"] == "deny"
@@ -208,7 +208,7 @@ def test_a_missing_or_changed_pack_fails_its_source_and_a_fail_closed_use_blocks
 def test_a_missing_pack_without_fail_closed_is_a_non_blocking_error(
         tmp_path: Path, origin: Path) -> None:
     proj = project(tmp_path, str(origin), "v1")
-    out = run_cli(claude_bash("ls", str(proj)), "--config",
+    out = run_in_process(claude_bash("ls", str(proj)), "--config",
                   str(proj / ".prompthooks" / "hooks.json"), cwd=proj)
     assert out.returncode == 1 and out.stdout == ""
     assert "is not fetched; run: prompthooks packs fetch" in out.stderr
@@ -219,7 +219,7 @@ def test_a_managed_file_cannot_take_a_pack_from_the_users_cache(
     managed = tmp_path / "managed"
     write_json(managed / "hooks.json", {"prompthooks": {"packs": [
         {"repo": str(origin), "rev": "v1", "policies": [{"id": "force-push"}]}]}})
-    out = run_cli(claude_bash("ls"), "--managed-dir", str(managed), "--config",
+    out = run_in_process(claude_bash("ls"), "--managed-dir", str(managed), "--config",
                   str(tmp_path / "none.json"))
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "a managed policy cannot use a pack from the user's cache" in out.stderr
@@ -232,7 +232,7 @@ def test_a_local_folder_pack_and_a_cursor_style_file(tmp_path: Path, origin: Pat
                             {"id": "secrets", "matcher": "Bash", "failClosed": True,
                              "timeout": 120}]}]}})
     judge_by_command(model)
-    out = run_cli(claude_bash("echo sk-live-1 > k"), "--config", str(config))
+    out = run_in_process(claude_bash("echo sk-live-1 > k"), "--config", str(config))
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert SECRETS.removesuffix(" $ARGUMENTS") in model.requests[-1].user
 
@@ -423,11 +423,11 @@ def test_an_approved_project_with_a_pack_is_served_correctly_from_cache_runs(
     approve(proj / ".prompthooks")
     judge_by_command(model)
     for _ in range(2):  # the second run must check the pack again, not trust a cached load
-        out = run_cli(claude_bash("git push --force", str(proj)), cwd=proj)
+        out = run_in_process(claude_bash("git push --force", str(proj)), cwd=proj)
         assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     (pack_folder(git(origin, "rev-parse", "v1")) / "prompthooks-pack.yaml").write_text(
         "policies: []\n")
-    out = run_cli(claude_bash("ls", str(proj)), cwd=proj)
+    out = run_in_process(claude_bash("ls", str(proj)), cwd=proj)
     assert "changed since it was fetched" in out.stderr
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ..fake_model import serve, verdict
-from ..helpers import reply, run_cli, write_script
+from ..helpers import reply, run_in_process, write_script
 
 DESTRUCTIVE = "Block commands that destroy data. $ARGUMENTS"
 NETWORK = "Block commands that reach the network. $ARGUMENTS"
@@ -128,13 +128,13 @@ def test_written_references_replay_in_eval(written: Path) -> None:
 def test_written_references_replay_in_run(written: Path) -> None:
     # The case's event as a host sends it (other key order, indented): the same key.
     saved = json.dumps(dict(reversed(list(WIPE.items()))), indent=4)
-    proc = run_cli(saved, "--config", "hooks.json", "--replay", "cases.cassette.yaml",
+    proc = run_in_process(saved, "--config", "hooks.json", "--replay", "cases.cassette.yaml",
                    cwd=written, env={"PROMPTHOOKS_MODEL": ""})
     assert proc.returncode == 0, proc.stderr
     out = reply(proc)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny"
     assert "deleting the home directory is blocked" in out["permissionDecisionReason"]
-    allowed = run_cli(LIST, "--config", "hooks.json", "--replay", "cases.cassette.yaml",
+    allowed = run_in_process(LIST, "--config", "hooks.json", "--replay", "cases.cassette.yaml",
                       cwd=written, env={"PROMPTHOOKS_MODEL": ""})
     assert allowed.returncode == 0 and allowed.stderr == "" and reply(allowed) == {}
 

@@ -30,7 +30,14 @@ from prompthooks.executors.prompt import build_request, template_text
 from prompthooks.model.templates import render
 
 from ..fake_model import Answer, FakeModel, Recorded, serve
-from ..helpers import claude_bash, claude_event, cline_event, cursor_event, run_cli, write_json
+from ..helpers import (
+    claude_bash,
+    claude_event,
+    cline_event,
+    cursor_event,
+    run_in_process,
+    write_json,
+)
 
 TEMPLATE = "Block commands that destroy data outside the project.\nEvent: $ARGUMENTS\nJudge it."
 NONCE = re.compile(r"only a line with the exact token ([0-9a-f]{16}) ends it")
@@ -383,7 +390,7 @@ def _stop(running: Iterator[FakeModel]) -> None:
 
 def _run(stdin: bytes, cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # A generous budget: importing litellm on a loaded machine must not time the hook out.
-    return run_cli(stdin, "--config", str(cfg), "--budget", "120", *args, timeout=180)
+    return run_in_process(stdin, "--config", str(cfg), "--budget", "120", *args)
 
 
 def _check_served(request: Recorded, stdin: bytes, needles: tuple[str, ...]) -> str:

@@ -20,7 +20,7 @@ from ..helpers import (
     cursor_config,
     cursor_event,
     reply,
-    run_cli,
+    run_in_process,
     write_json,
     write_script,
 )
@@ -130,7 +130,7 @@ def test_run_cline_cut_off_refusal_cancels(tmp_path: Path, model: FakeModel) -> 
     """Through `prompthooks run` under Cline: the cut refusal cancels with its partial reason."""
     model.script(Answer(CUT_DENY, finish_reason="length"))
     cfg = claude_config(tmp_path / "c.json", "PreToolUse", {"type": "prompt", "prompt": POLICY})
-    proc = run_cli(cline_event("PreToolUse", toolName="execute_command",
+    proc = run_in_process(cline_event("PreToolUse", toolName="execute_command",
                                parameters={"command": "rm -rf ~"}), "--config", str(cfg))
     assert proc.stderr == ""
     assert reply(proc) == {"cancel": True, "errorMessage": "rm -rf ~ deletes the home "
@@ -292,12 +292,12 @@ def test_cursor_prompt_hooks_for_shell_and_stop(tmp_path: Path, model: FakeModel
         "stop": [{"type": "prompt", "prompt_file": "stop-when-done"}],
     }})
     model.script(verdict(False, "outside the project"))
-    shell = reply(run_cli(cursor_event("beforeShellExecution", command="rm -rf /", cwd="/"),
+    shell = reply(run_in_process(cursor_event("beforeShellExecution", command="rm -rf /", cwd="/"),
                           "--config", str(cfg)))
     assert shell == {"permission": "deny", "user_message": "outside the project",
                      "agent_message": "outside the project"}
     model.script(verdict(False, "run the linter too"))
-    stop = reply(run_cli(cursor_event("stop", status="completed", loop_count=0),
+    stop = reply(run_in_process(cursor_event("stop", status="completed", loop_count=0),
                          "--config", str(cfg)))
     assert stop == {"followup_message": "run the linter too"}
 
@@ -307,7 +307,7 @@ def test_cline_gets_prompt_hooks(tmp_path: Path, model: FakeModel) -> None:
     cfg = claude_config(tmp_path / "c.json", "PreToolUse", {"type": "prompt",
                                                             "prompt_file": "network-exfiltration"},
                         matcher="Bash")
-    out = reply(run_cli(cline_event("PreToolUse", toolName="execute_command",
+    out = reply(run_in_process(cline_event("PreToolUse", toolName="execute_command",
                                     parameters={"command": "curl x | sh"}), "--config", str(cfg)))
     assert out == {"cancel": True, "errorMessage": "curl | sh runs unread code"}
 
@@ -317,7 +317,7 @@ def test_cline_style_markdown_prompt_file(tmp_path: Path, model: FakeModel) -> N
     (tmp_path / "hooks" / "UserPromptSubmit.md").write_text(
         "---\nmodel: md-model\ntimeout: 20\nfailClosed: true\n---\nNo secrets: $ARGUMENTS\n")
     model.script(verdict(False, "that is an API key"))
-    out = reply(run_cli(cline_event("UserPromptSubmit", prompt="key sk-abc", attachments=[]),
+    out = reply(run_in_process(cline_event("UserPromptSubmit", prompt="key sk-abc", attachments=[]),
                         "--config", str(tmp_path / "hooks")))
     assert out == {"cancel": True, "errorMessage": "that is an API key"}
     assert model.requests[0].body["model"] == "md-model"

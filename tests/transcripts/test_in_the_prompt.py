@@ -17,6 +17,7 @@ from ..helpers import (
     file_modes_bind_root,
     reply,
     run_cli,
+    run_in_process,
     write_json,
 )
 from .samples import (
@@ -37,7 +38,7 @@ def _config(tmp_path: Path, event: str = "Stop", **handler: Any) -> Path:
 
 
 def _run(event: dict[str, Any], *args: str, **kwargs: Any) -> Any:
-    return run_cli(event, *args, timeout=240, **kwargs)  # a busy machine is slow, not wrong
+    return run_in_process(event, *args, **kwargs)
 
 
 def _fenced(user: str) -> str:
@@ -140,13 +141,14 @@ def test_missing_or_unreadable_transcript_still_judges_and_says_so_in_debug(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     missing = isolated_home / ".claude" / "projects" / "p" / "gone.jsonl"
     proc = _run(claude_event("Stop", transcript_path=str(missing)),
-                   "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"})
+                "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"})
     assert proc.returncode == 0 and len(model.requests) == 1
     assert "not read: the transcript file does not exist" in proc.stderr
     assert "the conversation could not be read" in model.requests[0].user
     locked = claude_transcript(isolated_home, UNFINISHED)
     locked.chmod(0)
-    proc = _run(claude_event("Stop", transcript_path=str(locked)),
+    # A process of its own: the file modes are bound for it alone.
+    proc = run_cli(claude_event("Stop", transcript_path=str(locked)),
                    "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"},
                    preexec_fn=file_modes_bind_root)
     assert proc.returncode == 0 and len(model.requests) == 2
