@@ -9,6 +9,31 @@ from .fake_model import FakeModel, serve
 
 pytest_plugins = ["pytester"]
 
+# Folders whose every test is slow: the resident process and its client, the supervisor, the
+# fault matrix, load and bursts. Marked here, beside the rest of the fast tier's rules.
+SLOW_FOLDERS = ("bench", "dispatcher", "faults", "runner")
+# Slow files of folders whose own files are not edited for it (the rest of tests/model runs
+# in the fast tier and covers the model package).
+SLOW_FILES: tuple[str, ...] = ()
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The `slow` marker for SLOW_FOLDERS, SLOW_FILES and every test that builds a wheel.
+    The wheel builds also share one worker under pytest-xdist (`-n 2 --dist loadgroup`): pip
+    builds in the checkout's own build/ folder, which two builds at once would share."""
+    slow = pytest.mark.slow
+    for item in items:
+        wheel = item.get_closest_marker("wheel") is not None
+        if wheel:
+            item.add_marker(pytest.mark.xdist_group("wheel"))
+        try:
+            where = item.path.resolve().relative_to(_TESTS)
+        except ValueError:  # a pytester run's own files
+            continue
+        if where.parts[0] in SLOW_FOLDERS or where.as_posix() in SLOW_FILES or wheel:
+            item.add_marker(slow)
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory,

@@ -111,6 +111,7 @@ def test_no_rows_when_no_hook_applies(tmp_path: Path, isolated_home: Path) -> No
     assert not _default_db(isolated_home).exists()
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_runs_every_row_present(tmp_path: Path, isolated_home: Path) -> None:
     project = _project(tmp_path)
 
@@ -130,6 +131,7 @@ def test_twenty_concurrent_runs_every_row_present(tmp_path: Path, isolated_home:
     assert not spool.exists() or spool.read_text() == ""
 
 
+@pytest.mark.slow
 def test_prompt_hook_row_has_model_tokens_and_replay_flag(tmp_path: Path, isolated_home: Path,
                                                           model: FakeModel) -> None:
     model.script(verdict(False, "not on main"))
@@ -148,6 +150,7 @@ def test_prompt_hook_row_has_model_tokens_and_replay_flag(tmp_path: Path, isolat
     assert first["hook"] == second["hook"] == "inline prompt"
 
 
+@pytest.mark.slow
 def test_locked_database_spools_rows_and_the_next_run_moves_them_in(
         tmp_path: Path, isolated_home: Path) -> None:
     project = _project(tmp_path)
@@ -226,6 +229,7 @@ def _seed(db: Path) -> None:
     store.write(db, rows)
 
 
+@pytest.mark.slow
 def test_log_filters_and_json(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
     _seed(db)
@@ -315,6 +319,7 @@ def test_text_sqlite_cannot_hold_is_replaced_not_fatal(tmp_path: Path) -> None:
     assert _rows(tmp_path / "a.db")[0]["reason"] == "bad ? char"
 
 
+@pytest.mark.slow
 def test_a_priced_model_records_its_cost(tmp_path: Path, isolated_home: Path,
                                          model: FakeModel) -> None:
     model.script(verdict(True))

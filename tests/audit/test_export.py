@@ -70,6 +70,7 @@ def test_every_row_is_mirrored_as_one_json_line(tmp_path: Path) -> None:
     assert stored.pop("id") == 1 and stored == line
 
 
+@pytest.mark.slow
 def test_concurrent_runs_append_whole_lines(tmp_path: Path) -> None:
     cfg = _config(tmp_path, {"jsonl": {"path": str(tmp_path / "d.jsonl")}})
     # Long reasons: lines of many kilobytes, which would tear if they were not one write.
@@ -142,6 +143,7 @@ def test_a_link_planted_in_the_files_place_is_refused(tmp_path: Path, link: str)
     assert (tmp_path / "audit.db").exists()
 
 
+@pytest.mark.slow
 def test_a_full_file_is_rotated_once(tmp_path: Path) -> None:
     cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl", "max_mb": 0.0001}})  # ~100 bytes
     for command in ("first", "second", "third"):
@@ -209,6 +211,7 @@ def test_an_unreachable_collector_never_blocks_or_crashes(tmp_path: Path) -> Non
     assert len(_lines(tmp_path / "d.jsonl")) == 2
 
 
+@pytest.mark.slow
 def test_a_silent_collector_costs_at_most_the_export_timeout(tmp_path: Path,
                                                              collector: Collector) -> None:
     collector.delay = 60.0
@@ -303,6 +306,7 @@ def test_a_managed_export_cannot_be_removed_or_redirected(tmp_path: Path,
     assert len(collector.records()) == 1
 
 
+@pytest.mark.slow
 def test_a_project_database_cannot_overwrite_a_managed_export(tmp_path: Path) -> None:
     # SQLite writing its database over the export's file would erase the exported lines.
     exported = tmp_path / "siem" / "all.jsonl"
@@ -323,6 +327,7 @@ def test_a_project_database_cannot_overwrite_a_managed_export(tmp_path: Path) ->
     assert not exported.with_name("all.jsonl.1").exists()
 
 
+@pytest.mark.slow
 def test_a_silent_collector_cannot_be_given_longer_than_five_seconds(
         tmp_path: Path, collector: Collector) -> None:
     # The host waits for the process to end on every event: a config's timeout is capped.
@@ -386,6 +391,7 @@ def _doctor(cfg: Path, *args: str) -> tuple[int, dict[str, dict[str, str]]]:
     return proc.returncode, {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
 
 
+@pytest.mark.slow
 def test_doctor_checks_the_export_targets(tmp_path: Path, collector: Collector) -> None:
     os.mkfifo(tmp_path / "pipe.jsonl")
     cfg = _config(tmp_path, {"jsonl": {"path": "pipe.jsonl"},
@@ -435,6 +441,7 @@ def _hard_link_at_the_export(tmp_path: Path) -> tuple[Path, Path]:
     return exported, profile
 
 
+@pytest.mark.slow
 def test_a_hard_link_at_the_managed_export_is_moved_aside_and_the_export_goes_on(
         tmp_path: Path) -> None:
     """Not only with PROMPTHOOKS_DEBUG: a planted link must not silently stop the managed
@@ -455,6 +462,7 @@ def test_a_hard_link_at_the_managed_export_is_moved_aside_and_the_export_goes_on
     assert [x["decision"] for x in _lines(exported)] == ["deny", "deny"]
 
 
+@pytest.mark.slow
 def test_a_refused_export_file_that_cannot_be_replaced_is_said_on_every_run(
         tmp_path: Path) -> None:
     """Where the link cannot be moved aside (a folder the run may not write; root's override
@@ -475,6 +483,7 @@ def test_a_refused_export_file_that_cannot_be_replaced_is_said_on_every_run(
     assert exported.samefile(profile)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("link", ["symlink", "hard link"])
 def test_doctor_sees_a_link_at_the_export_file_as_run_does(tmp_path: Path, link: str) -> None:
     profile = tmp_path / "profile"

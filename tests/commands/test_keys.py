@@ -60,6 +60,7 @@ def _project(tmp_path: Path, model: str, fail_closed: bool = False) -> Path:
     return approve(project / ".prompthooks").parent
 
 
+@pytest.mark.slow
 def test_set_from_stdin_is_owner_only_and_listed_without_its_value(
         isolated_home: Path) -> None:
     proc = _keys("set", "openai", stdin=KEY + "\n")
@@ -129,6 +130,7 @@ def test_set_through_a_terminal_prompts_without_echo(isolated_home: Path) -> Non
     assert keys.read(os.environ) == {"anthropic": KEY}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direct", ["1", "0"], ids=["direct", "litellm"])
 def test_a_stored_key_reaches_its_provider_on_a_real_run(
         tmp_path: Path, server: FakeModel, direct: str, isolated_home: Path) -> None:
@@ -202,6 +204,7 @@ def test_a_changed_store_is_another_resident_process(isolated_home: Path) -> Non
     assert KEY not in json.dumps(now)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["litellm_proxy/team-model", "openai/gpt-4.1-mini",
                                    "anthropic/claude-haiku-4-5"])
 def test_a_config_naming_an_api_base_gets_no_stored_key(
@@ -229,6 +232,7 @@ def test_a_config_naming_an_api_base_gets_no_stored_key(
     assert not any(KEY in value for value in server.requests[0].headers.values())
 
 
+@pytest.mark.slow
 def test_a_planted_link_in_place_of_the_store_is_not_followed(
         tmp_path: Path, server: FakeModel, isolated_home: Path) -> None:
     """Something running as the user links keys.json to a file of its choosing: prompthooks

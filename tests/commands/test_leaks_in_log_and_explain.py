@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..helpers import (
     approve,
     claude_bash,
@@ -53,6 +55,7 @@ def _project(tmp_path: Path, command: str, **block: Any) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_a_secret_in_the_hook_command_is_never_stored_or_shown(tmp_path: Path) -> None:
     deny = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo 'no' >&2; exit 2")
     project = _project(tmp_path, f"GH_TOKEN={GH} {deny}")
@@ -102,6 +105,7 @@ def test_a_secret_named_value_that_looks_like_a_path_is_redacted(tmp_path: Path)
     assert row["reason"] == "saw [redacted]"
 
 
+@pytest.mark.slow
 def test_the_key_api_key_env_names_is_hidden_in_explain_and_the_stored_event(
         tmp_path: Path) -> None:
     allow = write_script(tmp_path / "allow.sh", "cat >/dev/null; exit 0")
@@ -122,6 +126,7 @@ def test_the_key_api_key_env_names_is_hidden_in_explain_and_the_stored_event(
         assert ENV_KEY not in shown.stdout and "x-key: [redacted]" in shown.stdout
 
 
+@pytest.mark.slow
 def test_log_escapes_control_characters_and_json_stays_exact(tmp_path: Path) -> None:
     nasty = "\x1b[2J\x1b]0;owned\x07 \u202egnp.exe \x9b31m"
     deny = write_script(tmp_path / "deny.sh",

@@ -34,6 +34,7 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_every_mistake_of_every_file_in_one_run(project: Path, isolated_home: Path) -> None:
     config = project / ".prompthooks"
     guard = write_script(project / ".claude" / "hooks" / "guard.sh", "exit 0")
@@ -161,6 +162,7 @@ def test_a_command_is_read_never_run(project: Path, tmp_path: Path) -> None:
     assert marker.exists()
 
 
+@pytest.mark.slow
 def test_unset_variables_are_a_warning_not_a_guess(project: Path) -> None:
     config = project / ".prompthooks"
     write_json(config / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
@@ -192,6 +194,7 @@ def test_a_cline_hook_whose_interpreter_is_missing(project: Path) -> None:
     assert validate(project, "--json").returncode == 0
 
 
+@pytest.mark.slow
 def test_models_no_path_reaches_are_warnings(project: Path, model: object) -> None:
     config = project / ".prompthooks"
     policy = {"type": "prompt", "prompt": "Block rm -rf. $ARGUMENTS"}
@@ -227,6 +230,7 @@ def test_models_no_path_reaches_are_warnings(project: Path, model: object) -> No
     assert json.loads(validate(project, "--json", drop=drop).stdout)["warnings"] == []
 
 
+@pytest.mark.slow
 def test_hostile_sizes_are_read_in_bounded_time(project: Path) -> None:
     """A config an agent wrote may hold a command of hundreds of kilobytes, a matcher of fifty
     thousand names, a long event key (within the 1 MiB a config file may be): validate
@@ -251,6 +255,7 @@ def test_hostile_sizes_are_read_in_bounded_time(project: Path) -> None:
                for e in report["errors"])
 
 
+@pytest.mark.slow
 def test_names_no_file_can_have_are_one_line_each(project: Path) -> None:
     """A NUL or an unpaired surrogate (both valid in JSON) in a command, a matcher or an event
     key: one line each and exit 1, never a traceback."""
@@ -278,6 +283,7 @@ def test_names_no_file_can_have_are_one_line_each(project: Path) -> None:
     assert warning.endswith(" tools hosts are known to have")
 
 
+@pytest.mark.slow
 def test_a_session_start_matcher_hosts_never_send(project: Path) -> None:
     config = project / ".prompthooks"
     typo, right = project / "typo-ran", project / "right-ran"
@@ -305,6 +311,7 @@ def test_a_session_start_matcher_hosts_never_send(project: Path) -> None:
     assert right.exists() and not typo.exists()
 
 
+@pytest.mark.slow
 def test_a_secret_in_a_command_is_shown_redacted(project: Path) -> None:
     token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
     config = project / ".prompthooks"

@@ -70,6 +70,7 @@ def _trust_cli(*args: str, cwd: Path | None = None) -> Any:
                           capture_output=True, text=True, cwd=cwd, timeout=60)
 
 
+@pytest.mark.slow
 def test_a_new_config_does_not_run_until_approved_and_stops_when_edited(
         project: Path, isolated_home: Path) -> None:
     marker = project.parent / "hook-ran"
@@ -240,6 +241,7 @@ def test_a_store_others_can_write_approves_nothing(project: Path, isolated_home:
     assert _run(project).returncode == 0 and marker.exists()
 
 
+@pytest.mark.slow
 def test_approving_replaces_a_corrupt_store(project: Path, isolated_home: Path) -> None:
     _touching(project, project.parent / "m")
     store = isolated_home / ".local" / "share" / "prompthooks" / "trust.json"

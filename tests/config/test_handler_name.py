@@ -33,6 +33,7 @@ def _audit(tmp_path: Path) -> dict[str, object]:
     return {"audit": {"path": str(tmp_path / "audit.db")}}
 
 
+@pytest.mark.slow
 def test_named_hooks_of_each_dialect_are_named_in_the_log_and_explain(tmp_path: Path) -> None:
     deny = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
     claude = write_json(tmp_path / "claude.json", {"prompthooks": _audit(tmp_path), "hooks": {
@@ -65,6 +66,7 @@ def test_named_hooks_of_each_dialect_are_named_in_the_log_and_explain(tmp_path: 
     assert "No deletes" in table and "cursor guard" in table
 
 
+@pytest.mark.slow
 def test_a_failing_named_hook_is_named_on_stderr_and_in_test_output(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"command": "exit 7", "name": "broken guard"}]}]}})
@@ -91,6 +93,7 @@ def test_a_cline_executable_keeps_its_file_name(tmp_path: Path) -> None:
                    str(tmp_path / "hooks")).returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, message", [
     ("", "blank"), ("   ", "blank"), ("x" * 81, "at most 80"),
     ("two\nlines", "one line"), ("esc\x1b[2J", "control"), (7, "string"),

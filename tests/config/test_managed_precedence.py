@@ -81,6 +81,7 @@ def test_project_cannot_disable_managed_hooks(tmp_path: Path) -> None:
     assert f"{project}: unknown key 'disableAllHooks' ignored" in outcome.config.warnings
 
 
+@pytest.mark.slow
 def test_environment_cannot_redirect_a_managed_prompt_hook(
         tmp_path: Path, model: FakeModel, policy_server: FakeModel) -> None:
     # `model` points PROMPTHOOKS_API_BASE/MODEL at a server that says ok to everything.
@@ -129,6 +130,7 @@ def test_the_verdict_cache_is_never_used_for_a_managed_hook(
     assert len(policy_server.requests) == 3
 
 
+@pytest.mark.slow
 def test_a_managed_prompt_hook_never_goes_through_the_worker(
         tmp_path: Path, policy_server: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")

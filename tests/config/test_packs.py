@@ -104,6 +104,7 @@ def origin(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_fetch_verify_approve_then_run_uses_the_pinned_template(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     proj = project(tmp_path, str(origin), "v1")
@@ -127,6 +128,7 @@ def test_fetch_verify_approve_then_run_uses_the_pinned_template(
     assert run_in_process(claude_bash("git push origin main", str(proj)), cwd=proj).stdout in ("", "{}")
 
 
+@pytest.mark.slow
 def test_a_full_sha_pin_is_verified_and_a_wrong_one_fails(tmp_path: Path, origin: Path) -> None:
     sha = git(origin, "rev-parse", "HEAD")
     proj = project(tmp_path, str(origin), sha)
@@ -141,6 +143,7 @@ def test_a_full_sha_pin_is_verified_and_a_wrong_one_fails(tmp_path: Path, origin
     assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_moved_tag_does_not_run_until_approved_again(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     proj = project(tmp_path, str(origin), "v1")
@@ -181,6 +184,7 @@ def test_trust_refuses_an_unfetched_pack(tmp_path: Path, origin: Path) -> None:
     assert "not fetched; run prompthooks packs fetch first" in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["edit", "delete", "never-fetched"])
 def test_a_missing_or_changed_pack_fails_its_source_and_a_fail_closed_use_blocks(
         tmp_path: Path, origin: Path, model: FakeModel, damage: str) -> None:
@@ -237,6 +241,7 @@ def test_a_local_folder_pack_and_a_cursor_style_file(tmp_path: Path, origin: Pat
     assert SECRETS.removesuffix(" $ARGUMENTS") in model.requests[-1].user
 
 
+@pytest.mark.slow
 def test_autoupdate_moves_the_pin_and_preserves_the_rest_of_the_file(
         tmp_path: Path, origin: Path) -> None:
     make_pack(origin, force_text="Version two. $ARGUMENTS")
@@ -264,6 +269,7 @@ def test_autoupdate_moves_the_pin_and_preserves_the_rest_of_the_file(
         == sha
 
 
+@pytest.mark.slow
 def test_autoupdate_keeps_a_pin_whose_new_tag_lost_a_used_policy(
         tmp_path: Path, origin: Path) -> None:
     (origin / "prompthooks-pack.yaml").write_text(manifest([
@@ -279,6 +285,7 @@ def test_autoupdate_keeps_a_pin_whose_new_tag_lost_a_used_policy(
     assert (proj / ".prompthooks" / "hooks.json").read_text() == before
 
 
+@pytest.mark.slow
 def test_try_pack_records_then_replays_a_passing_and_a_failing_suite(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     judge_by_command(model)
@@ -302,6 +309,7 @@ def test_try_pack_records_then_replays_a_passing_and_a_failing_suite(
     assert sorted(p.name for p in tmp_path.iterdir()) == config_before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["../../profile.yaml", "ABSOLUTE", "../linked/rc.yaml"])
 def test_a_pack_suite_cannot_record_outside_the_pack(tmp_path: Path, origin: Path,
                                                      model: FakeModel, where: str) -> None:
@@ -325,6 +333,7 @@ def test_a_pack_suite_cannot_record_outside_the_pack(tmp_path: Path, origin: Pat
     assert model.requests == []  # refused before any suite ran
 
 
+@pytest.mark.slow
 def test_a_cassette_is_only_ever_written_as_yaml(tmp_path: Path, model: FakeModel) -> None:
     # The same rule for any case file (a cloned repository's suites run with --record).
     profile = tmp_path / ".bash_profile"
@@ -341,6 +350,7 @@ def test_a_cassette_is_only_ever_written_as_yaml(tmp_path: Path, model: FakeMode
     assert not profile.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ["dotdot", "absolute", "symlink-file", "symlink-dir",
                                     "huge", "case-outside"])
 def test_a_hostile_pack_is_refused(tmp_path: Path, origin: Path, attack: str) -> None:
@@ -384,6 +394,7 @@ def test_a_hostile_pack_is_refused(tmp_path: Path, origin: Path, attack: str) ->
     assert "private notes" not in checked.stdout + checked.stderr
 
 
+@pytest.mark.slow
 def test_git_never_runs_an_ext_transport(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     proj = project(tmp_path, f"ext::sh -c touch% {marker}", "v1")
@@ -393,6 +404,7 @@ def test_git_never_runs_an_ext_transport(tmp_path: Path) -> None:
     assert tried.returncode == 1 and not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_projects_git_config_does_not_redirect_the_fetch(tmp_path: Path,
                                                             origin: Path) -> None:
     decoy = make_pack(tmp_path / "decoy", force_text="Decoy content. $ARGUMENTS")
@@ -408,6 +420,7 @@ def test_a_projects_git_config_does_not_redirect_the_fetch(tmp_path: Path,
     assert FORCE_PUSH in text.read_text() and not (tmp_path / "ran").exists()
 
 
+@pytest.mark.slow
 def test_a_url_prompt_file_points_at_packs(tmp_path: Path) -> None:
     config = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "prompt", "prompt_file": "https://example.com/policy.md"}]}]}})
@@ -416,6 +429,7 @@ def test_a_url_prompt_file_points_at_packs(tmp_path: Path) -> None:
     assert "is a URL" in done.stdout and "Policy packs" in done.stdout
 
 
+@pytest.mark.slow
 def test_an_approved_project_with_a_pack_is_served_correctly_from_cache_runs(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     proj = project(tmp_path, str(origin), "v1", failClosed=True)
@@ -442,6 +456,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_a_cached_load_with_packs_reads_no_yaml_and_sees_a_new_fetch(
         tmp_path: Path, origin: Path) -> None:
     proj = project(tmp_path, str(origin), "v1", failClosed=True)
@@ -473,6 +488,7 @@ def test_a_cached_load_with_packs_reads_no_yaml_and_sees_a_new_fetch(
     assert len(hooks) == 1, loaded.errors and "Second version." in (hooks[0].prompt or "")
 
 
+@pytest.mark.slow
 def test_autoupdate_shows_what_changed_in_the_pack_and_the_config_needs_a_new_approval(
         tmp_path: Path, origin: Path) -> None:
     proj = project(tmp_path, str(origin), "v1")

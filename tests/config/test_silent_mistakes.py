@@ -38,6 +38,7 @@ UNREAD = {
 }
 
 
+@pytest.mark.slow
 def test_validate_names_every_unread_file(project: Path) -> None:
     config = project / ".prompthooks"
     for name in UNREAD:
@@ -58,6 +59,7 @@ def test_validate_names_every_unread_file(project: Path) -> None:
     assert f"warning  {config / 'hooks.yaml'}: {UNREAD['hooks.yaml']}" in text.stdout
 
 
+@pytest.mark.slow
 def test_explain_and_doctor_name_them_too(project: Path) -> None:
     config = project / ".prompthooks"
     (config / "hooks.toml").write_text("[hooks]\n")

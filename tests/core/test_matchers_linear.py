@@ -138,6 +138,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_a_name_list_matcher_never_imports_re2(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [
         {"matcher": "Bash|Read", "hooks": [{"type": "command", "command": _deny(tmp_path)}]}]}})

@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from prompthooks.api import dispatch, load_config
 
 from ..helpers import (
@@ -16,6 +18,7 @@ from ..helpers import (
 )
 
 
+@pytest.mark.slow
 def test_three_one_second_hooks_overlap(tmp_path: Path) -> None:
     # Each hook records when it started and ended. Run one after another, the second would
     # start after the first ended; run together, every start precedes every end, so the event

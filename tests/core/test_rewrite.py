@@ -87,6 +87,7 @@ def test_the_managed_hook_sees_the_rewritten_input(tmp_path: Path) -> None:
     assert json.loads(seen.read_text())["command"] == EVIL
 
 
+@pytest.mark.slow
 def test_a_rewrite_the_managed_policy_cannot_judge_in_time_is_refused(tmp_path: Path) -> None:
     # Not fail-closed, and it times out: the rewrite still does not reach the host.
     etc = _managed_guard(tmp_path, "sleep 30", timeout=1)

@@ -11,10 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from prompthooks.audit import store
 
 from ..fake_model import FakeModel, verdict
 from ..helpers import claude_bash, cursor_event, file_modes_bind_root, write_json
+
+pytestmark = pytest.mark.slow
 
 KEY = "sk-ant-api03-plantedSecretValue0123456789"
 

@@ -11,6 +11,8 @@ import pytest
 
 from ..fake_model import FakeModel, verdict
 
+pytestmark = pytest.mark.slow
+
 HOOKS = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
     {"type": "prompt", "prompt_file": "destructive-shell", "model": "test-model"}]}]}}
 

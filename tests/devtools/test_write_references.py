@@ -94,6 +94,7 @@ def test_entries_are_labelled_references_with_a_note(written: Path) -> None:
     assert "source: reference" in (written / "cases.cassette.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_written_references_pass_in_test_counted_as_references(written: Path,
                                                                tmp_path: Path) -> None:
     proc = _prompthooks("test", str(written / "cases.yaml"), cwd=tmp_path)
@@ -105,6 +106,7 @@ def test_written_references_pass_in_test_counted_as_references(written: Path,
     assert as_json["sources"] == {"reference": 4}
 
 
+@pytest.mark.slow
 def test_written_references_replay_in_eval(written: Path) -> None:
     rows = written / "rows.jsonl"
     rows.write_text("".join(json.dumps(row) + "\n" for row in (
@@ -125,6 +127,7 @@ def test_written_references_replay_in_eval(written: Path) -> None:
     assert "4 from reference verdicts" in (written / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_written_references_replay_in_run(written: Path) -> None:
     # The case's event as a host sends it (other key order, indented): the same key.
     saved = json.dumps(dict(reversed(list(WIPE.items()))), indent=4)
@@ -144,6 +147,7 @@ def test_an_allow_case_gets_ok_verdicts(written: Path) -> None:
                                            NETWORK: '{"ok": true}'}
 
 
+@pytest.mark.slow
 def test_every_selected_prompt_hook_objects_unless_the_case_names_one(tmp_path: Path) -> None:
     project = _project(tmp_path / "p",
                        _case("wipe", WIPE, decision="deny", reason_contains="home"),
@@ -172,6 +176,7 @@ def test_a_hook_name_no_selected_prompt_hook_has_is_an_error(tmp_path: Path) -> 
     assert _summary(proc).endswith("0 skipped, 1 error")
 
 
+@pytest.mark.slow
 def test_a_case_that_still_fails_is_reported(tmp_path: Path) -> None:
     config = json.loads(json.dumps(CONFIG))
     deny = write_script(tmp_path / "deny.sh", "echo 'no listing' >&2; exit 2")
@@ -195,6 +200,7 @@ def _record(project: Path, *answers: Any) -> subprocess.CompletedProcess[str]:
         next(server, None)
 
 
+@pytest.mark.slow
 def test_a_model_recording_is_never_overwritten(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", _case("wipe", WIPE, decision="deny"))
     recorded = _record(project, verdict(False, "the model says: home directory"))
@@ -215,6 +221,7 @@ def test_a_model_recording_is_never_overwritten(tmp_path: Path) -> None:
     assert all(entry in after for entry in yaml.safe_load(before)["entries"])
 
 
+@pytest.mark.slow
 def test_earlier_references_are_replaced_only_when_asked(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", _case("listing", LIST, decision="allow"))
     assert _prompthooks("test", "--write-references", "cases.yaml", cwd=project).returncode == 0
@@ -231,6 +238,7 @@ def test_earlier_references_are_replaced_only_when_asked(tmp_path: Path) -> None
     assert {json.loads(t)["ok"] for t in _by_prompt(project, '"ls"').values()} == {False}
 
 
+@pytest.mark.slow
 def test_record_replaces_references_with_the_models_replies(written: Path) -> None:
     proc = _record(written, verdict(False, "model: deletes the home directory"),
                    verdict(False, "model: deletes the home directory"), verdict(True))
@@ -244,6 +252,7 @@ def test_record_replaces_references_with_the_models_replies(written: Path) -> No
             "output)") in replay.stdout
 
 
+@pytest.mark.slow
 def test_cases_with_nothing_to_write_are_reported(tmp_path: Path) -> None:
     config = {"prompthooks": {"model": "test-model"}, "hooks": {
         "PreToolUse": CONFIG["hooks"]["PreToolUse"],  # type: ignore[index]
@@ -263,6 +272,7 @@ def test_cases_with_nothing_to_write_are_reported(tmp_path: Path) -> None:
     assert [c["status"] for c in as_json["cases"]] == ["skipped", "skipped"]
 
 
+@pytest.mark.slow
 def test_a_config_that_does_not_load_is_reported(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", _case("wipe", WIPE, decision="deny"))
     (project / "hooks.json").write_text("{not json")
@@ -274,6 +284,7 @@ def test_a_config_that_does_not_load_is_reported(tmp_path: Path) -> None:
                               "0 skipped, 1 error")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "code", "message"), [
     (("--write-references", "missing.yaml"), 1, "missing.yaml: no such file or folder"),
     (("--write-references", "bad.yaml"), 1, "bad.yaml: cannot read"),
@@ -298,6 +309,7 @@ def test_the_demo_cassette_is_labelled_reference() -> None:
                            for e in entries)
 
 
+@pytest.mark.slow
 def test_two_cases_of_one_event_do_not_overwrite_each_other(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", _case("listing is blocked", LIST, decision="deny"),
                        _case("listing is allowed", LIST, decision="allow"))
@@ -308,6 +320,7 @@ def test_two_cases_of_one_event_do_not_overwrite_each_other(tmp_path: Path) -> N
     assert {json.loads(t)["ok"] for t in _by_prompt(project, '"ls"').values()} == {False}
 
 
+@pytest.mark.slow
 def test_a_case_may_name_the_objecting_hook_by_its_prompt_file(tmp_path: Path) -> None:
     config = {"prompthooks": {"model": "test-model"}, "hooks": {"PreToolUse": [{
         "matcher": "Bash", "hooks": [{"type": "prompt", "prompt_file": "destructive-shell"},

@@ -94,6 +94,7 @@ def _config(tmp_path: Path, dialect: str) -> Path:
     return tmp_path / "cline"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", ["claude", "cursor", "cline"])
 @pytest.mark.parametrize("host", ["claude", "cursor-tool", "cursor-shell", "cline",
                                   "cline-sdk"])

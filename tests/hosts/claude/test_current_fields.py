@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from prompthooks.api import parse_event
 
 from ...helpers import claude_config, reply, run_in_process, write_script
@@ -67,6 +69,7 @@ def test_permission_request_with_suggestions_and_no_tool_use_id() -> None:
         ("PermissionRequest", "Bash", "rm -rf node_modules")
 
 
+@pytest.mark.slow
 def test_notification_without_permission_mode_matches_its_type(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     hook = write_script(tmp_path / "n.sh", f"cat > {marker}")

@@ -195,6 +195,7 @@ def test_continue_on_block_false_leaves_an_allowed_call_alone(tmp_path: Path,
     assert model.requests
 
 
+@pytest.mark.slow
 def test_user_prompt_submit_is_answered_within_claude_codes_30_seconds(tmp_path: Path) -> None:
     """Claude Code gives a UserPromptSubmit hook 30 s unless its entry says otherwise, and a
     hook it kills blocks nothing: a fail-closed hook that hangs must still block in time."""

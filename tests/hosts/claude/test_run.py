@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ...helpers import (
     approve,
     claude_bash,
@@ -114,6 +116,7 @@ def test_other_exit_code_is_non_blocking_and_reported(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_fail_closed_timeout_blocks(tmp_path: Path) -> None:
     cfg = claude_config(tmp_path / "h.json", "PreToolUse",
                         {"command": "sleep 30", "timeout": 1, "failClosed": True})

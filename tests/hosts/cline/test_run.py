@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prompthooks.hosts.cline import MAX_CONTEXT
 
 from ...helpers import (
@@ -105,6 +107,7 @@ def test_valid_json_is_honoured_whatever_the_exit_code(tmp_path: Path) -> None:
     assert reply(proc) == {"cancel": True, "errorMessage": "no"}
 
 
+@pytest.mark.slow
 def test_one_crashing_hook_does_not_discard_another_cancel(tmp_path: Path) -> None:
     # Cline itself loses every result when one hook fails; prompthooks keeps them.
     write_script(tmp_path / "a" / "PreToolUse", "kill -SEGV $$")

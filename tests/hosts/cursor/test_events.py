@@ -243,6 +243,7 @@ def test_a_claude_code_mcp_matcher_under_claude_code_still_checks_the_server(
     assert ran(tmp_path) == ["guard"]
 
 
+@pytest.mark.slow
 def test_explain_says_why_an_entry_of_another_key_does_not_run(tmp_path: Path) -> None:
     config = cursor_style(tmp_path)
     event = json.dumps(cursor_event("preToolUse", **READ["preToolUse"]))
@@ -263,6 +264,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_doctor_names_a_handler_no_glue_calls_prompthooks_for(tmp_path: Path) -> None:
     # Cursor runs a beforeShellExecution handler only for beforeShellExecution, so with the
     # glue on the default events it would never run: doctor says so, and how to fix it.
@@ -293,6 +295,7 @@ def test_doctor_names_a_handler_no_glue_calls_prompthooks_for(tmp_path: Path) ->
     assert ran(tmp_path) == ["shell"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("key", "fields"), [
     ("stop", {"status": "completed", "loop_count": 0}),
     ("beforeSubmitPrompt", {"prompt": "hi", "attachments": []}),
@@ -313,6 +316,7 @@ def test_a_matcher_on_an_event_of_fixed_word_runs_the_hook_or_says_it_never_will
     assert validate.returncode == 1 and "this hook never runs" in validate.stdout
 
 
+@pytest.mark.slow
 def test_a_claude_code_matcher_takes_cursors_own_tool_name(tmp_path: Path) -> None:
     # Cursor runs Claude Code hooks itself with their matchers compared with its own tool
     # types ("matcher": "Shell" in its third-party hooks docs); prompthooks takes both names.

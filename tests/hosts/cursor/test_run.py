@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ...helpers import (
     approve,
     claude_config,
@@ -161,6 +163,7 @@ def test_cursor_stop_halt_is_not_a_follow_up(tmp_path: Path) -> None:
     assert "followup_message" not in out
 
 
+@pytest.mark.slow
 def test_cursor_block_reply_exit_code(tmp_path: Path) -> None:
     cfg = cursor_config(tmp_path / "h.json", "preToolUse", {"command": "x", "failClosed": True})
     proc = subprocess.run([sys.executable, "-m", "prompthooks", "run", "--config", str(cfg),
