@@ -12,16 +12,70 @@ pytest_plugins = ["pytester"]
 # Folders whose every test is slow: the resident process and its client, the supervisor, the
 # fault matrix, load and bursts. Marked here, beside the rest of the fast tier's rules.
 SLOW_FOLDERS = ("bench", "dispatcher", "faults", "runner")
-# Slow files of folders whose own files are not edited for it (the rest of tests/model runs
-# in the fast tier and covers the model package).
-SLOW_FILES: tuple[str, ...] = ()
+# Slow files and tests of tests/model, listed here rather than marked in its files (the rest
+# of tests/model runs in the fast tier and covers the model package).
+SLOW_FILES = (
+    "model/test_cassette_miss.py",
+    "model/test_cassettes.py",
+    "model/test_cold_start.py",
+    "model/test_direct_proxy.py",
+    "model/test_direct_tls.py",
+    "model/test_recording_keys.py",
+)
+SLOW_TESTS: dict[str, tuple[str, ...]] = {
+    "model/test_direct_path.py": (
+        "test_the_litellm_path_still_reaches_the_same_server",
+    ),
+    "model/test_fail_fast.py": (
+        "test_a_managed_hook_never_reads_the_dead_endpoint_memory",
+        "test_a_planted_dead_endpoint_memory_cannot_open_a_gate",
+        "test_a_refused_connection_is_tried_once_and_remembered",
+        "test_a_remembered_dead_endpoint_answers_the_next_process_with_the_same_policy",
+        "test_a_retry_after_that_fits_is_waited_for",
+    ),
+    "model/test_managed_network.py": (
+        "test_a_managed_hook_naming_no_key_variable_sends_no_key",
+        "test_a_managed_hook_without_api_base_refuses_a_redirecting_environment",
+        "test_a_pinned_managed_hook_never_imports_litellm",
+        "test_direct_path_answers_a_slow_endpoint_by_the_deadline",
+        "test_direct_path_errors_read_like_the_litellm_path",
+        "test_direct_path_retries_a_server_error_within_the_deadline",
+        "test_proxy_and_base_url_variables_do_not_redirect_a_pinned_managed_hook",
+        "test_the_proxy_the_managed_file_names_is_used",
+    ),
+    "model/test_model_names.py": (
+        "test_a_managed_hook_takes_no_alias_and_no_stored_key",
+        "test_an_alias_is_called_as_the_model_it_stands_for",
+    ),
+    "model/test_proxy_cost.py": (
+        "test_eval_adds_up_the_proxys_costs",
+    ),
+    "model/test_verdict_cache.py": (
+        "test_a_hit_skips_the_model_and_is_reported",
+        "test_entries_expire",
+    ),
+    "model/test_warm_start.py": (
+        "test_a_session_start_starts_the_worker_for_a_later_prompt_event",
+        "test_no_worker_is_started_for_the_direct_path",
+    ),
+    "model/test_worker.py": (
+        "test_a_second_serve_leaves_the_running_worker_alone",
+        "test_a_socket_path_too_long_for_unix_sockets_means_in_process",
+        "test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker",
+        "test_a_worker_whose_socket_is_gone_exits",
+        "test_clients_started_at_once_start_exactly_one_worker",
+        "test_idle_worker_exits",
+        "test_no_worker_means_one_is_started_and_this_call_goes_through_it",
+        "test_run_uses_a_running_worker_and_never_imports_litellm",
+    ),
+}
 _TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The `slow` marker for SLOW_FOLDERS, SLOW_FILES and every test that builds a wheel.
-    The wheel builds also share one worker under pytest-xdist (`-n 2 --dist loadgroup`): pip
-    builds in the checkout's own build/ folder, which two builds at once would share."""
+    """The `slow` marker for SLOW_FOLDERS, SLOW_FILES, SLOW_TESTS and every test that builds a
+    wheel. The wheel builds also share one worker under pytest-xdist (`-n 2 --dist loadgroup`):
+    pip builds in the checkout's own build/ folder, which two builds at once would share."""
     slow = pytest.mark.slow
     for item in items:
         wheel = item.get_closest_marker("wheel") is not None
@@ -31,7 +85,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             where = item.path.resolve().relative_to(_TESTS)
         except ValueError:  # a pytester run's own files
             continue
-        if where.parts[0] in SLOW_FOLDERS or where.as_posix() in SLOW_FILES or wheel:
+        file = where.as_posix()
+        if (where.parts[0] in SLOW_FOLDERS or file in SLOW_FILES or wheel
+                or getattr(item, "originalname", item.name) in SLOW_TESTS.get(file, ())):
             item.add_marker(slow)
 
 

@@ -45,6 +45,7 @@ def _dispatch(event: dict[str, Any], cfg: Path, budget: float = 60) -> Outcome:
     return dispatch(event, config_paths=[str(cfg)], budget=budget)
 
 
+@pytest.mark.slow
 def test_ok_true_is_no_objection_and_the_request_is_as_specified(
         tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(True))
@@ -137,6 +138,7 @@ def test_run_cline_cut_off_refusal_cancels(tmp_path: Path, model: FakeModel) -> 
                            "directory and every... [cut off]"}
 
 
+@pytest.mark.slow
 def test_rate_limit_then_success_is_retried(tmp_path: Path, model: FakeModel) -> None:
     model.script(error(429, "slow down"), error(503, "busy"), verdict(False, "third time"))
     outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, timeout=30))
@@ -160,6 +162,7 @@ def test_bad_request_is_not_retried(tmp_path: Path, model: FakeModel) -> None:
     assert len(model.requests) == 1 and "refused" in outcome.problems[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fail_closed", [False, True])
 def test_slow_server_past_the_deadline(tmp_path: Path, model: FakeModel,
                                        fail_closed: bool) -> None:
