@@ -188,6 +188,7 @@ def test_log_and_doctor_show_unjudged_events_first(tmp_path: Path) -> None:
     assert "run: prompthooks keys set anthropic" in checks[0]["detail"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "fault"), [
     ("no-such-provider-model", "no model no-such-provider-model there (run: prompthooks "
                                "doctor)"),

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ for name, text in json.load(sys.stdin).items():
 """
 
 
+@pytest.mark.slow
 def test_adversarial_inputs_for_every_rule_finish() -> None:
     # Each takes well under a second here; the bound is for a loaded machine. Before the
     # rewrite, the first alone ran for hours.

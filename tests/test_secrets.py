@@ -96,6 +96,7 @@ def test_model_errors_that_echo_the_key_are_redacted(planted: Path, model: FakeM
     _assert_clean(db.read_bytes().decode("latin-1"), "the audit database")
 
 
+@pytest.mark.slow
 def test_explain_and_doctor_show_no_secret(planted: Path, model: FakeModel,
                                            tmp_path: Path) -> None:
     model.script(Answer(status=500, body=f"<html>proxy error for key {API_KEY}</html>",

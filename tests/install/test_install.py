@@ -287,6 +287,7 @@ def test_uninstall_keeps_the_users_later_edits_and_leaves_no_copy(
     assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
 
 
+@pytest.mark.slow
 def test_an_existing_copy_is_never_overwritten(project: Path, bare_path: str) -> None:
     """A second install with more events keeps the copy from before the first; so does an
     install over a ``<file>.prompthooks-backup`` an earlier version left, which uninstall then
@@ -508,6 +509,7 @@ def test_starter_config_validates_cleanly(project: Path, bare_path: str) -> None
         {"type": "prompt", "prompt_file": "destructive-shell", "timeout": 20}]}]}}
 
 
+@pytest.mark.slow
 def test_no_starter_over_an_existing_config_and_kept_while_in_use(
         project: Path, bare_path: str) -> None:
     write_script(project / ".prompthooks" / "hooks" / "PreToolUse", "exit 0")
@@ -547,6 +549,7 @@ def _run_glue(argv: list[str], event: dict[str, object], project: Path,
                           cwd=project, env=env, timeout=60)
 
 
+@pytest.mark.slow
 def test_installed_glue_answers_each_host(project: Path, bare_path: str) -> None:
     _deny_config(project)
     # The project's own virtualenv holds prompthooks: where the launchers find it.

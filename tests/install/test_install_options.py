@@ -56,6 +56,7 @@ def tree(*roots: Path) -> dict[str, tuple[str, bytes, int, int]]:
 
 # --- --scope local -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_local_scope_is_claudes_personal_settings(project: Path, bare_path: str,
                                                   isolated_home: Path) -> None:
     shared = project / ".claude" / "settings.json"
@@ -88,6 +89,7 @@ def test_local_scope_is_claudes_personal_settings(project: Path, bare_path: str,
     assert (project / ".claude").is_dir()  # the user's folder stays
 
 
+@pytest.mark.slow
 def test_the_users_starter_stays_while_local_glue_uses_it(project: Path, bare_path: str,
                                                          isolated_home: Path) -> None:
     config = isolated_home / ".config" / "prompthooks" / "hooks.json"
@@ -345,6 +347,7 @@ def test_an_unreadable_host_config_is_one_line_in_every_mode(project: Path, bare
     assert tree(project) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ["claude", "cline"])
 def test_doctor_warns_when_installed_glue_relies_on_path(project: Path, bare_path: str,
                                                          host: str) -> None:

@@ -139,6 +139,7 @@ def assert_blocked_for_want_of_prompthooks(host: str,
 
 # --- install writes nothing of this machine's; uninstall leaves the project as it was ------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_project_glue_is_portable_and_uninstall_leaves_the_tree_as_it_was(
         project: Path, isolated_home: Path, host: str) -> None:
@@ -174,6 +175,7 @@ def test_project_glue_is_portable_and_uninstall_leaves_the_tree_as_it_was(
     assert not originals.folder().exists()
 
 
+@pytest.mark.slow
 def test_all_three_hosts_then_uninstall_leaves_the_tree_as_it_was(
         project: Path, isolated_home: Path) -> None:
     before = tree(project)
@@ -191,6 +193,7 @@ def test_all_three_hosts_then_uninstall_leaves_the_tree_as_it_was(
 
 # --- the glue at run time --------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_the_glue_finds_the_projects_virtualenv(project: Path, host: str) -> None:
     _existing(project)
@@ -244,6 +247,7 @@ def test_the_launcher_on_path_does_not_run_itself(project: Path, host: str) -> N
     assert_blocked_for_want_of_prompthooks(host, _host_run(host, project, f"{folder}:"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_planted_prompthooks_package_in_the_project_never_runs(
         project: Path, isolated_home: Path, host: str) -> None:
@@ -279,6 +283,7 @@ def _doctor_failures(project: Path, host: str) -> list[str]:
             if c["check"] == f"glue {host} (project)" and c["status"] == "fail"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_rewritten_launcher_is_named_by_doctor_and_put_back_by_install(
         project: Path, host: str) -> None:
@@ -405,6 +410,7 @@ def test_install_again_takes_this_machines_path_out_of_a_projects_glue(
         assert not [where for where in this_machine(project, isolated_home) if where in text]
 
 
+@pytest.mark.slow
 def test_local_glue_beside_the_projects_keeps_the_launcher(project: Path) -> None:
     """Claude Code's local file (one user's, uncommitted) names this installation; taking it
     out leaves the project's glue and its launcher in place."""

@@ -137,6 +137,7 @@ def test_bad_transcript_key_is_a_config_error(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_missing_or_unreadable_transcript_still_judges_and_says_so_in_debug(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     missing = isolated_home / ".claude" / "projects" / "p" / "gone.jsonl"

@@ -178,6 +178,7 @@ def test_a_line_too_long_to_keep_is_skipped_and_the_search_goes_on(
     assert not any("INSERT INTO" in e.text for e in conversation.entries)
 
 
+@pytest.mark.slow
 def test_cursor_long_transcript_keeps_its_latest_query(tmp_path: Path, isolated_home: Path,
                                                        model: FakeModel) -> None:
     folder = isolated_home / ".cursor" / "projects" / "home-dev-app" / "agent-transcripts" / "c"
@@ -204,6 +205,7 @@ def test_cursor_long_transcript_keeps_its_latest_query(tmp_path: Path, isolated_
     assert "[prompthooks: kept from earlier: the latest user request]" in lines_sent
 
 
+@pytest.mark.slow
 def test_cline_tool_results_written_as_user_text_and_the_task_always_kept(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     _, messages = cline_long_history(isolated_home, "task-long")
