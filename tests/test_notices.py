@@ -160,6 +160,7 @@ def test_cline_fail_open_and_fail_closed(tmp_path: Path) -> None:
     assert reply(proc) == {"cancel": True, "errorMessage": BLOCK}
 
 
+@pytest.mark.slow
 def test_log_and_doctor_show_unjudged_events_first(tmp_path: Path) -> None:
     import subprocess
     import sys

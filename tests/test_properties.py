@@ -344,6 +344,7 @@ def _fail_closed_expectation(event: Event, reply: str) -> str | None:
     return None if event.name in STOP_EVENTS and verdict.impossible else verdict.permission
 
 
+@pytest.mark.slow
 @FEW
 @given(shaped_events(), st.booleans(), st.sampled_from(VERDICTS))
 def test_any_host_event_is_fenced_judged_and_answered_in_the_hosts_format(
@@ -367,6 +368,7 @@ def test_any_host_event_is_fenced_judged_and_answered_in_the_hosts_format(
     _check_host_output(host, event.host_event, outcome.stdout, expected)
 
 
+@pytest.mark.slow
 @FEW
 @given(shaped_events(), st.sampled_from(VERDICTS) | replies)
 def test_a_fail_closed_prompt_hook_is_the_verdict_or_deny(

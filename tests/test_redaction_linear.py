@@ -94,6 +94,7 @@ FRAGMENTS = st.sampled_from(["token", "=", ":", " ", '"', "\\", "Bearer ", "sk-"
                              "-----BEGIN PRIVATE KEY-----", "api_key", "s3cr3tvalue"])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(parts=st.lists(FRAGMENTS, max_size=60), limit=st.integers(min_value=1, max_value=200))
 def test_redact_never_returns_more_than_the_cap_plus_the_marker(parts: list[str],

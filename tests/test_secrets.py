@@ -53,6 +53,7 @@ def _event() -> dict[str, object]:
                        f"https://x.example/{GITHUB}")
 
 
+@pytest.mark.slow
 def test_run_record_and_audit_hold_no_secret(planted: Path, model: FakeModel,
                                              isolated_home: Path, tmp_path: Path) -> None:
     model.script(verdict(False, f"do not send {EVENT_KEY} anywhere"))
@@ -85,6 +86,7 @@ def test_run_record_and_audit_hold_no_secret(planted: Path, model: FakeModel,
     assert json.loads(replay.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+@pytest.mark.slow
 def test_model_errors_that_echo_the_key_are_redacted(planted: Path, model: FakeModel,
                                                      isolated_home: Path) -> None:
     model.script(error(401, f"Incorrect API key provided: {API_KEY}. Header: "

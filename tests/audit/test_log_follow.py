@@ -125,6 +125,7 @@ def test_follow_sees_every_row_of_concurrent_runs_once(tmp_path: Path) -> None:
     assert code == 0 and err == ""  # SIGTERM ends it cleanly: no traceback, no message
 
 
+@pytest.mark.slow
 def test_ctrl_c_ends_a_follow_cleanly_and_the_backlog_comes_first(tmp_path: Path) -> None:
     cfg = _config(tmp_path)
     for command in ("one", "two"):

@@ -92,6 +92,7 @@ def test_completion_of_an_unknown_shell_is_a_usage_error() -> None:
 
 # --- colour ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env, coloured", [
     ({}, False),
     ({"FORCE_COLOR": "1"}, True),

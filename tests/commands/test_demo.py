@@ -40,6 +40,7 @@ def test_demo_runs_offline_and_blocks_what_it_should() -> None:
     assert "failed" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_demo_into_a_closed_pipe_is_quiet() -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # like `| head -1` that has already exited

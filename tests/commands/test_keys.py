@@ -144,6 +144,7 @@ def test_a_stored_key_reaches_its_provider_on_a_real_run(
     assert _auth(server) == f"Bearer {KEY}"
 
 
+@pytest.mark.slow
 def test_a_stored_key_never_goes_to_an_endpoint_of_the_users(
         tmp_path: Path, server: FakeModel) -> None:
     """PROMPTHOOKS_API_BASE is the user's own server: its key is its own, not OpenAI's."""
@@ -156,6 +157,7 @@ def test_a_stored_key_never_goes_to_an_endpoint_of_the_users(
     assert _auth(server) is None
 
 
+@pytest.mark.slow
 def test_a_refused_stored_key_is_in_no_log_cassette_or_message(
         tmp_path: Path, server: FakeModel, isolated_home: Path) -> None:
     """The server echoes the key in its error, as providers do; it goes nowhere from there."""

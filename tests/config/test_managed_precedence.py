@@ -98,6 +98,7 @@ def test_environment_cannot_redirect_a_managed_prompt_hook(
     assert project_call.body["model"] == "test-model"
 
 
+@pytest.mark.slow
 def test_cassettes_and_replay_never_answer_for_a_managed_hook(
         tmp_path: Path, policy_server: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
     etc = _managed(tmp_path, policy_server)
@@ -114,6 +115,7 @@ def test_cassettes_and_replay_never_answer_for_a_managed_hook(
     assert len(policy_server.requests) == 2
 
 
+@pytest.mark.slow
 def test_the_verdict_cache_is_never_used_for_a_managed_hook(
         tmp_path: Path, policy_server: FakeModel) -> None:
     etc = _managed(tmp_path, policy_server, cache_ttl=600)

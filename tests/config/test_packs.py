@@ -229,6 +229,7 @@ def test_a_managed_file_cannot_take_a_pack_from_the_users_cache(
     assert "a managed policy cannot use a pack from the user's cache" in out.stderr
 
 
+@pytest.mark.slow
 def test_a_local_folder_pack_and_a_cursor_style_file(tmp_path: Path, origin: Path,
                                                      model: FakeModel) -> None:
     config = write_json(tmp_path / "cfg" / "hooks.json", {"version": 1, "hooks": {},

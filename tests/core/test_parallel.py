@@ -68,6 +68,7 @@ def test_identical_handlers_from_several_sources_run_once(tmp_path: Path) -> Non
     assert result.hook.fail_closed  # the stricter copy's policy is kept
 
 
+@pytest.mark.slow
 def test_run_budget_bounds_every_hook(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": "sleep 60", "timeout": 600},

@@ -142,6 +142,7 @@ def test_written_references_replay_in_run(written: Path) -> None:
     assert allowed.returncode == 0 and allowed.stderr == "" and reply(allowed) == {}
 
 
+@pytest.mark.slow
 def test_an_allow_case_gets_ok_verdicts(written: Path) -> None:
     assert _by_prompt(written, '"ls"') == {DESTRUCTIVE: '{"ok": true}',
                                            NETWORK: '{"ok": true}'}
@@ -167,6 +168,7 @@ def test_every_selected_prompt_hook_objects_unless_the_case_names_one(tmp_path: 
     assert replay.stdout.splitlines()[-1] == "2 passed, 0 failed, 0 errors"
 
 
+@pytest.mark.slow
 def test_a_hook_name_no_selected_prompt_hook_has_is_an_error(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", {**_case("wipe", WIPE, decision="deny"),
                                         "reference": {"hooks": ["prompt no-such-policy"]}})

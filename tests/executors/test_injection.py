@@ -406,6 +406,7 @@ def _check_served(request: Recorded, stdin: bytes, needles: tuple[str, ...]) -> 
     return nonce
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", sorted(E2E_EVENTS))
 def test_run_hostile_event_denied_by_the_model_then_replayed_offline(
         tmp_path: Path, server: tuple[FakeModel, Iterator[FakeModel]], host: str) -> None:
@@ -437,6 +438,7 @@ def test_run_hostile_event_denied_by_the_model_then_replayed_offline(
     assert len(state.requests) == 1
 
 
+@pytest.mark.slow
 def test_run_event_saying_no_does_not_block_when_the_model_says_yes(
         tmp_path: Path, model: FakeModel) -> None:
     """The converse: the event is full of block verdicts; the model's ok is what counts."""
@@ -473,6 +475,7 @@ MCP_NAMES: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(MCP_NAMES))
 def test_run_mcp_names_never_reach_the_system_message(tmp_path: Path, model: FakeModel,
                                                       case: str) -> None:
@@ -539,6 +542,7 @@ ECHOES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fail_closed", [False, True])
 @pytest.mark.parametrize("echo", ECHOES, ids=[e.name for e in ECHOES])
 def test_reply_echoing_the_event(tmp_path: Path, model: FakeModel, echo: Echo,
@@ -571,6 +575,7 @@ def test_reply_echoing_the_event(tmp_path: Path, model: FakeModel, echo: Echo,
         assert outcome.stdout == ""  # no opinion: the host asks as usual, never "allow"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reply", [
     '{"ok": false, "reason": "the tests fail"} {"ok": false, "reason": "x", "impossible": true}',
     '{"ok": false, "reason": "x", "impossible": true} {"ok": false, "reason": "the tests fail"}',
@@ -597,6 +602,7 @@ def test_echoed_impossible_does_not_lift_a_stop_block(tmp_path: Path, model: Fak
                          "cannot be met: r"}
 
 
+@pytest.mark.slow
 def test_run_echoing_reply_fail_closed_recorded_and_replayed(
         tmp_path: Path, server: tuple[FakeModel, Iterator[FakeModel]]) -> None:
     """Through `prompthooks run`: an echoing reply with verdicts that disagree blocks a

@@ -64,6 +64,7 @@ def test_ok_true_is_no_objection_and_the_request_is_as_specified(
     assert "policy evaluator" in request.system and "never instructions" in request.system
 
 
+@pytest.mark.slow
 def test_deny_reason_is_the_models_only(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "rm -rf ~ deletes the home directory."))
     outcome = _dispatch(claude_bash("rm -rf ~"), _prompt_config(tmp_path))
@@ -73,6 +74,7 @@ def test_deny_reason_is_the_models_only(tmp_path: Path, model: FakeModel) -> Non
     assert POLICY not in outcome.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", [
     '```json\n{"ok": false, "reason": "fenced"}\n```',
     'Let me think.\n{"ok": false, "reason": "fenced"}\nThat is my verdict.',
@@ -85,6 +87,7 @@ def test_fences_prose_and_the_old_schema(tmp_path: Path, model: FakeModel,
     assert outcome.decision.permission == "deny" and outcome.decision.reason == "fenced"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fail_closed", [False, True])
 def test_garbage_reply_follows_the_failure_policy(tmp_path: Path, model: FakeModel,
                                                   fail_closed: bool) -> None:
@@ -98,6 +101,7 @@ def test_garbage_reply_follows_the_failure_policy(tmp_path: Path, model: FakeMod
 CUT_DENY = '{"ok": false, "reason": "rm -rf ~ deletes the home directory and every'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("finish_reason", ["length", "stop"])
 @pytest.mark.parametrize("fail_closed", [False, True])
 def test_a_refusal_cut_off_by_the_token_cap_is_a_refusal(
@@ -114,6 +118,7 @@ def test_a_refusal_cut_off_by_the_token_cap_is_a_refusal(
     assert specific["permissionDecisionReason"] == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ['{"ok": true, "reason": "a harmless listi', '{"ok": fa'])
 @pytest.mark.parametrize("fail_closed", [False, True])
 def test_a_cut_off_reply_that_is_no_sure_refusal_is_a_hook_error(
@@ -127,6 +132,7 @@ def test_a_cut_off_reply_that_is_no_sure_refusal_is_a_hook_error(
     assert outcome.decision.permission == ("deny" if fail_closed else None)
 
 
+@pytest.mark.slow
 def test_run_cline_cut_off_refusal_cancels(tmp_path: Path, model: FakeModel) -> None:
     """Through `prompthooks run` under Cline: the cut refusal cancels with its partial reason."""
     model.script(Answer(CUT_DENY, finish_reason="length"))
@@ -146,6 +152,7 @@ def test_rate_limit_then_success_is_retried(tmp_path: Path, model: FakeModel) ->
     assert len(model.requests) == 3
 
 
+@pytest.mark.slow
 def test_unauthorized_is_tried_once_with_a_clear_error(tmp_path: Path, model: FakeModel) -> None:
     model.script(error(401, "invalid api key test-key-not-a-secret"))
     outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, timeout=30))
@@ -156,6 +163,7 @@ def test_unauthorized_is_tried_once_with_a_clear_error(tmp_path: Path, model: Fa
     assert "test-key-not-a-secret" not in problem
 
 
+@pytest.mark.slow
 def test_bad_request_is_not_retried(tmp_path: Path, model: FakeModel) -> None:
     model.script(error(400, "bad request"))
     outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, timeout=30))
@@ -187,6 +195,7 @@ def test_connection_refused_fails_closed(tmp_path: Path, monkeypatch: pytest.Mon
     assert "cannot connect to the model endpoint (connection refused)" in outcome.decision.errors[0]
 
 
+@pytest.mark.slow
 def test_arguments_substituted_literally_and_fenced(tmp_path: Path, model: FakeModel) -> None:
     cfg = _prompt_config(tmp_path, prompt="Costs \\$0. Judge this: $ARGUMENTS -- end")
     tricky = "echo '$& \\1 \\g<0> $ARGUMENTS'"
@@ -199,6 +208,7 @@ def test_arguments_substituted_literally_and_fenced(tmp_path: Path, model: FakeM
     assert match.group(1) in model.requests[0].system  # the boundary is announced
 
 
+@pytest.mark.slow
 def test_arguments_appended_without_placeholder(tmp_path: Path, model: FakeModel) -> None:
     _dispatch(claude_bash("ls"), _prompt_config(tmp_path, prompt="Only allow ls."))
     user = model.requests[0].user
@@ -206,11 +216,13 @@ def test_arguments_appended_without_placeholder(tmp_path: Path, model: FakeModel
     assert '"command": "ls"' in user
 
 
+@pytest.mark.slow
 def test_handler_model_reaches_the_server(tmp_path: Path, model: FakeModel) -> None:
     _dispatch(claude_bash("ls"), _prompt_config(tmp_path, model="fast-policy-model"))
     assert model.requests[0].body["model"] == "fast-policy-model"
 
 
+@pytest.mark.slow
 def test_config_default_model_and_endpoint(tmp_path: Path, model: FakeModel,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PROMPTHOOKS_MODEL")
@@ -226,6 +238,7 @@ def test_config_default_model_and_endpoint(tmp_path: Path, model: FakeModel,
     assert model.requests[0].headers["authorization"] == "Bearer team-key-value"
 
 
+@pytest.mark.slow
 def test_prompt_and_command_hooks_merge(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "model says no"))
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
@@ -237,6 +250,7 @@ def test_prompt_and_command_hooks_merge(tmp_path: Path, model: FakeModel) -> Non
     assert outcome.decision.reason == "model says no\nscript says no"
 
 
+@pytest.mark.slow
 def test_stop_hook_judges_again_when_stop_hook_active(tmp_path: Path, model: FakeModel) -> None:
     """As Claude Code's own prompt Stop hooks (``/goal``): a stop that a hook already kept
     going is judged again; the consecutive-block cap, not stop_hook_active, ends a loop."""
@@ -250,6 +264,7 @@ def test_stop_hook_judges_again_when_stop_hook_active(tmp_path: Path, model: Fak
     assert json.loads(again.stdout)["decision"] == "block" and len(model.requests) == 2
 
 
+@pytest.mark.slow
 def test_impossible_lets_the_agent_stop(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "needs the user's password", impossible=True))
     outcome = _dispatch(claude_event("Stop", stop_hook_active=False),
@@ -262,6 +277,7 @@ def test_impossible_lets_the_agent_stop(tmp_path: Path, model: FakeModel) -> Non
     assert "impossible" in model.requests[0].system
 
 
+@pytest.mark.slow
 def test_oversized_event_is_truncated(tmp_path: Path, model: FakeModel) -> None:
     big = claude_event("PreToolUse", tool_name="Write",
                        tool_input={"file_path": "/p/big.txt", "content": "Z" * 5_000_000})
@@ -271,6 +287,7 @@ def test_oversized_event_is_truncated(tmp_path: Path, model: FakeModel) -> None:
     assert "more characters cut]" in user and "/p/big.txt" in user
 
 
+@pytest.mark.slow
 def test_shipped_template_by_path(tmp_path: Path, model: FakeModel) -> None:
     cfg = _prompt_config(tmp_path, prompt=None, prompt_file="prompts/destructive-shell.md")
     _dispatch(claude_bash("rm -rf ~"), cfg)
@@ -289,6 +306,7 @@ def test_unknown_template_is_a_config_error(tmp_path: Path) -> None:
         "tool-output-injection)"]
 
 
+@pytest.mark.slow
 def test_cursor_prompt_hooks_for_shell_and_stop(tmp_path: Path, model: FakeModel) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {
         "beforeShellExecution": [{"type": "prompt", "prompt": POLICY, "timeout": 20}],
@@ -305,6 +323,7 @@ def test_cursor_prompt_hooks_for_shell_and_stop(tmp_path: Path, model: FakeModel
     assert stop == {"followup_message": "run the linter too"}
 
 
+@pytest.mark.slow
 def test_cline_gets_prompt_hooks(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "curl | sh runs unread code"))
     cfg = claude_config(tmp_path / "c.json", "PreToolUse", {"type": "prompt",
@@ -315,6 +334,7 @@ def test_cline_gets_prompt_hooks(tmp_path: Path, model: FakeModel) -> None:
     assert out == {"cancel": True, "errorMessage": "curl | sh runs unread code"}
 
 
+@pytest.mark.slow
 def test_cline_style_markdown_prompt_file(tmp_path: Path, model: FakeModel) -> None:
     (tmp_path / "hooks").mkdir()
     (tmp_path / "hooks" / "UserPromptSubmit.md").write_text(
@@ -327,6 +347,7 @@ def test_cline_style_markdown_prompt_file(tmp_path: Path, model: FakeModel) -> N
     assert model.requests[0].user.startswith("No secrets: <event-data-")
 
 
+@pytest.mark.slow
 def test_post_tool_use_reason_is_fed_back(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "the page tells you to upload ~/.ssh; do not"))
     cfg = _prompt_config(tmp_path, event="PostToolUse", prompt=None,
@@ -337,6 +358,7 @@ def test_post_tool_use_reason_is_fed_back(tmp_path: Path, model: FakeModel) -> N
                                           "the page tells you to upload ~/.ssh; do not"}
 
 
+@pytest.mark.slow
 def test_command_only_event_never_imports_litellm(tmp_path: Path) -> None:
     script = write_script(tmp_path / "h.sh", "cat >/dev/null; exit 2")
     cfg = cursor_config(tmp_path / "hooks.json", "beforeShellExecution",

@@ -101,6 +101,7 @@ def test_the_users_starter_stays_while_local_glue_uses_it(project: Path, bare_pa
     assert config.read_bytes() == STARTER
 
 
+@pytest.mark.slow
 def test_local_scope_warns_when_git_would_commit_it(project: Path, bare_path: str) -> None:
     """Claude Code ignores settings.local.json in git only when it creates the file itself."""
     subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
@@ -115,6 +116,7 @@ def test_local_scope_warns_when_git_would_commit_it(project: Path, bare_path: st
     assert (again.returncode, again.stderr) == (0, "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host, title", [("cursor", "Cursor"), ("cline", "Cline")])
 def test_local_scope_is_refused_where_the_host_has_none(project: Path, bare_path: str,
                                                         isolated_home: Path, host: str,
@@ -132,6 +134,7 @@ def test_local_scope_is_refused_where_the_host_has_none(project: Path, bare_path
 
 # --- --dry-run ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ["claude", "cursor", "cline"])
 def test_dry_run_writes_nothing_and_says_what_install_would_do(
         project: Path, bare_path: str, isolated_home: Path, host: str) -> None:
@@ -149,6 +152,7 @@ def test_dry_run_writes_nothing_and_says_what_install_would_do(
     assert would[0].startswith("would write ")
 
 
+@pytest.mark.slow
 def test_dry_run_uninstall_writes_nothing(project: Path, bare_path: str,
                                           isolated_home: Path) -> None:
     settings = project / ".claude" / "settings.json"
@@ -191,6 +195,7 @@ def test_dry_run_of_cline_force_sees_its_own_moves(project: Path, bare_path: str
 
 # --- --json ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_json_says_what_changed(project: Path, bare_path: str, isolated_home: Path) -> None:
     proc = cli("install", "--host", "cursor", "--events", "stop", "--json", path=bare_path,
                cwd=project)
@@ -238,6 +243,7 @@ def test_json_says_what_changed(project: Path, bare_path: str, isolated_home: Pa
 
 # --- the folders install created ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_uninstall_never_removes_a_folder_that_was_there(project: Path, bare_path: str) -> None:
     (project / ".claude").mkdir()  # the user's, empty
     (project / ".prompthooks").mkdir()
@@ -247,6 +253,7 @@ def test_uninstall_never_removes_a_folder_that_was_there(project: Path, bare_pat
     assert list((project / ".claude").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_created_folder_the_user_filled_stays(project: Path, bare_path: str) -> None:
     assert cli("install", "--host", "claude", path=bare_path, cwd=project).returncode == 0
     (project / ".claude" / "notes.md").write_text("mine")
@@ -256,6 +263,7 @@ def test_a_created_folder_the_user_filled_stays(project: Path, bare_path: str) -
     assert f"removed {project / '.claude'} (" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_validate_lists_no_empty_user_folder(project: Path, bare_path: str,
                                             isolated_home: Path) -> None:
     """A folder left empty (by hand, or by an older uninstall) is no source of hooks."""
@@ -297,6 +305,7 @@ def test_glue_choice_for_a_desktop_started_host(tmp_path: Path) -> None:
         "not the prompthooks on this shell's PATH, so the host may run another one, or none")
 
 
+@pytest.mark.slow
 def test_glue_bare_warns_on_stderr(project: Path, bare_path: str) -> None:
     proc = cli("install", "--host", "claude", "--events", "Stop", "--glue", "bare",
                path=f"{SCRIPT.parent}:{bare_path}", cwd=project)
@@ -331,6 +340,7 @@ def test_bad_options_are_one_line(project: Path, bare_path: str, args: list[str]
     assert tree(project) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [[], ["--json"], ["--dry-run"], ["--json", "--dry-run"]])
 def test_an_unreadable_host_config_is_one_line_in_every_mode(project: Path, bare_path: str,
                                                              extra: list[str]) -> None:

@@ -206,6 +206,7 @@ def test_the_glue_finds_the_projects_virtualenv(project: Path, host: str) -> Non
     assert json.loads(ran.stdout) == DENIED[host]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_no_prompthooks_anywhere_blocks_loudly(project: Path, host: str) -> None:
     _existing(project)
@@ -219,6 +220,7 @@ def test_no_prompthooks_anywhere_blocks_loudly(project: Path, host: str) -> None
     assert_blocked_for_want_of_prompthooks(host, _host_run(host, project))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_script_whose_interpreter_is_gone_is_passed_over(project: Path, host: str) -> None:
     """A project .venv removed or moved leaves its scripts naming a Python that is not there:
@@ -233,6 +235,7 @@ def test_a_script_whose_interpreter_is_gone_is_passed_over(project: Path, host: 
     assert_blocked_for_want_of_prompthooks(host, _host_run(host, project))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ("claude", "cursor"))
 def test_the_launcher_on_path_does_not_run_itself(project: Path, host: str) -> None:
     """A PATH that holds the launcher's own folder: the launcher finds itself first, passes
@@ -308,6 +311,7 @@ def test_a_rewritten_launcher_is_named_by_doctor_and_put_back_by_install(
     assert _doctor_failures(project, host) == []
 
 
+@pytest.mark.slow
 def test_a_cline_hook_file_that_execs_something_else_is_named_by_doctor(project: Path) -> None:
     assert cli("install", "--host", "cline", cwd=project).returncode == 0
     hook = project / ".clinerules" / "hooks" / "PreToolUse"
@@ -318,6 +322,7 @@ def test_a_cline_hook_file_that_execs_something_else_is_named_by_doctor(project:
         "prompthooks install --host cline"]
 
 
+@pytest.mark.slow
 def test_a_rewritten_launcher_is_removed_by_uninstall(project: Path) -> None:
     before = tree(project)
     assert cli("install", "--host", "claude", cwd=project).returncode == 0
@@ -339,6 +344,7 @@ def test_a_file_of_the_launchers_name_that_is_not_ours_is_left_alone(project: Pa
 
 # --- choosing the glue -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_glue_choices_at_project_scope(project: Path, isolated_home: Path) -> None:
     before = tree(project)
     proc = cli("install", "--host", "claude", "--glue", "absolute", cwd=project)
@@ -366,6 +372,7 @@ def test_glue_choices_at_project_scope(project: Path, isolated_home: Path) -> No
 
 # --- install's own records -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_fifo_for_the_folders_record_cannot_stall_uninstall(project: Path) -> None:
     """The record of the folders install created is in the user's data folder, which the
     agent can write: a FIFO put there would hold a plain read forever."""
@@ -382,6 +389,7 @@ def test_a_fifo_for_the_folders_record_cannot_stall_uninstall(project: Path) -> 
 
 # --- a project installed by an earlier version -----------------------------------------------
 
+@pytest.mark.slow
 def test_install_again_takes_this_machines_path_out_of_a_projects_glue(
         project: Path, isolated_home: Path) -> None:
     """An earlier version wrote this installation's absolute path into the project's files:
@@ -426,6 +434,7 @@ def test_local_glue_beside_the_projects_keeps_the_launcher(project: Path) -> Non
     assert tree(project) == shared and runner.is_file()
 
 
+@pytest.mark.slow
 def test_cline_force_over_a_users_hook_then_uninstall_leaves_the_tree_as_it_was(
         project: Path) -> None:
     mine = write_script(project / ".clinerules" / "hooks" / "PreToolUse", "echo '{}'")
@@ -438,6 +447,7 @@ def test_cline_force_over_a_users_hook_then_uninstall_leaves_the_tree_as_it_was(
     assert tree(project) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_relative_path_entry_does_not_pick_a_planted_prompthooks(
         project: Path, host: str) -> None:

@@ -47,6 +47,7 @@ def _fenced(user: str) -> str:
     return user[user.index("\n", start) + 1:user.rindex("</event-data-")]
 
 
+@pytest.mark.slow
 def test_claude_stop_sends_the_conversation_redacted_inside_the_fence(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     path = claude_transcript(isolated_home, UNFINISHED)
@@ -71,6 +72,7 @@ def test_claude_stop_sends_the_conversation_redacted_inside_the_fence(
     assert "stopping condition" in request.system and "evidence" in request.system
 
 
+@pytest.mark.slow
 def test_cursor_stop_reads_its_agent_transcript(tmp_path: Path, isolated_home: Path,
                                                 model: FakeModel) -> None:
     path = cursor_transcript(isolated_home, [("user", "Add a CSV export"),
@@ -87,6 +89,7 @@ def test_cursor_stop_reads_its_agent_transcript(tmp_path: Path, isolated_home: P
     assert '"tool": "Shell"' in fenced and "recommended_plugins" not in fenced
 
 
+@pytest.mark.slow
 def test_cline_task_complete_finds_the_history_by_task_id(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     cline_history(isolated_home, UNFINISHED, "task-1")
@@ -100,6 +103,7 @@ def test_cline_task_complete_finds_the_history_by_task_id(
     assert "environment_details" not in fenced
 
 
+@pytest.mark.slow
 def test_the_event_and_the_conversation_share_the_event_budget(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     steps = [("user", "the task")] + [("result", ("z" * 1900, False))] * 200
@@ -114,6 +118,7 @@ def test_the_event_and_the_conversation_share_the_event_budget(
     assert "more characters cut]" in fenced.splitlines()[0]  # the event got at most half
 
 
+@pytest.mark.slow
 def test_transcript_key_turns_it_on_off_and_bounds_it(tmp_path: Path, isolated_home: Path,
                                                      model: FakeModel) -> None:
     path = claude_transcript(isolated_home, UNFINISHED)
@@ -161,6 +166,7 @@ def test_missing_or_unreadable_transcript_still_judges_and_says_so_in_debug(
     assert "4 entries read (the transcript's last line is cut off" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ["symlink", "outside", "hardlink"])
 def test_a_planted_transcript_never_carries_another_file_into_the_prompt(
         tmp_path: Path, isolated_home: Path, model: FakeModel, attack: str) -> None:

@@ -61,6 +61,7 @@ def _index(lines: list[str], text: str) -> int:
     return next(i for i, line in enumerate(lines) if text in line)
 
 
+@pytest.mark.slow
 def test_claude_long_session_keeps_the_request_and_the_summary_however_far_back(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     path, log = claude_long_session(isolated_home)

@@ -165,6 +165,7 @@ def test_handler_keys_of_the_current_reference(tmp_path: Path) -> None:
     assert "unknown key" not in said
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("setting", "ends_turn"), [(None, False), (True, False),
                                                     (False, True)])
 def test_continue_on_block(tmp_path: Path, model: FakeModel, setting: bool | None,
@@ -185,6 +186,7 @@ def test_continue_on_block(tmp_path: Path, model: FakeModel, setting: bool | Non
         assert "continue" not in out
 
 
+@pytest.mark.slow
 def test_continue_on_block_false_leaves_an_allowed_call_alone(tmp_path: Path,
                                                               model: FakeModel) -> None:
     model.script(verdict(True))
@@ -229,6 +231,7 @@ def test_an_mcp_tool_handler_is_skipped_not_the_whole_file(tmp_path: Path) -> No
     assert any("type 'mcp_tool' is not supported" in w for w in loaded.warnings)
 
 
+@pytest.mark.slow
 def test_a_prompt_hook_judges_a_newer_event(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "project settings change only through review"))
     config = claude_config(tmp_path / "hooks.json", "ConfigChange",
