@@ -61,6 +61,7 @@ def _by_model(body: dict[str, Any]) -> Answer:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_models_compared_side_by_side_and_replayed(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "h.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "prompt", "prompt_file": "destructive-shell"}]}]}})
@@ -112,6 +113,7 @@ def test_percentile_nearest_rank() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_thresholds_fail_the_run_one_line_each(tmp_path: Path) -> None:
     # The same hand-counted hook: precision 2/3, recall 2/3, false-positive rate 1/3.
     cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command":
@@ -134,6 +136,7 @@ def test_thresholds_fail_the_run_one_line_each(tmp_path: Path) -> None:
     assert "| expected stop | 2 (TP) | 1 (FN) |" in text and "| overall | 0.667 |" in text
 
 
+@pytest.mark.slow
 @pytest.mark.slow
 def test_replies_that_cannot_be_recorded_fail_the_run_not_the_metrics(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "h.json", {"hooks": {"PreToolUse": [{"hooks": [
