@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import os
 import stat
@@ -95,6 +96,42 @@ def run_cli(stdin: bytes | str | Mapping[str, Any], *args: str, cwd: Path | str 
     return subprocess.CompletedProcess(proc.args, proc.returncode,
                                        proc.stdout.decode("utf-8", "replace"),
                                        proc.stderr.decode("utf-8", "replace"))
+
+
+def run_in_process(stdin: bytes | str | Mapping[str, Any], *args: str,
+                   cwd: Path | str | None = None,
+                   env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`prompthooks run ARGS` as ``run_cli`` answers it, through ``cli.main`` in this process
+    (the same config loading, executors, merge, reply and exit code, without a process start).
+    For tests that want a run's verdict; a test of the process itself (its supervisor and
+    deadline, signals, the standard streams, imports, the installed script) keeps ``run_cli``.
+    Not for threads: it swaps the process's standard streams, environment and folder."""
+    from prompthooks import cli
+
+    if isinstance(stdin, Mapping):
+        stdin = json.dumps(stdin)
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        if cwd is not None:
+            patch.chdir(cwd)
+        patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+        patch.setattr(sys, "stdout", out)
+        patch.setattr(sys, "stderr", err)
+        code = cli.main(["run", *args])
+        out.flush()
+        err.flush()
+    argv = [sys.executable, "-m", "prompthooks", "run", *args]
+    return subprocess.CompletedProcess(argv, code, _text(out), _text(err))
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode("utf-8", "replace")
 
 
 def file_modes_bind_root() -> None:

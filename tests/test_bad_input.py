@@ -35,6 +35,7 @@ def _one_line(stderr: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("stdin", "message"), BAD_STDIN)
 def test_bad_stdin_is_exit_1_with_one_line(tmp_path: Path, stdin: bytes, message: str) -> None:
     cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command": "exit 2"})
@@ -43,6 +44,7 @@ def test_bad_stdin_is_exit_1_with_one_line(tmp_path: Path, stdin: bytes, message
     assert message in _one_line(proc.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stdin", [b"", b"{not json", b"[]"])
 def test_bad_stdin_with_a_fail_closed_hook_blocks(tmp_path: Path, stdin: bytes) -> None:
     cfg = claude_config(tmp_path / "h.json", "PreToolUse",
@@ -53,6 +55,7 @@ def test_bad_stdin_with_a_fail_closed_hook_blocks(tmp_path: Path, stdin: bytes) 
         "prompthooks: Blocked by prompthooks: a managed or fail-closed hook could not judge this event (")
 
 
+@pytest.mark.slow
 def test_bad_stdin_with_a_fail_closed_hook_blocks_for_cline(tmp_path: Path) -> None:
     cfg = cursor_config(tmp_path / "h.json", "preToolUse",
                         {"command": "exit 0", "failClosed": True})
@@ -61,6 +64,7 @@ def test_bad_stdin_with_a_fail_closed_hook_blocks_for_cline(tmp_path: Path) -> N
     assert reply(proc)["cancel"] is True
 
 
+@pytest.mark.slow
 def test_unknown_event_does_not_block_even_with_fail_closed_hooks(tmp_path: Path) -> None:
     cfg = claude_config(tmp_path / "h.json", "PreToolUse",
                         {"command": "exit 0", "failClosed": True})
@@ -77,6 +81,7 @@ def test_config_not_json_is_one_line_and_exit_1(tmp_path: Path) -> None:
                                       "column 1: Expecting value")
 
 
+@pytest.mark.slow
 def test_broken_config_does_not_silence_a_working_one(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("{")
@@ -88,6 +93,7 @@ def test_broken_config_does_not_silence_a_working_one(tmp_path: Path) -> None:
     assert "broken.json" in proc.stderr
 
 
+@pytest.mark.slow
 def test_broken_config_that_marked_a_hook_fail_closed_blocks(tmp_path: Path) -> None:
     cfg = tmp_path / "hooks.json"
     cfg.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [
@@ -110,6 +116,7 @@ def test_broken_managed_policy_fails_closed(tmp_path: Path) -> None:
     assert out["cancel"] is True and "not valid JSON" in out["errorMessage"]
 
 
+@pytest.mark.slow
 def test_missing_and_non_executable_hooks(tmp_path: Path) -> None:
     script = tmp_path / "noexec.sh"
     script.write_text("#!/bin/sh\nexit 2\n")

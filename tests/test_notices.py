@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 
-from .helpers import approve, claude_bash, cline_event, cursor_event, reply, run_cli, write_json
+from .helpers import (
+    approve,
+    claude_bash,
+    cline_event,
+    cursor_event,
+    reply,
+    run_in_process,
+    write_json,
+)
 
 NOTICE = ("prompthooks: 'destructive-shell' cannot judge: no key for anthropic (run: "
           "prompthooks keys set anthropic); it lets everything through until then")
@@ -52,23 +60,23 @@ def test_claude_code_is_told_once_per_session_and_the_verdict_is_unchanged(
         tmp_path: Path) -> None:
     project = _project(tmp_path, fail_closed=False)
     event = claude_bash("rm -rf ~", cwd=str(project))
-    first = run_cli(event, cwd=project)
+    first = run_in_process(event, cwd=project)
     _unjudged(first.stderr)
     assert first.returncode == 0
     assert reply(first) == {"systemMessage": NOTICE}  # no permissionDecision: unchanged
-    again = run_cli(event, cwd=project)
+    again = run_in_process(event, cwd=project)
     _unjudged(again.stderr)
     assert (again.returncode, again.stdout) == (0, "")  # told once in this session
-    other = run_cli({**event, "session_id": "sess-2"}, cwd=project)
+    other = run_in_process({**event, "session_id": "sess-2"}, cwd=project)
     assert reply(other) == {"systemMessage": NOTICE}
 
 
 def test_told_again_in_the_same_session_when_the_reason_changes(tmp_path: Path) -> None:
     project = _project(tmp_path, fail_closed=False)
     event = claude_bash("rm -rf ~", cwd=str(project))
-    assert reply(run_cli(event, cwd=project)) == {"systemMessage": NOTICE}
+    assert reply(run_in_process(event, cwd=project)) == {"systemMessage": NOTICE}
     project = _project(tmp_path, fail_closed=False, model="openai/gpt-4.1-mini")
-    changed = run_cli(event, cwd=project)
+    changed = run_in_process(event, cwd=project)
     assert "no key for openai" in changed.stderr
     assert reply(changed) == {"systemMessage": NOTICE.replace("anthropic", "openai")}
 
@@ -81,7 +89,7 @@ def test_a_broken_notice_record_is_not_trusted_and_the_notice_still_shows(
     state.mkdir(parents=True)
     os.mkfifo(state / "notices.json")
     project = _project(tmp_path, fail_closed=False)
-    proc = run_cli(claude_bash("rm -rf ~", cwd=str(project)), cwd=project, timeout=60)
+    proc = run_in_process(claude_bash("rm -rf ~", cwd=str(project)), cwd=project)
     _unjudged(proc.stderr)
     assert reply(proc) == {"systemMessage": NOTICE}
 
@@ -90,7 +98,7 @@ def test_claude_code_fail_closed_blocks_with_one_short_line(tmp_path: Path) -> N
     """The README's fail-closed example with no key: a block (it is fail-closed), said in one
     line with the fix."""
     project = _project(tmp_path, fail_closed=True)
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project)
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project)
     _unjudged(proc.stderr)
     out = reply(proc)
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
@@ -102,11 +110,11 @@ def test_cursor_fail_open_and_fail_closed(tmp_path: Path) -> None:
     project = _project(tmp_path, fail_closed=False)
     event = cursor_event("preToolUse", str(project), tool_name="Shell",
                          tool_input={"command": "rm -rf ~"})
-    proc = run_cli(event, cwd=project)
+    proc = run_in_process(event, cwd=project)
     _unjudged(proc.stderr)
     assert (proc.returncode, reply(proc)) == (0, {})  # no verdict: Cursor's own flow decides
     project = _project(tmp_path, fail_closed=True)
-    proc = run_cli({**event, "conversation_id": "conv-2"}, cwd=project)
+    proc = run_in_process({**event, "conversation_id": "conv-2"}, cwd=project)
     _unjudged(proc.stderr)
     assert reply(proc) == {"permission": "deny", "user_message": BLOCK, "agent_message": BLOCK}
 
@@ -127,15 +135,15 @@ def test_cursor_shows_the_notice_with_the_first_verdict_of_the_conversation(
         return cursor_event("preToolUse", str(project), tool_name="Shell",
                             tool_input={"command": command})
 
-    quiet = run_cli(event("ls"), cwd=project)
+    quiet = run_in_process(event("ls"), cwd=project)
     _unjudged(quiet.stderr)
     assert reply(quiet) == {}  # no verdict: nowhere to say it
-    proc = run_cli(event("rm -rf ~"), cwd=project)
+    proc = run_in_process(event("rm -rf ~"), cwd=project)
     _unjudged(proc.stderr)
     out = reply(proc)
     assert out["permission"] == "deny"
     assert out["user_message"] == "no deletes\n" + NOTICE
-    again = run_cli(event("rm -rf ~"), cwd=project)
+    again = run_in_process(event("rm -rf ~"), cwd=project)
     assert reply(again)["user_message"] == "no deletes"  # once
 
 
@@ -143,22 +151,23 @@ def test_cline_fail_open_and_fail_closed(tmp_path: Path) -> None:
     project = _project(tmp_path, fail_closed=False)
     event = cline_event("PreToolUse", str(project), toolName="execute_command",
                         parameters={"command": "rm -rf ~"})
-    proc = run_cli(event, cwd=project)
+    proc = run_in_process(event, cwd=project)
     _unjudged(proc.stderr)
     assert reply(proc) == {"cancel": False}  # its reply has no message without a cancel
     project = _project(tmp_path, fail_closed=True)
-    proc = run_cli({**event, "taskId": "task-2"}, cwd=project)
+    proc = run_in_process({**event, "taskId": "task-2"}, cwd=project)
     _unjudged(proc.stderr)
     assert reply(proc) == {"cancel": True, "errorMessage": BLOCK}
 
 
+@pytest.mark.slow
 def test_log_and_doctor_show_unjudged_events_first(tmp_path: Path) -> None:
     import subprocess
     import sys
 
     project = _project(tmp_path, fail_closed=False)
     for session in ("s1", "s2"):
-        proc = run_cli({**claude_bash("rm -rf ~", cwd=str(project)), "session_id": session},
+        proc = run_in_process({**claude_bash("rm -rf ~", cwd=str(project)), "session_id": session},
                        cwd=project)
         _unjudged(proc.stderr)
 
@@ -180,6 +189,7 @@ def test_log_and_doctor_show_unjudged_events_first(tmp_path: Path) -> None:
     assert "run: prompthooks keys set anthropic" in checks[0]["detail"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "fault"), [
     ("no-such-provider-model", "no model no-such-provider-model there (run: prompthooks "
                                "doctor)"),
@@ -194,7 +204,7 @@ def test_an_unknown_model_blocks_fail_closed_in_one_line(tmp_path: Path, model: 
     server.script(error(404, "The model `test-model` does not exist"))
     try:
         project = _project(tmp_path, fail_closed=True, model=model)
-        proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+        proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project,
                        env={"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"})
     finally:
         next(gen, None)

@@ -53,6 +53,7 @@ events = st.dictionaries(st.sampled_from(KEYS), json_values | st.sampled_from(EV
                          max_size=8)
 
 
+@pytest.mark.slow
 @PROPS
 @given(events, st.sampled_from([None, "claude", "cursor", "cline"]))
 def test_any_event_object_parses_or_is_bad_input(raw: dict[str, Any], host: str | None) -> None:
@@ -89,6 +90,7 @@ decisions = st.builds(
 host_events = st.sampled_from([(h, n) for h, m in HOSTS.items() for n in m.HOST_EVENTS])
 
 
+@pytest.mark.slow
 @PROPS
 @given(decisions, host_events)
 def test_every_decision_renders_as_valid_host_output(decision: Decision,
@@ -111,6 +113,7 @@ HOOKS = [Hook(source=Source("t", "/t", 0), dialect=d, config_event="PreToolUse",
               command="x") for d in ("claude", "cursor", "cline")]
 
 
+@pytest.mark.slow
 @PROPS
 @given(st.sampled_from(HOOKS), st.integers(-20, 255), st.binary(max_size=120) |
        json_values.map(lambda v: json.dumps(v).encode()), st.binary(max_size=40))
@@ -141,6 +144,7 @@ def test_arguments_are_substituted_literally(template: str, arguments: str) -> N
     assert render(template, arguments) == f"{template}\n\nARGUMENTS: {arguments}"
 
 
+@pytest.mark.slow
 @PROPS
 @given(st.dictionaries(text, json_values, max_size=6), st.integers(50, 2000))
 def test_event_json_respects_the_budget(raw: dict[str, Any], budget: int) -> None:
@@ -340,6 +344,7 @@ def _fail_closed_expectation(event: Event, reply: str) -> str | None:
     return None if event.name in STOP_EVENTS and verdict.impossible else verdict.permission
 
 
+@pytest.mark.slow
 @FEW
 @given(shaped_events(), st.booleans(), st.sampled_from(VERDICTS))
 def test_any_host_event_is_fenced_judged_and_answered_in_the_hosts_format(
@@ -363,6 +368,7 @@ def test_any_host_event_is_fenced_judged_and_answered_in_the_hosts_format(
     _check_host_output(host, event.host_event, outcome.stdout, expected)
 
 
+@pytest.mark.slow
 @FEW
 @given(shaped_events(), st.sampled_from(VERDICTS) | replies)
 def test_a_fail_closed_prompt_hook_is_the_verdict_or_deny(
@@ -436,6 +442,7 @@ def _run_in_process(args: list[str], data: bytes) -> tuple[int, str, str]:
     return code, stdout.getvalue(), stderr.getvalue()
 
 
+@pytest.mark.slow
 @FEW
 @given(stdin_bytes, replies)
 def test_any_bytes_on_stdin_get_a_documented_answer_that_never_fails_open(

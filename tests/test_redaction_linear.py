@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ for name, text in json.load(sys.stdin).items():
 """
 
 
+@pytest.mark.slow
 def test_adversarial_inputs_for_every_rule_finish() -> None:
     # Each takes well under a second here; the bound is for a loaded machine. Before the
     # rewrite, the first alone ran for hours.
@@ -92,6 +94,7 @@ FRAGMENTS = st.sampled_from(["token", "=", ":", " ", '"', "\\", "Bearer ", "sk-"
                              "-----BEGIN PRIVATE KEY-----", "api_key", "s3cr3tvalue"])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(parts=st.lists(FRAGMENTS, max_size=60), limit=st.integers(min_value=1, max_value=200))
 def test_redact_never_returns_more_than_the_cap_plus_the_marker(parts: list[str],

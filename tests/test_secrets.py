@@ -14,7 +14,7 @@ import pytest
 from prompthooks.redaction import MARK, redact
 
 from .fake_model import Answer, FakeModel, error, verdict
-from .helpers import claude_bash, run_cli, write_json, write_script
+from .helpers import claude_bash, run_in_process, write_json, write_script
 
 API_KEY = "sk-ant-api03-PLANTEDapiKEY0000000000000000"  # the key prompthooks sends
 TEAM_TOKEN = "tt-PLANTEDteamTOKEN1111111111"  # a secret-named variable's value
@@ -53,11 +53,12 @@ def _event() -> dict[str, object]:
                        f"https://x.example/{GITHUB}")
 
 
+@pytest.mark.slow
 def test_run_record_and_audit_hold_no_secret(planted: Path, model: FakeModel,
                                              isolated_home: Path, tmp_path: Path) -> None:
     model.script(verdict(False, f"do not send {EVENT_KEY} anywhere"))
     tape = tmp_path / "tape.cassette.yaml"
-    proc = run_cli(_event(), "--config", str(planted), "--record", str(tape))
+    proc = run_in_process(_event(), "--config", str(planted), "--record", str(tape))
     assert proc.returncode == 0, proc.stderr
     # The request itself did carry the key and the event: the model must see what it judges.
     (request,) = model.requests
@@ -81,21 +82,23 @@ def test_run_record_and_audit_hold_no_secret(planted: Path, model: FakeModel,
     assert any(r["reason"] == f"refused: token={MARK}" for r in rows)
     assert all(r["event_input"] and MARK in r["event_input"] for r in rows)
     # Replaying the redacted cassette still gives the verdict.
-    replay = run_cli(_event(), "--config", str(planted), "--replay", str(tape))
+    replay = run_in_process(_event(), "--config", str(planted), "--replay", str(tape))
     assert json.loads(replay.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+@pytest.mark.slow
 def test_model_errors_that_echo_the_key_are_redacted(planted: Path, model: FakeModel,
                                                      isolated_home: Path) -> None:
     model.script(error(401, f"Incorrect API key provided: {API_KEY}. Header: "
                             f"Authorization: Bearer {API_KEY}"))
-    proc = run_cli(_event(), "--config", str(planted))
+    proc = run_in_process(_event(), "--config", str(planted))
     _assert_clean(proc.stderr, "stderr")
     assert "authentication failed" in proc.stderr
     db = isolated_home / ".local" / "share" / "prompthooks" / "audit.db"
     _assert_clean(db.read_bytes().decode("latin-1"), "the audit database")
 
 
+@pytest.mark.slow
 def test_explain_and_doctor_show_no_secret(planted: Path, model: FakeModel,
                                            tmp_path: Path) -> None:
     model.script(Answer(status=500, body=f"<html>proxy error for key {API_KEY}</html>",
@@ -117,7 +120,7 @@ def test_explain_and_doctor_show_no_secret(planted: Path, model: FakeModel,
 
 
 def test_error_lines_that_quote_the_input_are_redacted() -> None:
-    proc = run_cli({"hook_event_name": EVENT_KEY, "session_id": "s"}, "--host", "claude")
+    proc = run_in_process({"hook_event_name": EVENT_KEY, "session_id": "s"}, "--host", "claude")
     assert proc.returncode == 1
     assert proc.stderr == "prompthooks: unknown Claude Code event '[redacted]'\n"
 

@@ -50,6 +50,7 @@ def _project(tmp_path: Path, audit: dict[str, Any] | None = None) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_one_row_per_hook_with_decision_reason_and_no_input(tmp_path: Path,
                                                              isolated_home: Path) -> None:
     project = _project(tmp_path)
@@ -75,6 +76,7 @@ def test_one_row_per_hook_with_decision_reason_and_no_input(tmp_path: Path,
     assert SECRET not in db.read_bytes().decode("latin-1")
 
 
+@pytest.mark.slow
 def test_store_events_keeps_the_input_redacted(tmp_path: Path, isolated_home: Path) -> None:
     project = _project(tmp_path, {"store_events": True})
     run_cli(claude_bash(f"export OPENAI_API_KEY={SECRET}", cwd=str(project)), cwd=project)
@@ -91,6 +93,7 @@ def test_disabled_by_config_writes_nothing(tmp_path: Path, isolated_home: Path) 
     assert not _default_db(isolated_home).exists()
 
 
+@pytest.mark.slow
 def test_path_is_relative_to_its_config_and_managed_settings_win(tmp_path: Path) -> None:
     project = _project(tmp_path, {"enabled": False})
     managed = write_json(tmp_path / "etc" / "hooks.json",
@@ -111,6 +114,7 @@ def test_no_rows_when_no_hook_applies(tmp_path: Path, isolated_home: Path) -> No
     assert not _default_db(isolated_home).exists()
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_runs_every_row_present(tmp_path: Path, isolated_home: Path) -> None:
     project = _project(tmp_path)
 
@@ -130,6 +134,7 @@ def test_twenty_concurrent_runs_every_row_present(tmp_path: Path, isolated_home:
     assert not spool.exists() or spool.read_text() == ""
 
 
+@pytest.mark.slow
 def test_prompt_hook_row_has_model_tokens_and_replay_flag(tmp_path: Path, isolated_home: Path,
                                                           model: FakeModel) -> None:
     model.script(verdict(False, "not on main"))
@@ -148,6 +153,7 @@ def test_prompt_hook_row_has_model_tokens_and_replay_flag(tmp_path: Path, isolat
     assert first["hook"] == second["hook"] == "inline prompt"
 
 
+@pytest.mark.slow
 def test_locked_database_spools_rows_and_the_next_run_moves_them_in(
         tmp_path: Path, isolated_home: Path) -> None:
     project = _project(tmp_path)
@@ -174,6 +180,7 @@ def test_locked_database_spools_rows_and_the_next_run_moves_them_in(
     assert (db.parent / "audit.db.pending").read_text() == ""
 
 
+@pytest.mark.slow
 def test_a_file_where_the_logs_folder_should_be(tmp_path: Path, isolated_home: Path) -> None:
     """Where the log cannot exist at all (its folder is a file), rows are reported lost."""
     project = _project(tmp_path)
@@ -226,6 +233,7 @@ def _seed(db: Path) -> None:
     store.write(db, rows)
 
 
+@pytest.mark.slow
 def test_log_filters_and_json(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
     _seed(db)
@@ -247,6 +255,7 @@ def test_log_filters_and_json(tmp_path: Path) -> None:
     assert "old-hook" not in table.stdout and "\x1b[" not in table.stdout  # not a TTY: no colour
 
 
+@pytest.mark.slow
 def test_log_stats(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
     _seed(db)
@@ -261,6 +270,7 @@ def test_log_stats(tmp_path: Path) -> None:
     assert "guard.sh" in text and "50.0%" in text
 
 
+@pytest.mark.slow
 def test_log_without_a_database_and_with_a_bad_since(tmp_path: Path) -> None:
     missing = _log("--db", str(tmp_path / "none.db"))
     assert missing.returncode == 0
@@ -274,6 +284,7 @@ def test_log_without_a_database_and_with_a_bad_since(tmp_path: Path) -> None:
         "or an ISO date such as 2026-11-01"]
 
 
+@pytest.mark.slow
 def test_log_finds_the_database_the_config_names(tmp_path: Path) -> None:
     project = _project(tmp_path, {"path": "../audit/custom.db"})
     run_cli(claude_bash("ls", cwd=str(project)), cwd=project)
@@ -291,6 +302,7 @@ def test_percentile_nearest_rank() -> None:
     assert summarise([]) == {"runs": 0, "events": 0, "hooks": []}
 
 
+@pytest.mark.slow
 def test_a_fail_closed_block_of_an_unreadable_event_is_logged(tmp_path: Path,
                                                               isolated_home: Path) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
@@ -315,6 +327,7 @@ def test_text_sqlite_cannot_hold_is_replaced_not_fatal(tmp_path: Path) -> None:
     assert _rows(tmp_path / "a.db")[0]["reason"] == "bad ? char"
 
 
+@pytest.mark.slow
 def test_a_priced_model_records_its_cost(tmp_path: Path, isolated_home: Path,
                                          model: FakeModel) -> None:
     model.script(verdict(True))

@@ -52,6 +52,7 @@ def _denied(proc: subprocess.CompletedProcess[str]) -> bool:
     return bool(reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny")
 
 
+@pytest.mark.slow
 def test_every_row_is_mirrored_as_one_json_line(tmp_path: Path) -> None:
     cfg = _config(tmp_path, {"jsonl": {"path": "out/decisions.jsonl"}})
     proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg))
@@ -70,6 +71,7 @@ def test_every_row_is_mirrored_as_one_json_line(tmp_path: Path) -> None:
     assert stored.pop("id") == 1 and stored == line
 
 
+@pytest.mark.slow
 def test_concurrent_runs_append_whole_lines(tmp_path: Path) -> None:
     cfg = _config(tmp_path, {"jsonl": {"path": str(tmp_path / "d.jsonl")}})
     # Long reasons: lines of many kilobytes, which would tear if they were not one write.
@@ -83,6 +85,7 @@ def test_concurrent_runs_append_whole_lines(tmp_path: Path) -> None:
         == list(range(12))
 
 
+@pytest.mark.slow
 def test_the_export_runs_with_the_database_off(tmp_path: Path) -> None:
     cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl"}}, enabled=False)
     assert _denied(run_cli(claude_bash("rm -rf /"), "--config", str(cfg)))
@@ -90,6 +93,7 @@ def test_the_export_runs_with_the_database_off(tmp_path: Path) -> None:
     assert not (tmp_path / "audit.db").exists()
 
 
+@pytest.mark.slow
 def test_an_event_that_could_not_be_read_is_exported_too(tmp_path: Path) -> None:
     cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl"}})
     proc = run_cli(b"{not json", "--config", str(cfg))
@@ -98,6 +102,7 @@ def test_an_event_that_could_not_be_read_is_exported_too(tmp_path: Path) -> None
     assert line["kind"] == "input" and line["status"] == "error"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "device", "symlink to a FIFO"])
 def test_a_fifo_or_device_in_the_files_place_is_refused(tmp_path: Path, kind: str) -> None:
     target = tmp_path / "d.jsonl"
@@ -142,6 +147,7 @@ def test_a_link_planted_in_the_files_place_is_refused(tmp_path: Path, link: str)
     assert (tmp_path / "audit.db").exists()
 
 
+@pytest.mark.slow
 def test_a_full_file_is_rotated_once(tmp_path: Path) -> None:
     cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl", "max_mb": 0.0001}})  # ~100 bytes
     for command in ("first", "second", "third"):
@@ -152,6 +158,7 @@ def test_a_full_file_is_rotated_once(tmp_path: Path) -> None:
     assert not (tmp_path / "d.jsonl.2").exists()
 
 
+@pytest.mark.slow
 def test_records_reach_a_local_otlp_collector(tmp_path: Path, collector: Collector) -> None:
     cfg = _config(tmp_path, {"otlp": {"endpoint": collector.url, "headers_env": "SIEM_HEADERS"}})
     env = {"SIEM_HEADERS": "Authorization=Bearer%20siem-token-1234,x-team=sec"}
@@ -176,6 +183,7 @@ def test_records_reach_a_local_otlp_collector(tmp_path: Path, collector: Collect
     assert record["time_unix_nano"] > 1_700_000_000 * 10**9
 
 
+@pytest.mark.slow
 def test_headers_that_are_not_key_value_pairs_are_refused_unquoted(
         tmp_path: Path, collector: Collector) -> None:
     cfg = _config(tmp_path, {"otlp": {"endpoint": collector.url, "headers_env": "SIEM_HEADERS"}})
@@ -189,6 +197,7 @@ def test_headers_that_are_not_key_value_pairs_are_refused_unquoted(
     assert collector.received == []
 
 
+@pytest.mark.slow
 def test_an_unreachable_collector_never_blocks_or_crashes(tmp_path: Path) -> None:
     import socket
 
@@ -209,6 +218,7 @@ def test_an_unreachable_collector_never_blocks_or_crashes(tmp_path: Path) -> Non
     assert len(_lines(tmp_path / "d.jsonl")) == 2
 
 
+@pytest.mark.slow
 def test_a_silent_collector_costs_at_most_the_export_timeout(tmp_path: Path,
                                                              collector: Collector) -> None:
     collector.delay = 60.0
@@ -223,6 +233,7 @@ def test_a_silent_collector_costs_at_most_the_export_timeout(tmp_path: Path,
     assert len(collector.received) == 1
 
 
+@pytest.mark.slow
 def test_no_secret_leaves_in_the_jsonl_file_or_the_otlp_payload(tmp_path: Path,
                                                                  collector: Collector) -> None:
     # The key is in the tool's command; the hook's own command carries a token; the reason
@@ -259,6 +270,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("export, imported", [({}, False),
                                               ({"jsonl": {"path": "d.jsonl"}}, False),
                                               ("otlp", True)])
@@ -281,6 +293,7 @@ def _managed(tmp_path: Path, export: dict[str, Any]) -> Path:
     return etc
 
 
+@pytest.mark.slow
 def test_a_managed_export_cannot_be_removed_or_redirected(tmp_path: Path,
                                                           collector: Collector) -> None:
     etc = _managed(tmp_path, {"jsonl": {"path": str(tmp_path / "siem" / "all.jsonl")}})
@@ -303,6 +316,7 @@ def test_a_managed_export_cannot_be_removed_or_redirected(tmp_path: Path,
     assert len(collector.records()) == 1
 
 
+@pytest.mark.slow
 def test_a_project_database_cannot_overwrite_a_managed_export(tmp_path: Path) -> None:
     # SQLite writing its database over the export's file would erase the exported lines.
     exported = tmp_path / "siem" / "all.jsonl"
@@ -323,6 +337,7 @@ def test_a_project_database_cannot_overwrite_a_managed_export(tmp_path: Path) ->
     assert not exported.with_name("all.jsonl.1").exists()
 
 
+@pytest.mark.slow
 def test_a_silent_collector_cannot_be_given_longer_than_five_seconds(
         tmp_path: Path, collector: Collector) -> None:
     # The host waits for the process to end on every event: a config's timeout is capped.
@@ -335,6 +350,7 @@ def test_a_silent_collector_cannot_be_given_longer_than_five_seconds(
     assert len(collector.received) == 1
 
 
+@pytest.mark.slow
 def test_event_text_in_every_column_is_redacted(tmp_path: Path) -> None:
     # An MCP tool's name and a session id come from the agent like any other text.
     cfg = _config(tmp_path, {"jsonl": {"path": "d.jsonl"}})
@@ -350,6 +366,7 @@ def test_event_text_in_every_column_is_redacted(tmp_path: Path) -> None:
     assert line["session_id"] == "[redacted]"
 
 
+@pytest.mark.slow
 def test_an_unapproved_project_config_exports_nothing(tmp_path: Path,
                                                       collector: Collector) -> None:
     project = tmp_path / "project"
@@ -360,6 +377,7 @@ def test_an_unapproved_project_config_exports_nothing(tmp_path: Path,
     assert collector.received == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block, message", [
     ({"callbacks": ["langfuse"]}, "litellm callbacks are not read from config files"),
     ({"success_callback": ["s3"]}, "prompthooks.audit.export"),
@@ -386,6 +404,7 @@ def _doctor(cfg: Path, *args: str) -> tuple[int, dict[str, dict[str, str]]]:
     return proc.returncode, {c["check"]: c for c in json.loads(proc.stdout)["checks"]}
 
 
+@pytest.mark.slow
 def test_doctor_checks_the_export_targets(tmp_path: Path, collector: Collector) -> None:
     os.mkfifo(tmp_path / "pipe.jsonl")
     cfg = _config(tmp_path, {"jsonl": {"path": "pipe.jsonl"},
@@ -435,6 +454,7 @@ def _hard_link_at_the_export(tmp_path: Path) -> tuple[Path, Path]:
     return exported, profile
 
 
+@pytest.mark.slow
 def test_a_hard_link_at_the_managed_export_is_moved_aside_and_the_export_goes_on(
         tmp_path: Path) -> None:
     """Not only with PROMPTHOOKS_DEBUG: a planted link must not silently stop the managed
@@ -455,6 +475,7 @@ def test_a_hard_link_at_the_managed_export_is_moved_aside_and_the_export_goes_on
     assert [x["decision"] for x in _lines(exported)] == ["deny", "deny"]
 
 
+@pytest.mark.slow
 def test_a_refused_export_file_that_cannot_be_replaced_is_said_on_every_run(
         tmp_path: Path) -> None:
     """Where the link cannot be moved aside (a folder the run may not write; root's override
@@ -475,6 +496,7 @@ def test_a_refused_export_file_that_cannot_be_replaced_is_said_on_every_run(
     assert exported.samefile(profile)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("link", ["symlink", "hard link"])
 def test_doctor_sees_a_link_at_the_export_file_as_run_does(tmp_path: Path, link: str) -> None:
     profile = tmp_path / "profile"
@@ -495,6 +517,7 @@ def test_doctor_sees_a_link_at_the_export_file_as_run_does(tmp_path: Path, link:
                   + "; refused (run moves it aside and begins a new file there)"}
 
 
+@pytest.mark.slow
 def test_a_folder_at_the_export_path_is_never_moved_and_said_on_every_run(
         tmp_path: Path) -> None:
     """"." names the config's own folder: a path written wrong, which is not moved aside."""

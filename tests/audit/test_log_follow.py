@@ -70,6 +70,7 @@ class _Follower:
         return self.proc.returncode, err
 
 
+@pytest.mark.slow
 def test_jsonl_prints_one_object_per_row_oldest_first(tmp_path: Path) -> None:
     cfg = _config(tmp_path)
     for command in ("first", "second", "third"):
@@ -101,6 +102,7 @@ def test_contradictory_options_are_usage_errors(tmp_path: Path, args: list[str],
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_follow_sees_every_row_of_concurrent_runs_once(tmp_path: Path) -> None:
     cfg = _config(tmp_path)
     # Started before the log exists: it waits for it, as tail -F does.
@@ -123,6 +125,7 @@ def test_follow_sees_every_row_of_concurrent_runs_once(tmp_path: Path) -> None:
     assert code == 0 and err == ""  # SIGTERM ends it cleanly: no traceback, no message
 
 
+@pytest.mark.slow
 def test_ctrl_c_ends_a_follow_cleanly_and_the_backlog_comes_first(tmp_path: Path) -> None:
     cfg = _config(tmp_path)
     for command in ("one", "two"):
@@ -138,6 +141,7 @@ def test_ctrl_c_ends_a_follow_cleanly_and_the_backlog_comes_first(tmp_path: Path
     assert code == 0 and "Traceback" not in err and "KeyboardInterrupt" not in err
 
 
+@pytest.mark.slow
 def test_follow_with_a_filter_skips_rows_it_leaves_out_once(tmp_path: Path) -> None:
     cfg = _config(tmp_path)
     follower = _Follower("--db", str(tmp_path / "log.db"), "--format", "jsonl",

@@ -92,6 +92,7 @@ def test_completion_of_an_unknown_shell_is_a_usage_error() -> None:
 
 # --- colour ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env, coloured", [
     ({}, False),
     ({"FORCE_COLOR": "1"}, True),
@@ -129,6 +130,7 @@ def _read_line(fd: int, seconds: float) -> bytes:
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "explain"])
 def test_a_terminal_on_stdin_gets_a_hint(command: str, tmp_path: Path) -> None:
     master, slave = pty.openpty()
@@ -161,6 +163,7 @@ def test_a_pipe_gets_no_hint(tmp_path: Path) -> None:
 
 # --- serve ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_serve_says_where_it_listens(isolated_home: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "prompthooks", "serve", "--idle", "0.1"],
                           capture_output=True, text=True, timeout=180)

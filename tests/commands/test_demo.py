@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.slow
 def test_demo_runs_offline_and_blocks_what_it_should() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROMPTHOOKS_")}
     env["PROMPTHOOKS_API_BASE"] = "http://127.0.0.1:9/v1"  # nothing there: replay only
@@ -37,6 +40,7 @@ def test_demo_runs_offline_and_blocks_what_it_should() -> None:
     assert "failed" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_demo_into_a_closed_pipe_is_quiet() -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # like `| head -1` that has already exited
@@ -49,6 +53,7 @@ def test_demo_into_a_closed_pipe_is_quiet() -> None:
     assert proc.returncode == 1
 
 
+@pytest.mark.slow
 def test_the_reference_writer_rewrites_the_demo_cassette_as_shipped(tmp_path: Path) -> None:
     """config/examples/record_reference.py, run on a copy of the examples, writes the entries
     the shipped cassette holds: same keys, same verdicts (only the writing time differs)."""
@@ -77,6 +82,7 @@ def test_the_reference_writer_rewrites_the_demo_cassette_as_shipped(tmp_path: Pa
     assert written and written == entries(shipped / "demo.cassette.yaml")
 
 
+@pytest.mark.slow
 def test_demo_colours_its_verdicts_only_where_colour_is_on() -> None:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("PROMPTHOOKS_") and k != "NO_COLOR"}

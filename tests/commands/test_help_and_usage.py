@@ -56,6 +56,7 @@ def test_help_has_a_description_examples_and_exit_codes(command: str, columns: i
         assert [line for line in ours.splitlines() if len(line) > 60] == []
 
 
+@pytest.mark.slow
 def test_every_command_is_listed_beside_its_summary() -> None:
     listed = prompthooks("--help").stdout.split("COMMAND\n", 1)[1].split("\n\n", 1)[0]
     names = [line.split()[0] for line in listed.splitlines() if line.startswith("    ")

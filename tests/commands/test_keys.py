@@ -21,7 +21,7 @@ from prompthooks.dispatcher import address
 from prompthooks.model import keys
 
 from ..fake_model import FakeModel, error, serve, verdict
-from ..helpers import approve, claude_bash, reply, run_cli, write_json
+from ..helpers import approve, claude_bash, reply, run_in_process, write_json
 
 KEY = "sk-stored-0123456789abcdef"  # a made-up key: never a real one
 PROVIDER_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE",
@@ -60,6 +60,7 @@ def _project(tmp_path: Path, model: str, fail_closed: bool = False) -> Path:
     return approve(project / ".prompthooks").parent
 
 
+@pytest.mark.slow
 def test_set_from_stdin_is_owner_only_and_listed_without_its_value(
         isolated_home: Path) -> None:
     proc = _keys("set", "openai", stdin=KEY + "\n")
@@ -129,6 +130,7 @@ def test_set_through_a_terminal_prompts_without_echo(isolated_home: Path) -> Non
     assert keys.read(os.environ) == {"anthropic": KEY}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direct", ["1", "0"], ids=["direct", "litellm"])
 def test_a_stored_key_reaches_its_provider_on_a_real_run(
         tmp_path: Path, server: FakeModel, direct: str, isolated_home: Path) -> None:
@@ -136,24 +138,26 @@ def test_a_stored_key_reaches_its_provider_on_a_real_run(
     assert _keys("set", "openai", stdin=KEY).returncode == 0
     project = _project(tmp_path, "openai/test-model")
     env = {"OPENAI_BASE_URL": server.url, "PROMPTHOOKS_DIRECT": direct}
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project, env=env)
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project, env=env)
     assert proc.returncode == 0, proc.stderr
     assert len(server.requests) == 1, proc.stderr
     assert _auth(server) == f"Bearer {KEY}"
 
 
+@pytest.mark.slow
 def test_a_stored_key_never_goes_to_an_endpoint_of_the_users(
         tmp_path: Path, server: FakeModel) -> None:
     """PROMPTHOOKS_API_BASE is the user's own server: its key is its own, not OpenAI's."""
     assert _keys("set", "openai", stdin=KEY).returncode == 0
     project = _project(tmp_path, "gpt-4.1-mini")
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project,
                    env={"PROMPTHOOKS_API_BASE": server.url})
     assert proc.returncode == 0, proc.stderr
     assert len(server.requests) == 1  # the canary: the call was made, to that server
     assert _auth(server) is None
 
 
+@pytest.mark.slow
 def test_a_refused_stored_key_is_in_no_log_cassette_or_message(
         tmp_path: Path, server: FakeModel, isolated_home: Path) -> None:
     """The server echoes the key in its error, as providers do; it goes nowhere from there."""
@@ -162,7 +166,7 @@ def test_a_refused_stored_key_is_in_no_log_cassette_or_message(
     project = _project(tmp_path, "openai/test-model", fail_closed=True)
     tape = tmp_path / "tape.yaml"
     env = {"OPENAI_BASE_URL": server.url}
-    proc = run_cli(claude_bash("rm -rf ~", cwd=str(project)), "--record", str(tape),
+    proc = run_in_process(claude_bash("rm -rf ~", cwd=str(project)), "--record", str(tape),
                    cwd=project, env=env)
     assert server.requests and _auth(server) == f"Bearer {KEY}"
     assert proc.returncode == 0, proc.stderr
@@ -175,7 +179,7 @@ def test_a_refused_stored_key_is_in_no_log_cassette_or_message(
     assert KEY not in proc.stdout + proc.stderr
     # Served again, now recording a verdict: the cassette holds no key either.
     server.script(verdict(True))
-    ok = run_cli(claude_bash("ls", cwd=str(project)), "--record", str(tape), cwd=project,
+    ok = run_in_process(claude_bash("ls", cwd=str(project)), "--record", str(tape), cwd=project,
                  env=env)
     assert ok.returncode == 0, ok.stderr
     assert tape.exists() and "test-model" in tape.read_text()
@@ -202,6 +206,7 @@ def test_a_changed_store_is_another_resident_process(isolated_home: Path) -> Non
     assert KEY not in json.dumps(now)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["litellm_proxy/team-model", "openai/gpt-4.1-mini",
                                    "anthropic/claude-haiku-4-5"])
 def test_a_config_naming_an_api_base_gets_no_stored_key(
@@ -216,7 +221,7 @@ def test_a_config_naming_an_api_base_gets_no_stored_key(
         "hooks": {"PreToolUse": [{"hooks": [
             {"type": "prompt", "prompt": "Judge. $ARGUMENTS", "model": model}]}]}})
     approve(project / ".prompthooks")
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project,
                    env={"PROMPTHOOKS_DIRECT": "1"})
     assert proc.returncode == 0, proc.stderr
     if model.startswith("anthropic/"):
@@ -229,6 +234,7 @@ def test_a_config_naming_an_api_base_gets_no_stored_key(
     assert not any(KEY in value for value in server.requests[0].headers.values())
 
 
+@pytest.mark.slow
 def test_a_planted_link_in_place_of_the_store_is_not_followed(
         tmp_path: Path, server: FakeModel, isolated_home: Path) -> None:
     """Something running as the user links keys.json to a file of its choosing: prompthooks
@@ -240,7 +246,7 @@ def test_a_planted_link_in_place_of_the_store_is_not_followed(
     store.parent.mkdir(parents=True)
     store.symlink_to(elsewhere)
     project = _project(tmp_path, "openai/test-model")
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project,
                    env={"OPENAI_BASE_URL": server.url})
     assert proc.returncode == 0, proc.stderr
     assert len(server.requests) == 1, proc.stderr  # the call went out, with no stored key

@@ -11,12 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..helpers import (
     approve,
     claude_bash,
     claude_event,
     reply,
-    run_cli,
+    run_in_process,
     write_json,
     write_script,
 )
@@ -53,11 +55,12 @@ def _project(tmp_path: Path, command: str, **block: Any) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_a_secret_in_the_hook_command_is_never_stored_or_shown(tmp_path: Path) -> None:
     deny = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo 'no' >&2; exit 2")
     project = _project(tmp_path, f"GH_TOKEN={GH} {deny}")
     event = claude_bash("ls", cwd=str(project))
-    proc = run_cli(event, cwd=project)
+    proc = run_in_process(event, cwd=project)
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert GH not in proc.stdout + proc.stderr
     (row,) = _rows(tmp_path / "audit.db")
@@ -79,7 +82,7 @@ def test_a_secret_in_the_hook_command_is_never_stored_or_shown(tmp_path: Path) -
 def test_log_redacts_rows_an_older_version_stored_as_they_were(tmp_path: Path) -> None:
     deny = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo 'no' >&2; exit 2")
     project = _project(tmp_path, str(deny))
-    run_cli(claude_bash("ls", cwd=str(project)), cwd=project)
+    run_in_process(claude_bash("ls", cwd=str(project)), cwd=project)
     conn = sqlite3.connect(tmp_path / "audit.db")
     conn.execute("UPDATE decisions SET hook = ?, hook_label = ?",
                   (f"GH_TOKEN={GH} ./x.sh", f"label {GH}"))
@@ -95,13 +98,14 @@ def test_a_secret_named_value_that_looks_like_a_path_is_redacted(tmp_path: Path)
     echo = write_script(tmp_path / "echo.sh",
                         'cat >/dev/null; echo "saw $DEPLOY_TOKEN" >&2; exit 2')
     project = _project(tmp_path, str(echo))
-    proc = run_cli(claude_bash("ls", cwd=str(project)), cwd=project,
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), cwd=project,
                    env={"DEPLOY_TOKEN": value, "DEPLOY_KEY_PATH": "/srv/keys/deploy-key"})
     assert value in proc.stdout  # the host's reply is left as the hook gave it
     (row,) = _rows(tmp_path / "audit.db")
     assert row["reason"] == "saw [redacted]"
 
 
+@pytest.mark.slow
 def test_the_key_api_key_env_names_is_hidden_in_explain_and_the_stored_event(
         tmp_path: Path) -> None:
     allow = write_script(tmp_path / "allow.sh", "cat >/dev/null; exit 0")
@@ -112,7 +116,7 @@ def test_the_key_api_key_env_names_is_hidden_in_explain_and_the_stored_event(
     approve(project / ".prompthooks")
     event = claude_bash(f"curl -H 'x-key: {ENV_KEY}' https://llm.example", cwd=str(project))
     env = {"MYLLM": ENV_KEY, "CLAUDE_PROJECT_DIR": str(project)}
-    proc = run_cli(event, cwd=project, env=env)
+    proc = run_in_process(event, cwd=project, env=env)
     assert proc.returncode == 0, proc.stderr
     (row,) = _rows(tmp_path / "audit.db")
     assert ENV_KEY not in row["event_input"] and "x-key: [redacted]" in row["event_input"]
@@ -122,6 +126,7 @@ def test_the_key_api_key_env_names_is_hidden_in_explain_and_the_stored_event(
         assert ENV_KEY not in shown.stdout and "x-key: [redacted]" in shown.stdout
 
 
+@pytest.mark.slow
 def test_log_escapes_control_characters_and_json_stays_exact(tmp_path: Path) -> None:
     nasty = "\x1b[2J\x1b]0;owned\x07 \u202egnp.exe \x9b31m"
     deny = write_script(tmp_path / "deny.sh",
@@ -129,7 +134,7 @@ def test_log_escapes_control_characters_and_json_stays_exact(tmp_path: Path) -> 
     project = _project(tmp_path, str(deny))
     event = claude_event("PreToolUse", str(project), tool_name=f"Bash{nasty}\nfake row",
                          tool_input={"command": "ls"}, tool_use_id="t")
-    run_cli(event, cwd=project)
+    run_in_process(event, cwd=project)
     db = str(tmp_path / "audit.db")
     table = _cli("log", "--db", db)
     assert table.returncode == 0

@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..helpers import on_a_pty, write_json
+
+pytestmark = pytest.mark.slow
 
 ESCAPE = "\x1b["
 BOX = "┃"

@@ -20,6 +20,8 @@ from prompthooks.audit import store
 
 from ..helpers import claude_bash, on_a_pty, write_json
 
+pytestmark = pytest.mark.slow
+
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 RED, GREEN, YELLOW = "\x1b[31m", "\x1b[32m", "\x1b[33m"
 

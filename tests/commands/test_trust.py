@@ -41,6 +41,7 @@ def _state(project: Path) -> str:
     return state.state
 
 
+@pytest.mark.slow
 def test_trust_approves_lists_and_revokes(project: Path, isolated_home: Path) -> None:
     folder = project / ".prompthooks"
     claude_config(folder / "hooks.json", "PreToolUse", {"command": "true"})
@@ -75,6 +76,7 @@ def test_trust_approves_lists_and_revokes(project: Path, isolated_home: Path) ->
                                          "nothing to revoke"]
 
 
+@pytest.mark.slow
 def test_trust_json_and_both_sources(project: Path, isolated_home: Path) -> None:
     claude_config(project / ".prompthooks" / "hooks.json", "Stop", {"command": "true"})
     user = isolated_home / ".config" / "prompthooks"
@@ -95,6 +97,7 @@ def test_list_with_nothing_to_list(project: Path, isolated_home: Path) -> None:
                                         f"in {store}"]
 
 
+@pytest.mark.slow
 def test_nothing_to_approve_is_one_line_and_exit_1(project: Path) -> None:
     proc = _cli("trust", "--project", str(project))
     assert proc.returncode == 1
@@ -106,6 +109,7 @@ def test_nothing_to_approve_is_one_line_and_exit_1(project: Path) -> None:
     assert "it holds no hooks.json and no hook files: nothing to approve" in proc.stdout
 
 
+@pytest.mark.slow
 def test_an_unwritable_store_is_one_line(project: Path, isolated_home: Path) -> None:
     claude_config(project / ".prompthooks" / "hooks.json", "Stop", {"command": "true"})
     store = isolated_home / ".local" / "share" / "prompthooks" / "trust.json"
@@ -117,6 +121,7 @@ def test_an_unwritable_store_is_one_line(project: Path, isolated_home: Path) -> 
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_install_approves_the_starter_it_writes(project: Path) -> None:
     proc = _cli("install", "--host", "claude", "--project", str(project),
                 env={"PATH": "/usr/bin:/bin"})
@@ -126,6 +131,7 @@ def test_install_approves_the_starter_it_writes(project: Path) -> None:
     assert _state(project) == "approved"
 
 
+@pytest.mark.slow
 def test_install_approves_an_existing_config_only_when_it_is_exactly_the_starter(
         project: Path, tmp_path: Path) -> None:
     folder = project / ".prompthooks"
@@ -153,6 +159,7 @@ def test_install_approves_an_existing_config_only_when_it_is_exactly_the_starter
     assert _state(third) == "new"
 
 
+@pytest.mark.slow
 def test_validate_explain_and_doctor_show_the_trust_state(project: Path) -> None:
     folder = project / ".prompthooks"
     claude_config(folder / "hooks.json", "PreToolUse", {"command": "echo guarded"},

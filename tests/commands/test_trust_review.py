@@ -50,6 +50,7 @@ def _state(folder: Path) -> str:
                           trust.read_store(os.environ)).state
 
 
+@pytest.mark.slow
 def test_trust_lists_each_hook_it_approves_by_file_in_80_columns(folder: Path) -> None:
     _config(folder, [GUARD, JUDGE], Stop=[{"hooks": [{"type": "command", "command": "true"}]}])
     write_script(folder / "hooks" / "TaskComplete", "echo '{}'")
@@ -89,6 +90,7 @@ def test_trust_lists_each_hook_it_approves_by_file_in_80_columns(folder: Path) -
     assert TOKEN not in json.dumps(shown)
 
 
+@pytest.mark.slow
 def test_trust_shows_what_changed_since_the_last_approval(folder: Path) -> None:
     _config(folder, [GUARD])
     assert _cli("trust", cwd=folder.parent).returncode == 0
@@ -130,6 +132,7 @@ def test_trust_shows_what_changed_since_the_last_approval(folder: Path) -> None:
     assert "+++ b/hooks/TaskComplete" in out and "+echo added-later" in out
 
 
+@pytest.mark.slow
 def test_a_copy_rewritten_after_the_approval_is_not_shown_as_what_was_approved(
         folder: Path) -> None:
     _config(folder, [GUARD])
@@ -154,6 +157,7 @@ def test_a_copy_rewritten_after_the_approval_is_not_shown_as_what_was_approved(
     assert "a symbolic link" in out and "--- a/hooks.json" not in out
 
 
+@pytest.mark.slow
 def test_a_config_that_fails_validation_is_approved_only_with_force(folder: Path) -> None:
     write_json(folder / "hooks.json", {"hooks": {"PreToolUse": [
         {"matcher": "Bash", "hooks": [{"type": "command"}, {"type": "command", "command": "true",
@@ -180,6 +184,7 @@ def test_a_config_that_fails_validation_is_approved_only_with_force(folder: Path
     assert _state(folder) == "approved"
 
 
+@pytest.mark.slow
 def test_after_install_approved_its_starter_the_diff_is_of_the_files_alone(
         folder: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "prompthooks", "install", "--host", "claude",
@@ -197,6 +202,7 @@ def test_after_install_approved_its_starter_the_diff_is_of_the_files_alone(
     assert not any(t.startswith(("+ added", "- removed")) for t in out)
 
 
+@pytest.mark.slow
 def test_a_line_break_in_a_command_cannot_forge_a_line_of_the_review(folder: Path) -> None:
     _config(folder, [GUARD])
     assert _cli("trust", cwd=folder.parent).returncode == 0
@@ -228,6 +234,7 @@ def test_a_pack_changed_between_the_review_and_the_approval_is_not_approved(
     assert _state(folder) == "new"
 
 
+@pytest.mark.slow
 def test_the_copy_is_bounded_and_a_file_past_the_bound_is_named_not_diffed(
         folder: Path) -> None:
     _config(folder, [GUARD])
@@ -247,6 +254,7 @@ def test_the_copy_is_bounded_and_a_file_past_the_bound_is_named_not_diffed(
     assert len(out) < 100  # only the changed lines and their context, not the files
 
 
+@pytest.mark.slow
 def test_a_path_packs_files_are_diffed_as_the_folders_are(folder: Path, tmp_path: Path) -> None:
     from ..config.test_packs import FORCE_PUSH, make_pack
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..helpers import write_json
 
 
@@ -95,6 +97,7 @@ def test_every_problem_of_a_file_is_reported(tmp_path: Path) -> None:
                           "Input should be a valid number (and 1 more problem)\n")
 
 
+@pytest.mark.slow
 def test_clean_config_with_ignored_keys_warns_and_passes(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "settings.json", {"permissions": {}, "hooks": {"PreToolUse": [
         {"matcher": "Bash", "hooks": [{"type": "command", "command": "true", "shiny": 1}]}]}})

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import approve, claude_bash, run_cli, write_json, write_script
+from ..helpers import approve, claude_bash, run_in_process, write_json, write_script
 
 KEY = "test-key-not-a-secret"
 
@@ -34,6 +34,7 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_every_mistake_of_every_file_in_one_run(project: Path, isolated_home: Path) -> None:
     config = project / ".prompthooks"
     guard = write_script(project / ".claude" / "hooks" / "guard.sh", "exit 0")
@@ -139,7 +140,7 @@ def test_what_validate_reports_is_what_run_does(project: Path) -> None:
     assert report["errors"] == [
         f"{config / 'hooks.json'}: hooks.PreToolUse[0].hooks[1].command: './nope.sh' does not "
         f"exist (no {project / 'nope.sh'}: the hook runs in {project})"]
-    run = run_cli(claude_bash("ls", str(project)), *named, cwd=project,
+    run = run_in_process(claude_bash("ls", str(project)), *named, cwd=project,
                   env={"CLAUDE_PROJECT_DIR": str(project)})
     assert marker.exists()  # the guard validate resolved did run
     assert "./nope.sh: not found" in run.stderr  # the one it named failed
@@ -157,10 +158,11 @@ def test_a_command_is_read_never_run(project: Path, tmp_path: Path) -> None:
     assert not marker.exists()
     # The canary: handed to a shell, as `run` does once approved, it does run.
     approve(config)
-    run_cli(claude_bash("ls", str(project)), cwd=project)
+    run_in_process(claude_bash("ls", str(project)), cwd=project)
     assert marker.exists()
 
 
+@pytest.mark.slow
 def test_unset_variables_are_a_warning_not_a_guess(project: Path) -> None:
     config = project / ".prompthooks"
     write_json(config / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
@@ -192,6 +194,7 @@ def test_a_cline_hook_whose_interpreter_is_missing(project: Path) -> None:
     assert validate(project, "--json").returncode == 0
 
 
+@pytest.mark.slow
 def test_models_no_path_reaches_are_warnings(project: Path, model: object) -> None:
     config = project / ".prompthooks"
     policy = {"type": "prompt", "prompt": "Block rm -rf. $ARGUMENTS"}
@@ -227,6 +230,7 @@ def test_models_no_path_reaches_are_warnings(project: Path, model: object) -> No
     assert json.loads(validate(project, "--json", drop=drop).stdout)["warnings"] == []
 
 
+@pytest.mark.slow
 def test_hostile_sizes_are_read_in_bounded_time(project: Path) -> None:
     """A config an agent wrote may hold a command of hundreds of kilobytes, a matcher of fifty
     thousand names, a long event key (within the 1 MiB a config file may be): validate
@@ -251,6 +255,7 @@ def test_hostile_sizes_are_read_in_bounded_time(project: Path) -> None:
                for e in report["errors"])
 
 
+@pytest.mark.slow
 def test_names_no_file_can_have_are_one_line_each(project: Path) -> None:
     """A NUL or an unpaired surrogate (both valid in JSON) in a command, a matcher or an event
     key: one line each and exit 1, never a traceback."""
@@ -278,6 +283,7 @@ def test_names_no_file_can_have_are_one_line_each(project: Path) -> None:
     assert warning.endswith(" tools hosts are known to have")
 
 
+@pytest.mark.slow
 def test_a_session_start_matcher_hosts_never_send(project: Path) -> None:
     config = project / ".prompthooks"
     typo, right = project / "typo-ran", project / "right-ran"
@@ -301,10 +307,11 @@ def test_a_session_start_matcher_hosts_never_send(project: Path) -> None:
     approve(config)
     event = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
              "cwd": str(project)}
-    run_cli(event, cwd=project)
+    run_in_process(event, cwd=project)
     assert right.exists() and not typo.exists()
 
 
+@pytest.mark.slow
 def test_a_secret_in_a_command_is_shown_redacted(project: Path) -> None:
     token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
     config = project / ".prompthooks"

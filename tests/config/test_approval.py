@@ -17,7 +17,15 @@ from prompthooks.api import load_config
 from prompthooks.config import loader, trust
 from prompthooks.core.hook import Source
 
-from ..helpers import approve, claude_bash, claude_config, reply, run_cli, write_json, write_script
+from ..helpers import (
+    approve,
+    claude_bash,
+    claude_config,
+    reply,
+    run_in_process,
+    write_json,
+    write_script,
+)
 
 
 @pytest.fixture
@@ -34,7 +42,7 @@ def _touching(project: Path, marker: Path) -> Path:
 
 
 def _run(project: Path, *args: str, env: dict[str, str] | None = None) -> Any:
-    return run_cli(claude_bash("ls", cwd=str(project)), "--managed-dir",
+    return run_in_process(claude_bash("ls", cwd=str(project)), "--managed-dir",
                    str(project.parent / "no-managed"), *args, cwd=project, env=env)
 
 
@@ -62,6 +70,7 @@ def _trust_cli(*args: str, cwd: Path | None = None) -> Any:
                           capture_output=True, text=True, cwd=cwd, timeout=60)
 
 
+@pytest.mark.slow
 def test_a_new_config_does_not_run_until_approved_and_stops_when_edited(
         project: Path, isolated_home: Path) -> None:
     marker = project.parent / "hook-ran"
@@ -103,7 +112,7 @@ def test_an_untrusted_config_never_blocks_but_the_managed_policy_still_runs(
     assert proc.returncode == 1 and proc.stdout == ""
     deny = write_script(tmp_path / "deny.sh", "echo 'managed: no' >&2; exit 2")
     claude_config(tmp_path / "etc" / "hooks.json", "PreToolUse", {"command": str(deny)})
-    proc = run_cli(claude_bash("ls", cwd=str(project)), "--managed-dir", str(tmp_path / "etc"),
+    proc = run_in_process(claude_bash("ls", cwd=str(project)), "--managed-dir", str(tmp_path / "etc"),
                    cwd=project)
     assert proc.returncode == 0
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "managed: no"
@@ -232,6 +241,7 @@ def test_a_store_others_can_write_approves_nothing(project: Path, isolated_home:
     assert _run(project).returncode == 0 and marker.exists()
 
 
+@pytest.mark.slow
 def test_approving_replaces_a_corrupt_store(project: Path, isolated_home: Path) -> None:
     _touching(project, project.parent / "m")
     store = isolated_home / ".local" / "share" / "prompthooks" / "trust.json"
@@ -352,7 +362,7 @@ def test_managed_hooks_only_keeps_the_managed_deny_and_drops_the_project_allow(
     approve(project / ".prompthooks")  # approved, and still not loaded
     named = claude_config(tmp_path / "named.json", "PreToolUse", {"command": f"touch {marker}"})
     for extra in ((), ("--config", str(named))):
-        proc = run_cli(claude_bash("ls", cwd=str(project)), "--managed-dir", str(etc.parent),
+        proc = run_in_process(claude_bash("ls", cwd=str(project)), "--managed-dir", str(etc.parent),
                        *extra, cwd=project)
         assert not marker.exists()
         assert proc.returncode == 0

@@ -36,6 +36,7 @@ def _probe(tmp_path: Path, cfg: Path) -> subprocess.CompletedProcess[str]:
                           input=json.dumps(claude_bash("ls")), timeout=60)
 
 
+@pytest.mark.slow
 def test_second_run_reads_the_cache_without_pydantic(tmp_path: Path) -> None:
     script = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": str(script)})

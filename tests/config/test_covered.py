@@ -80,6 +80,7 @@ def _observe(folder_var: str, name: str, observed: Path, ran: Path) -> str:
             f"echo x >> '{observed}'; true")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["hooks.json", "hooks/PreToolUse"])
 def test_a_version_renamed_over_an_approved_file_in_a_loop_never_runs(
         proj: Path, tmp_path: Path, target: str) -> None:
@@ -129,6 +130,7 @@ def _policy_project(proj: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_rewritten_prompt_file_makes_the_folder_unapproved(
         proj: Path, model: FakeModel) -> None:
     _judge_by_policy(model)
@@ -199,6 +201,7 @@ def test_a_hook_file_runs_from_its_approved_bytes_with_its_folder_in_the_environ
     assert config_dir == str((folder / "hooks").resolve()) and cwd == str(proj)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     "./check.sh", "bash scripts/check.sh --fast", '"$CLAUDE_PROJECT_DIR"/scripts/check.sh',
     "A=1 sh -e scripts/check.sh", "true && $PROMPTHOOKS_CONFIG_DIR/own.sh",
@@ -238,6 +241,7 @@ def test_a_command_naming_project_files_as_data_can_be_approved(proj: Path) -> N
     assert cli("trust", "--project", str(proj)).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_command_no_file_can_be_named_by_is_no_crash(proj: Path) -> None:
     """A NUL or an unpaired surrogate (both valid JSON) in a command: the check that looks for
     scripts inside the project reads it without a traceback, and the run answers."""
@@ -270,6 +274,7 @@ def origin(tmp_path: Path) -> Iterator[Path]:
     yield repo
 
 
+@pytest.mark.slow
 def test_a_pack_cache_rewritten_with_its_record_no_longer_matches_the_approval(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     from prompthooks.config import packs
@@ -315,6 +320,7 @@ def _folder_pack_project(proj: Path) -> tuple[Path, Path]:
     return folder, pack / "policies" / "force-push.md"
 
 
+@pytest.mark.slow
 def test_a_rewritten_folder_pack_makes_the_folder_unapproved(
         proj: Path, model: FakeModel) -> None:
     _judge_by_policy(model)

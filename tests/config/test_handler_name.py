@@ -14,7 +14,14 @@ import pytest
 
 from prompthooks.api import load_config
 
-from ..helpers import claude_bash, cline_event, cursor_event, run_cli, write_json, write_script
+from ..helpers import (
+    claude_bash,
+    cline_event,
+    cursor_event,
+    run_in_process,
+    write_json,
+    write_script,
+)
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -26,6 +33,7 @@ def _audit(tmp_path: Path) -> dict[str, object]:
     return {"audit": {"path": str(tmp_path / "audit.db")}}
 
 
+@pytest.mark.slow
 def test_named_hooks_of_each_dialect_are_named_in_the_log_and_explain(tmp_path: Path) -> None:
     deny = write_script(tmp_path / "deny.sh", "cat >/dev/null; echo no >&2; exit 2")
     claude = write_json(tmp_path / "claude.json", {"prompthooks": _audit(tmp_path), "hooks": {
@@ -48,8 +56,8 @@ def test_named_hooks_of_each_dialect_are_named_in_the_log_and_explain(tmp_path: 
     # Only the command hook runs here (the prompt hook has no model): the row is named.
     cmd_only = write_json(tmp_path / "cmd.json", {"prompthooks": _audit(tmp_path), "hooks": {
         "PreToolUse": [{"hooks": [{"command": str(deny), "name": "No deletes"}]}]}})
-    run_cli(claude_bash("rm -rf /"), "--config", str(cmd_only))
-    run_cli(cursor_event("beforeShellExecution", command="rm -rf /"), "--config", str(cursor),
+    run_in_process(claude_bash("rm -rf /"), "--config", str(cmd_only))
+    run_in_process(cursor_event("beforeShellExecution", command="rm -rf /"), "--config", str(cursor),
             "--config", str(cmd_only))
     rows = json.loads(_cli("log", "--db", str(tmp_path / "audit.db"), "--json").stdout)
     # Cursor's beforeShellExecution runs its own entries only (see tests/hosts/cursor).
@@ -58,10 +66,11 @@ def test_named_hooks_of_each_dialect_are_named_in_the_log_and_explain(tmp_path: 
     assert "No deletes" in table and "cursor guard" in table
 
 
+@pytest.mark.slow
 def test_a_failing_named_hook_is_named_on_stderr_and_in_test_output(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"command": "exit 7", "name": "broken guard"}]}]}})
-    proc = run_cli(claude_bash("ls"), "--config", str(cfg))
+    proc = run_in_process(claude_bash("ls"), "--config", str(cfg))
     assert "hook 'broken guard'" in proc.stderr and "exit 7" not in proc.stderr.split("(")[0]
     cases = tmp_path / "cases.yaml"
     cases.write_text(f"""
@@ -80,10 +89,11 @@ def test_a_cline_executable_keeps_its_file_name(tmp_path: Path) -> None:
     write_script(tmp_path / "hooks" / "PreToolUse", "echo '{}'")
     (hook,) = load_config([str(tmp_path / "hooks")]).hooks
     assert hook.name == "hooks/PreToolUse"
-    assert run_cli(cline_event("PreToolUse", toolName="read_file"), "--config",
+    assert run_in_process(cline_event("PreToolUse", toolName="read_file"), "--config",
                    str(tmp_path / "hooks")).returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, message", [
     ("", "blank"), ("   ", "blank"), ("x" * 81, "at most 80"),
     ("two\nlines", "one line"), ("esc\x1b[2J", "control"), (7, "string"),

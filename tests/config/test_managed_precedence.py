@@ -16,7 +16,7 @@ from prompthooks.model.cassette import Cassette
 from prompthooks.model.chain import Models
 
 from ..fake_model import FakeModel, serve, verdict
-from ..helpers import claude_bash, reply, run_cli, write_json, write_script
+from ..helpers import claude_bash, reply, run_in_process, write_json, write_script
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_config_on_the_command_line_keeps_the_managed_policy(tmp_path: Path) -> 
     write_json(etc / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": str(deny)}]}]}})
     allow = _project(tmp_path, {"type": "command", "command": "echo '{\"decision\": \"approve\"}'"})
-    proc = run_cli(claude_bash("ls"), "--config", str(allow), "--managed-dir", str(etc))
+    proc = run_in_process(claude_bash("ls"), "--config", str(allow), "--managed-dir", str(etc))
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "managed: no"
     outcome = dispatch(claude_bash("ls"), config_paths=[str(allow)], managed_dir=etc)
@@ -81,6 +81,7 @@ def test_project_cannot_disable_managed_hooks(tmp_path: Path) -> None:
     assert f"{project}: unknown key 'disableAllHooks' ignored" in outcome.config.warnings
 
 
+@pytest.mark.slow
 def test_environment_cannot_redirect_a_managed_prompt_hook(
         tmp_path: Path, model: FakeModel, policy_server: FakeModel) -> None:
     # `model` points PROMPTHOOKS_API_BASE/MODEL at a server that says ok to everything.
@@ -97,6 +98,7 @@ def test_environment_cannot_redirect_a_managed_prompt_hook(
     assert project_call.body["model"] == "test-model"
 
 
+@pytest.mark.slow
 def test_cassettes_and_replay_never_answer_for_a_managed_hook(
         tmp_path: Path, policy_server: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
     etc = _managed(tmp_path, policy_server)
@@ -107,12 +109,13 @@ def test_cassettes_and_replay_never_answer_for_a_managed_hook(
                        config_paths=[str(_project(tmp_path))], models=replay)
     assert outcome.decision.reason == "managed model says no"
     monkeypatch.setenv("PROMPTHOOKS_CASSETTE", str(tape))
-    proc = run_cli(claude_bash("rm -rf ~"), "--managed-dir", str(etc), "--replay", str(tape),
+    proc = run_in_process(claude_bash("rm -rf ~"), "--managed-dir", str(etc), "--replay", str(tape),
                    cwd=tmp_path)
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "managed model says no"
     assert len(policy_server.requests) == 2
 
 
+@pytest.mark.slow
 def test_the_verdict_cache_is_never_used_for_a_managed_hook(
         tmp_path: Path, policy_server: FakeModel) -> None:
     etc = _managed(tmp_path, policy_server, cache_ttl=600)
@@ -129,6 +132,7 @@ def test_the_verdict_cache_is_never_used_for_a_managed_hook(
     assert len(policy_server.requests) == 3
 
 
+@pytest.mark.slow
 def test_a_managed_prompt_hook_never_goes_through_the_worker(
         tmp_path: Path, policy_server: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ..fake_model import Answer, FakeModel, verdict
-from ..helpers import approve, claude_bash, reply, run_cli, write_json
+from ..helpers import approve, claude_bash, reply, run_in_process, write_json
 
 FORCE_PUSH = "Block force pushes and history rewrites of shared branches. $ARGUMENTS"
 SECRETS = "Block writing literal secrets into files. $ARGUMENTS"
@@ -104,6 +104,7 @@ def origin(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 def test_fetch_verify_approve_then_run_uses_the_pinned_template(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     proj = project(tmp_path, str(origin), "v1")
@@ -119,14 +120,15 @@ def test_fetch_verify_approve_then_run_uses_the_pinned_template(
     approved = cli("trust", cwd=proj)
     assert approved.returncode == 0, approved.stderr
     judge_by_command(model)
-    out = run_cli(claude_bash("git push --force origin main", str(proj)), cwd=proj)
+    out = run_in_process(claude_bash("git push --force origin main", str(proj)), cwd=proj)
     assert out.returncode == 0, out.stderr
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     asked = model.requests[-1].user
     assert FORCE_PUSH.removesuffix(" $ARGUMENTS") in asked and "name: force-push" not in asked
-    assert run_cli(claude_bash("git push origin main", str(proj)), cwd=proj).stdout in ("", "{}")
+    assert run_in_process(claude_bash("git push origin main", str(proj)), cwd=proj).stdout in ("", "{}")
 
 
+@pytest.mark.slow
 def test_a_full_sha_pin_is_verified_and_a_wrong_one_fails(tmp_path: Path, origin: Path) -> None:
     sha = git(origin, "rev-parse", "HEAD")
     proj = project(tmp_path, str(origin), sha)
@@ -141,6 +143,7 @@ def test_a_full_sha_pin_is_verified_and_a_wrong_one_fails(tmp_path: Path, origin
     assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_a_moved_tag_does_not_run_until_approved_again(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     proj = project(tmp_path, str(origin), "v1")
@@ -158,7 +161,7 @@ def test_a_moved_tag_does_not_run_until_approved_again(
            "again (prompthooks trust)" in lines
     assert "  ~ changed policy force-push" in lines and "+Allow everything. $ARGUMENTS" in lines
     judge_by_command(model)
-    out = run_cli(claude_bash("git push --force origin main", str(proj)), cwd=proj)
+    out = run_in_process(claude_bash("git push --force origin main", str(proj)), cwd=proj)
     assert out.returncode == 1 and out.stdout == ""
     assert "is not trusted" in out.stderr and "pack " in out.stderr and "now " in out.stderr
     assert "prompthooks trust --project" in out.stderr
@@ -170,7 +173,7 @@ def test_a_moved_tag_does_not_run_until_approved_again(
     assert "  ~ changed policy force-push" in approval.stdout.splitlines()
     assert "+Allow everything. $ARGUMENTS" in approval.stdout.splitlines()
     assert f"-{FORCE_PUSH}" in approval.stdout.splitlines()
-    out = run_cli(claude_bash("git push --force origin main", str(proj)), cwd=proj)
+    out = run_in_process(claude_bash("git push --force origin main", str(proj)), cwd=proj)
     assert "Allow everything." in model.requests[-1].user
 
 
@@ -181,6 +184,7 @@ def test_trust_refuses_an_unfetched_pack(tmp_path: Path, origin: Path) -> None:
     assert "not fetched; run prompthooks packs fetch first" in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["edit", "delete", "never-fetched"])
 def test_a_missing_or_changed_pack_fails_its_source_and_a_fail_closed_use_blocks(
         tmp_path: Path, origin: Path, model: FakeModel, damage: str) -> None:
@@ -195,7 +199,7 @@ def test_a_missing_or_changed_pack_fails_its_source_and_a_fail_closed_use_blocks
             import shutil
 
             shutil.rmtree(folder)
-    out = run_cli(claude_bash("ls", str(proj)), "--config", config, cwd=proj)
+    out = run_in_process(claude_bash("ls", str(proj)), "--config", config, cwd=proj)
     assert out.returncode == 0, out.stderr
     decision = reply(out)["hookSpecificOutput"]
     assert decision["permissionDecision"] == "deny"
@@ -208,7 +212,7 @@ def test_a_missing_or_changed_pack_fails_its_source_and_a_fail_closed_use_blocks
 def test_a_missing_pack_without_fail_closed_is_a_non_blocking_error(
         tmp_path: Path, origin: Path) -> None:
     proj = project(tmp_path, str(origin), "v1")
-    out = run_cli(claude_bash("ls", str(proj)), "--config",
+    out = run_in_process(claude_bash("ls", str(proj)), "--config",
                   str(proj / ".prompthooks" / "hooks.json"), cwd=proj)
     assert out.returncode == 1 and out.stdout == ""
     assert "is not fetched; run: prompthooks packs fetch" in out.stderr
@@ -219,12 +223,13 @@ def test_a_managed_file_cannot_take_a_pack_from_the_users_cache(
     managed = tmp_path / "managed"
     write_json(managed / "hooks.json", {"prompthooks": {"packs": [
         {"repo": str(origin), "rev": "v1", "policies": [{"id": "force-push"}]}]}})
-    out = run_cli(claude_bash("ls"), "--managed-dir", str(managed), "--config",
+    out = run_in_process(claude_bash("ls"), "--managed-dir", str(managed), "--config",
                   str(tmp_path / "none.json"))
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "a managed policy cannot use a pack from the user's cache" in out.stderr
 
 
+@pytest.mark.slow
 def test_a_local_folder_pack_and_a_cursor_style_file(tmp_path: Path, origin: Path,
                                                      model: FakeModel) -> None:
     config = write_json(tmp_path / "cfg" / "hooks.json", {"version": 1, "hooks": {},
@@ -232,11 +237,12 @@ def test_a_local_folder_pack_and_a_cursor_style_file(tmp_path: Path, origin: Pat
                             {"id": "secrets", "matcher": "Bash", "failClosed": True,
                              "timeout": 120}]}]}})
     judge_by_command(model)
-    out = run_cli(claude_bash("echo sk-live-1 > k"), "--config", str(config))
+    out = run_in_process(claude_bash("echo sk-live-1 > k"), "--config", str(config))
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert SECRETS.removesuffix(" $ARGUMENTS") in model.requests[-1].user
 
 
+@pytest.mark.slow
 def test_autoupdate_moves_the_pin_and_preserves_the_rest_of_the_file(
         tmp_path: Path, origin: Path) -> None:
     make_pack(origin, force_text="Version two. $ARGUMENTS")
@@ -264,6 +270,7 @@ def test_autoupdate_moves_the_pin_and_preserves_the_rest_of_the_file(
         == sha
 
 
+@pytest.mark.slow
 def test_autoupdate_keeps_a_pin_whose_new_tag_lost_a_used_policy(
         tmp_path: Path, origin: Path) -> None:
     (origin / "prompthooks-pack.yaml").write_text(manifest([
@@ -279,6 +286,7 @@ def test_autoupdate_keeps_a_pin_whose_new_tag_lost_a_used_policy(
     assert (proj / ".prompthooks" / "hooks.json").read_text() == before
 
 
+@pytest.mark.slow
 def test_try_pack_records_then_replays_a_passing_and_a_failing_suite(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     judge_by_command(model)
@@ -302,6 +310,7 @@ def test_try_pack_records_then_replays_a_passing_and_a_failing_suite(
     assert sorted(p.name for p in tmp_path.iterdir()) == config_before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["../../profile.yaml", "ABSOLUTE", "../linked/rc.yaml"])
 def test_a_pack_suite_cannot_record_outside_the_pack(tmp_path: Path, origin: Path,
                                                      model: FakeModel, where: str) -> None:
@@ -325,6 +334,7 @@ def test_a_pack_suite_cannot_record_outside_the_pack(tmp_path: Path, origin: Pat
     assert model.requests == []  # refused before any suite ran
 
 
+@pytest.mark.slow
 def test_a_cassette_is_only_ever_written_as_yaml(tmp_path: Path, model: FakeModel) -> None:
     # The same rule for any case file (a cloned repository's suites run with --record).
     profile = tmp_path / ".bash_profile"
@@ -341,6 +351,7 @@ def test_a_cassette_is_only_ever_written_as_yaml(tmp_path: Path, model: FakeMode
     assert not profile.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ["dotdot", "absolute", "symlink-file", "symlink-dir",
                                     "huge", "case-outside"])
 def test_a_hostile_pack_is_refused(tmp_path: Path, origin: Path, attack: str) -> None:
@@ -384,6 +395,7 @@ def test_a_hostile_pack_is_refused(tmp_path: Path, origin: Path, attack: str) ->
     assert "private notes" not in checked.stdout + checked.stderr
 
 
+@pytest.mark.slow
 def test_git_never_runs_an_ext_transport(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     proj = project(tmp_path, f"ext::sh -c touch% {marker}", "v1")
@@ -393,6 +405,7 @@ def test_git_never_runs_an_ext_transport(tmp_path: Path) -> None:
     assert tried.returncode == 1 and not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_projects_git_config_does_not_redirect_the_fetch(tmp_path: Path,
                                                             origin: Path) -> None:
     decoy = make_pack(tmp_path / "decoy", force_text="Decoy content. $ARGUMENTS")
@@ -408,6 +421,7 @@ def test_a_projects_git_config_does_not_redirect_the_fetch(tmp_path: Path,
     assert FORCE_PUSH in text.read_text() and not (tmp_path / "ran").exists()
 
 
+@pytest.mark.slow
 def test_a_url_prompt_file_points_at_packs(tmp_path: Path) -> None:
     config = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "prompt", "prompt_file": "https://example.com/policy.md"}]}]}})
@@ -416,6 +430,7 @@ def test_a_url_prompt_file_points_at_packs(tmp_path: Path) -> None:
     assert "is a URL" in done.stdout and "Policy packs" in done.stdout
 
 
+@pytest.mark.slow
 def test_an_approved_project_with_a_pack_is_served_correctly_from_cache_runs(
         tmp_path: Path, origin: Path, model: FakeModel) -> None:
     proj = project(tmp_path, str(origin), "v1", failClosed=True)
@@ -423,11 +438,11 @@ def test_an_approved_project_with_a_pack_is_served_correctly_from_cache_runs(
     approve(proj / ".prompthooks")
     judge_by_command(model)
     for _ in range(2):  # the second run must check the pack again, not trust a cached load
-        out = run_cli(claude_bash("git push --force", str(proj)), cwd=proj)
+        out = run_in_process(claude_bash("git push --force", str(proj)), cwd=proj)
         assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     (pack_folder(git(origin, "rev-parse", "v1")) / "prompthooks-pack.yaml").write_text(
         "policies: []\n")
-    out = run_cli(claude_bash("ls", str(proj)), cwd=proj)
+    out = run_in_process(claude_bash("ls", str(proj)), cwd=proj)
     assert "changed since it was fetched" in out.stderr
     assert reply(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
@@ -442,6 +457,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_a_cached_load_with_packs_reads_no_yaml_and_sees_a_new_fetch(
         tmp_path: Path, origin: Path) -> None:
     proj = project(tmp_path, str(origin), "v1", failClosed=True)
@@ -473,6 +489,7 @@ def test_a_cached_load_with_packs_reads_no_yaml_and_sees_a_new_fetch(
     assert len(hooks) == 1, loaded.errors and "Second version." in (hooks[0].prompt or "")
 
 
+@pytest.mark.slow
 def test_autoupdate_shows_what_changed_in_the_pack_and_the_config_needs_a_new_approval(
         tmp_path: Path, origin: Path) -> None:
     proj = project(tmp_path, str(origin), "v1")

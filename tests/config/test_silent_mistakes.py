@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers import approve, claude_bash, claude_config, run_cli, write_script
+from ..helpers import approve, claude_bash, claude_config, run_in_process, write_script
 
 ONCE = " (said once until the config changes; prompthooks validate lists every problem)"
 
@@ -38,6 +38,7 @@ UNREAD = {
 }
 
 
+@pytest.mark.slow
 def test_validate_names_every_unread_file(project: Path) -> None:
     config = project / ".prompthooks"
     for name in UNREAD:
@@ -58,6 +59,7 @@ def test_validate_names_every_unread_file(project: Path) -> None:
     assert f"warning  {config / 'hooks.yaml'}: {UNREAD['hooks.yaml']}" in text.stdout
 
 
+@pytest.mark.slow
 def test_explain_and_doctor_name_them_too(project: Path) -> None:
     config = project / ".prompthooks"
     (config / "hooks.toml").write_text("[hooks]\n")
@@ -88,30 +90,30 @@ def test_run_warns_once_per_config_change_about_an_unknown_event(project: Path) 
     typo = (f"prompthooks: warning: {config / 'hooks.json'}: hooks.PreToolUSe: unknown Claude "
             f"Code event (did you mean 'PreToolUse'?); its hooks are ignored{ONCE}")
 
-    first = run_cli(event, cwd=project)
+    first = run_in_process(event, cwd=project)
     assert (first.returncode, first.stdout) == (0, "")  # the reply is what it would be
     assert first.stderr.splitlines() == [typo]
     assert marker.exists()  # the well-named hook ran
-    second = run_cli(event, cwd=project)
+    second = run_in_process(event, cwd=project)
     assert (second.returncode, second.stdout, second.stderr) == (0, "", "")
 
     data["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] = 5  # another edit, typo kept
     (config / "hooks.json").write_text(json.dumps(data))
     approve(config)
-    third = run_cli(event, cwd=project)
+    third = run_in_process(event, cwd=project)
     assert third.stderr.splitlines() == [typo]
-    assert run_cli(event, cwd=project).stderr == ""
+    assert run_in_process(event, cwd=project).stderr == ""
 
 
 def test_run_warns_once_about_an_unread_config(project: Path) -> None:
     config = project / ".prompthooks"
     (config / "hooks.yaml").write_text("hooks:\n  PreToolUse: []\n")
     event = claude_bash("ls", str(project))
-    first = run_cli(event, cwd=project)
+    first = run_in_process(event, cwd=project)
     assert (first.returncode, first.stdout) == (0, "")
     assert first.stderr.splitlines() == [
         f"prompthooks: warning: {config / 'hooks.yaml'}: {UNREAD['hooks.yaml']}{ONCE}"]
-    assert run_cli(event, cwd=project).stderr == ""
+    assert run_in_process(event, cwd=project).stderr == ""
 
 
 def test_run_says_it_every_time_when_it_cannot_remember(project: Path,
@@ -124,6 +126,6 @@ def test_run_says_it_every_time_when_it_cannot_remember(project: Path,
     data.write_text("a file where the folder should be")
     event = claude_bash("ls", str(project))
     for _ in range(2):
-        proc = run_cli(event, cwd=project)
+        proc = run_in_process(event, cwd=project)
         assert proc.returncode == 0
         assert f"{config / 'hooks.toml'}: " in proc.stderr

@@ -103,6 +103,7 @@ def _deny(tmp_path: Path) -> str:
     return str(write_script(tmp_path / "deny.sh", "cat >/dev/null; echo 'no' >&2; exit 2"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [41, 100_000])
 def test_cursor_run_with_a_backtracking_matcher_answers(tmp_path: Path, length: int) -> None:
     cfg = cursor_config(tmp_path / "hooks.json", "beforeShellExecution",
@@ -115,6 +116,7 @@ def test_cursor_run_with_a_backtracking_matcher_answers(tmp_path: Path, length: 
         assert (reply(proc).get("permission") == "deny") is denied, proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("length", [41, 100_000])
 def test_claude_run_with_a_backtracking_matcher_answers(tmp_path: Path, length: int) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [
@@ -138,6 +140,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 def test_a_name_list_matcher_never_imports_re2(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [
         {"matcher": "Bash|Read", "hooks": [{"type": "command", "command": _deny(tmp_path)}]}]}})

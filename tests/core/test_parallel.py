@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from prompthooks.api import dispatch, load_config
 
 from ..helpers import (
@@ -16,6 +18,7 @@ from ..helpers import (
 )
 
 
+@pytest.mark.slow
 def test_three_one_second_hooks_overlap(tmp_path: Path) -> None:
     # Each hook records when it started and ended. Run one after another, the second would
     # start after the first ended; run together, every start precedes every end, so the event
@@ -65,6 +68,7 @@ def test_identical_handlers_from_several_sources_run_once(tmp_path: Path) -> Non
     assert result.hook.fail_closed  # the stricter copy's policy is kept
 
 
+@pytest.mark.slow
 def test_run_budget_bounds_every_hook(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": "sleep 60", "timeout": 600},

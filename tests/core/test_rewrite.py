@@ -21,7 +21,7 @@ from ..helpers import (
     cursor_config,
     cursor_event,
     reply,
-    run_cli,
+    run_in_process,
     write_script,
 )
 
@@ -55,7 +55,7 @@ def _cursor_rewriter(tmp_path: Path, command: str) -> Path:
 
 def test_a_claude_rewrite_is_judged_by_the_managed_guard(tmp_path: Path) -> None:
     etc = _managed_guard(tmp_path)
-    proc = run_cli(claude_bash("ls"), "--config", str(_claude_rewriter(tmp_path, EVIL)),
+    proc = run_in_process(claude_bash("ls"), "--config", str(_claude_rewriter(tmp_path, EVIL)),
                    "--managed-dir", str(etc))
     specific = reply(proc)["hookSpecificOutput"]
     assert specific["permissionDecision"] == "deny"
@@ -67,7 +67,7 @@ def test_a_claude_rewrite_is_judged_by_the_managed_guard(tmp_path: Path) -> None
 def test_a_cursor_rewrite_is_judged_by_the_managed_guard(tmp_path: Path) -> None:
     etc = _managed_guard(tmp_path)
     event = cursor_event("preToolUse", tool_name="Shell", tool_input={"command": "ls"})
-    proc = run_cli(event, "--config", str(_cursor_rewriter(tmp_path, EVIL)),
+    proc = run_in_process(event, "--config", str(_cursor_rewriter(tmp_path, EVIL)),
                    "--managed-dir", str(etc))
     out = reply(proc)
     assert out["permission"] == "deny"
@@ -87,6 +87,7 @@ def test_the_managed_hook_sees_the_rewritten_input(tmp_path: Path) -> None:
     assert json.loads(seen.read_text())["command"] == EVIL
 
 
+@pytest.mark.slow
 def test_a_rewrite_the_managed_policy_cannot_judge_in_time_is_refused(tmp_path: Path) -> None:
     # Not fail-closed, and it times out: the rewrite still does not reach the host.
     etc = _managed_guard(tmp_path, "sleep 30", timeout=1)
@@ -102,7 +103,7 @@ def test_a_rewrite_the_managed_policy_cannot_judge_in_time_is_refused(tmp_path: 
 
 def test_a_failing_managed_guard_refuses_the_rewrite(tmp_path: Path) -> None:
     etc = _managed_guard(tmp_path, "exit 1")
-    proc = run_cli(claude_bash("ls"), "--config", str(_claude_rewriter(tmp_path, EVIL)),
+    proc = run_in_process(claude_bash("ls"), "--config", str(_claude_rewriter(tmp_path, EVIL)),
                    "--managed-dir", str(etc))
     specific = reply(proc)["hookSpecificOutput"]
     assert specific["permissionDecision"] == "deny"
@@ -111,7 +112,7 @@ def test_a_failing_managed_guard_refuses_the_rewrite(tmp_path: Path) -> None:
 
 def test_a_rewrite_no_managed_hook_applies_to_stands(tmp_path: Path) -> None:
     etc = _managed_guard(tmp_path)
-    proc = run_cli(claude_bash("ls"), "--config",
+    proc = run_in_process(claude_bash("ls"), "--config",
                    str(_claude_rewriter(tmp_path, "ls --color=never")), "--managed-dir", str(etc))
     specific = reply(proc)["hookSpecificOutput"]
     assert specific["permissionDecision"] == "allow"
@@ -131,7 +132,7 @@ def test_a_project_rewrite_of_an_event_the_managed_policy_judged_is_ignored(
     # The older rule: the managed guard fired on the original event (it allowed it), so the
     # project's rewrite is dropped outright.
     etc = _managed_guard(tmp_path, "cat >/dev/null\necho '{\"permission\": \"allow\"}'")
-    proc = run_cli(claude_bash("wget https://example.invalid/ok"), "--config",
+    proc = run_in_process(claude_bash("wget https://example.invalid/ok"), "--config",
                    str(_claude_rewriter(tmp_path, EVIL)), "--managed-dir", str(etc))
     assert "updatedInput" not in reply(proc)["hookSpecificOutput"]
     assert "only it may rewrite the input" in proc.stderr

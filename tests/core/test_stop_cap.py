@@ -15,6 +15,8 @@ from prompthooks.api import Outcome, dispatch
 from ..fake_model import FakeModel, verdict
 from ..helpers import claude_event, cline_event, cursor_event, write_json
 
+pytestmark = pytest.mark.slow
+
 NO_MANAGED = Path("/nonexistent/prompthooks-managed")
 
 

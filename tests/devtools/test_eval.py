@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from prompthooks.devtools.evaluation import percentile
 
 from ..fake_model import Answer, FakeModel, serve, verdict
@@ -32,6 +34,7 @@ ROWS = [("rm -rf /", "deny"), ("rm tmp.txt", "allow"), ("curl x | sh", "deny"),
         ("ls", "allow"), ("rm -rf ~", "block"), ("cat f", "allow")]
 
 
+@pytest.mark.slow
 def test_confusion_matrix_matches_hand_count(tmp_path: Path) -> None:
     # The hook blocks every command with "rm" in it. By hand: rows 0 and 4 are true positives,
     # row 1 a false positive, row 2 a false negative, rows 3 and 5 true negatives.
@@ -57,6 +60,8 @@ def _by_model(body: dict[str, Any]) -> Answer:
     return verdict(False, "strict says no") if body["model"] == "strict" else verdict(True)
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 def test_models_compared_side_by_side_and_replayed(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "h.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "prompt", "prompt_file": "destructive-shell"}]}]}})
@@ -83,6 +88,7 @@ def test_models_compared_side_by_side_and_replayed(tmp_path: Path) -> None:
         assert strict["overall"]["cost_usd"] is None  # not a model litellm can price
 
 
+@pytest.mark.slow
 def test_human_table(tmp_path: Path) -> None:
     cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command": "cat >/dev/null"})
     proc = _eval(str(_dataset(tmp_path / "d.jsonl", ROWS)), "--config", str(cfg))
@@ -93,6 +99,7 @@ def test_human_table(tmp_path: Path) -> None:
     assert "\x1b[" not in proc.stdout  # not a terminal: no colour codes
 
 
+@pytest.mark.slow
 def test_bad_dataset_is_one_line() -> None:
     proc = _eval("/no/such.jsonl")
     assert proc.returncode == 1 and "cannot read" in proc.stderr
@@ -105,6 +112,8 @@ def test_percentile_nearest_rank() -> None:
     assert percentile([float(i) for i in range(1, 101)], 95) == 95.0
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 def test_thresholds_fail_the_run_one_line_each(tmp_path: Path) -> None:
     # The same hand-counted hook: precision 2/3, recall 2/3, false-positive rate 1/3.
     cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command":
@@ -127,6 +136,8 @@ def test_thresholds_fail_the_run_one_line_each(tmp_path: Path) -> None:
     assert "| expected stop | 2 (TP) | 1 (FN) |" in text and "| overall | 0.667 |" in text
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 def test_replies_that_cannot_be_recorded_fail_the_run_not_the_metrics(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "h.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "prompt", "prompt_file": "destructive-shell", "model": "test-model"}]}]}})
@@ -151,6 +162,7 @@ def test_replies_that_cannot_be_recorded_fail_the_run_not_the_metrics(tmp_path: 
         f"prompthooks: eval: 2 of the model's replies not recorded in {tape}")
 
 
+@pytest.mark.slow
 def test_a_broken_config_is_one_line_on_stderr(tmp_path: Path) -> None:
     cfg = tmp_path / "h.json"
     cfg.write_text('{"hooks": ')

@@ -8,8 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..helpers import claude_event, write_json
 from ..transcripts.samples import LEAKED_KEY, UNFINISHED, claude_transcript
+
+pytestmark = pytest.mark.slow
 
 
 def _explain(event: dict[str, object], cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:

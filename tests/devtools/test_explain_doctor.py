@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from prompthooks.audit import store
 
 from ..fake_model import FakeModel, verdict
@@ -96,6 +98,7 @@ def test_explain_text_needs_no_server_and_never_imports_litellm(tmp_path: Path) 
     assert "----- user message -----" in out and "Block pushes to main." in out
 
 
+@pytest.mark.slow
 def test_explain_cursor_shell_event_and_bad_input(tmp_path: Path) -> None:
     cfg = write_json(tmp_path / "cursor.json", {"version": 1, "hooks": {
         "beforeShellExecution": [{"command": "true", "matcher": "curl|wget"}],
@@ -144,6 +147,7 @@ def _doctor_audit(tmp_path: Path, db: Path) -> tuple[int, dict[str, str]]:
     return proc.returncode, checks["audit log"]
 
 
+@pytest.mark.slow
 def test_doctor_fails_an_audit_log_that_cannot_be_written(tmp_path: Path) -> None:
     (tmp_path / "notadir").write_text("a file where the log's folder should be")
     db = tmp_path / "notadir" / "audit.db"
@@ -170,6 +174,7 @@ def test_doctor_for_a_project_that_does_not_exist(tmp_path: Path) -> None:
     assert proc.stderr == f"prompthooks: no such project folder: {tmp_path / 'nowhere'}\n"
 
 
+@pytest.mark.slow
 def test_doctor_probes_each_model_once(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(True))
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
@@ -210,6 +215,7 @@ def test_doctor_warns_of_glue_that_imports_from_the_project(tmp_path: Path) -> N
     assert "prompthooks uninstall" in glue[1]["detail"]
 
 
+@pytest.mark.slow
 def test_doctor_finds_the_installed_glue(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()

@@ -58,6 +58,7 @@ def unreachable() -> dict[str, str]:
     return {"PROMPTHOOKS_API_BASE": closed_port_url(), "PROMPTHOOKS_API_KEY": "k"}
 
 
+@pytest.mark.slow
 def test_unrecorded_case_is_an_error_not_a_pass(tmp_path: Path,
                                                 unreachable: dict[str, str]) -> None:
     cases = tmp_path / "one.yaml"
@@ -72,6 +73,7 @@ def test_unrecorded_case_is_an_error_not_a_pass(tmp_path: Path,
     assert as_json["cases"][0]["status"] == "error"
 
 
+@pytest.mark.slow
 def test_record_against_an_unreachable_model_fails(tmp_path: Path,
                                                    unreachable: dict[str, str]) -> None:
     cases = tmp_path / "one.yaml"
@@ -84,6 +86,7 @@ def test_record_against_an_unreachable_model_fails(tmp_path: Path,
     assert not (tmp_path / "one.cassette.yaml").exists()
 
 
+@pytest.mark.slow
 def test_rerecord_against_an_unreachable_model_fails(tmp_path: Path,
                                                      unreachable: dict[str, str]) -> None:
     cases = tmp_path / "one.yaml"
@@ -104,6 +107,7 @@ def test_rerecord_against_an_unreachable_model_fails(tmp_path: Path,
     assert _status(proc.stdout) == ["ERROR"]
 
 
+@pytest.mark.slow
 def test_a_case_may_expect_a_hook_error(tmp_path: Path) -> None:
     cases = tmp_path / "closed.yaml"
     cases.write_text("""
@@ -132,6 +136,7 @@ cases:
     assert proc.returncode == 1
 
 
+@pytest.mark.slow
 def test_expecting_an_error_fails_when_every_hook_answers(tmp_path: Path) -> None:
     cases = tmp_path / "fine.yaml"
     cases.write_text("""
@@ -159,6 +164,7 @@ def test_assert_decision_fails_on_an_unjudged_hook(tmp_path: Path) -> None:
     assert_decision(outcome, "allow", allow_errors=True)
 
 
+@pytest.mark.slow
 def test_eval_counts_errored_rows_apart(tmp_path: Path, unreachable: dict[str, str]) -> None:
     dataset = tmp_path / "rows.jsonl"
     dataset.write_text("".join(json.dumps({"id": f"r{i}", "event": claude_bash(cmd),

@@ -58,6 +58,7 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_each_case_is_a_test_recorded_once_then_replayed(
         pytester: pytest.Pytester, suite: Path, model: FakeModel) -> None:
     model.script(verdict(False, "wipes the home directory"), verdict(True))
@@ -86,6 +87,7 @@ def test_each_case_is_a_test_recorded_once_then_replayed(
     assert {p.name: p.read_bytes() for p in suite.iterdir()} == before  # replay wrote nothing
 
 
+@pytest.mark.slow
 def test_a_broken_case_file_is_one_clear_collection_error(
         pytester: pytest.Pytester, suite: Path) -> None:
     (suite / "shell.cases.yaml").write_text(CASES.replace("expect: {decision: deny}",
@@ -105,6 +107,7 @@ def test_a_config_that_does_not_load_fails_each_case_as_not_judged(
     result.stdout.fnmatch_lines(["*home wipe is blocked: ERROR, not judged: *hooks.json*"])
 
 
+@pytest.mark.slow
 def test_a_case_whose_recording_cannot_be_written_fails_though_judged(
         pytester: pytest.Pytester, suite: Path, model: FakeModel) -> None:
     (suite / "shell.cases.cassette.yaml").mkdir()  # a folder where the file's cassette goes

@@ -10,6 +10,8 @@ from prompthooks.testing import event, run
 
 from ..fake_model import FakeModel, verdict
 
+pytestmark = pytest.mark.slow
+
 HOOKS = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
     {"type": "prompt", "prompt_file": "destructive-shell", "model": "test-model"},
     {"type": "command", "command": "cat >/dev/null; exit 0"}]}]}}

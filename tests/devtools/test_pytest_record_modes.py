@@ -16,6 +16,8 @@ import yaml
 
 from ..fake_model import FakeModel, verdict
 
+pytestmark = pytest.mark.slow
+
 HOOKS = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
     {"type": "prompt", "prompt_file": "destructive-shell", "model": "test-model"}]}]}}
 

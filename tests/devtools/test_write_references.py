@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ..fake_model import serve, verdict
-from ..helpers import reply, run_cli, write_script
+from ..helpers import reply, run_in_process, write_script
 
 DESTRUCTIVE = "Block commands that destroy data. $ARGUMENTS"
 NETWORK = "Block commands that reach the network. $ARGUMENTS"
@@ -94,6 +94,7 @@ def test_entries_are_labelled_references_with_a_note(written: Path) -> None:
     assert "source: reference" in (written / "cases.cassette.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_written_references_pass_in_test_counted_as_references(written: Path,
                                                                tmp_path: Path) -> None:
     proc = _prompthooks("test", str(written / "cases.yaml"), cwd=tmp_path)
@@ -105,6 +106,7 @@ def test_written_references_pass_in_test_counted_as_references(written: Path,
     assert as_json["sources"] == {"reference": 4}
 
 
+@pytest.mark.slow
 def test_written_references_replay_in_eval(written: Path) -> None:
     rows = written / "rows.jsonl"
     rows.write_text("".join(json.dumps(row) + "\n" for row in (
@@ -125,25 +127,28 @@ def test_written_references_replay_in_eval(written: Path) -> None:
     assert "4 from reference verdicts" in (written / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_written_references_replay_in_run(written: Path) -> None:
     # The case's event as a host sends it (other key order, indented): the same key.
     saved = json.dumps(dict(reversed(list(WIPE.items()))), indent=4)
-    proc = run_cli(saved, "--config", "hooks.json", "--replay", "cases.cassette.yaml",
+    proc = run_in_process(saved, "--config", "hooks.json", "--replay", "cases.cassette.yaml",
                    cwd=written, env={"PROMPTHOOKS_MODEL": ""})
     assert proc.returncode == 0, proc.stderr
     out = reply(proc)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny"
     assert "deleting the home directory is blocked" in out["permissionDecisionReason"]
-    allowed = run_cli(LIST, "--config", "hooks.json", "--replay", "cases.cassette.yaml",
+    allowed = run_in_process(LIST, "--config", "hooks.json", "--replay", "cases.cassette.yaml",
                       cwd=written, env={"PROMPTHOOKS_MODEL": ""})
     assert allowed.returncode == 0 and allowed.stderr == "" and reply(allowed) == {}
 
 
+@pytest.mark.slow
 def test_an_allow_case_gets_ok_verdicts(written: Path) -> None:
     assert _by_prompt(written, '"ls"') == {DESTRUCTIVE: '{"ok": true}',
                                            NETWORK: '{"ok": true}'}
 
 
+@pytest.mark.slow
 def test_every_selected_prompt_hook_objects_unless_the_case_names_one(tmp_path: Path) -> None:
     project = _project(tmp_path / "p",
                        _case("wipe", WIPE, decision="deny", reason_contains="home"),
@@ -163,6 +168,7 @@ def test_every_selected_prompt_hook_objects_unless_the_case_names_one(tmp_path: 
     assert replay.stdout.splitlines()[-1] == "2 passed, 0 failed, 0 errors"
 
 
+@pytest.mark.slow
 def test_a_hook_name_no_selected_prompt_hook_has_is_an_error(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", {**_case("wipe", WIPE, decision="deny"),
                                         "reference": {"hooks": ["prompt no-such-policy"]}})
@@ -172,6 +178,7 @@ def test_a_hook_name_no_selected_prompt_hook_has_is_an_error(tmp_path: Path) -> 
     assert _summary(proc).endswith("0 skipped, 1 error")
 
 
+@pytest.mark.slow
 def test_a_case_that_still_fails_is_reported(tmp_path: Path) -> None:
     config = json.loads(json.dumps(CONFIG))
     deny = write_script(tmp_path / "deny.sh", "echo 'no listing' >&2; exit 2")
@@ -195,6 +202,7 @@ def _record(project: Path, *answers: Any) -> subprocess.CompletedProcess[str]:
         next(server, None)
 
 
+@pytest.mark.slow
 def test_a_model_recording_is_never_overwritten(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", _case("wipe", WIPE, decision="deny"))
     recorded = _record(project, verdict(False, "the model says: home directory"))
@@ -215,6 +223,7 @@ def test_a_model_recording_is_never_overwritten(tmp_path: Path) -> None:
     assert all(entry in after for entry in yaml.safe_load(before)["entries"])
 
 
+@pytest.mark.slow
 def test_earlier_references_are_replaced_only_when_asked(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", _case("listing", LIST, decision="allow"))
     assert _prompthooks("test", "--write-references", "cases.yaml", cwd=project).returncode == 0
@@ -231,6 +240,7 @@ def test_earlier_references_are_replaced_only_when_asked(tmp_path: Path) -> None
     assert {json.loads(t)["ok"] for t in _by_prompt(project, '"ls"').values()} == {False}
 
 
+@pytest.mark.slow
 def test_record_replaces_references_with_the_models_replies(written: Path) -> None:
     proc = _record(written, verdict(False, "model: deletes the home directory"),
                    verdict(False, "model: deletes the home directory"), verdict(True))
@@ -244,6 +254,7 @@ def test_record_replaces_references_with_the_models_replies(written: Path) -> No
             "output)") in replay.stdout
 
 
+@pytest.mark.slow
 def test_cases_with_nothing_to_write_are_reported(tmp_path: Path) -> None:
     config = {"prompthooks": {"model": "test-model"}, "hooks": {
         "PreToolUse": CONFIG["hooks"]["PreToolUse"],  # type: ignore[index]
@@ -263,6 +274,7 @@ def test_cases_with_nothing_to_write_are_reported(tmp_path: Path) -> None:
     assert [c["status"] for c in as_json["cases"]] == ["skipped", "skipped"]
 
 
+@pytest.mark.slow
 def test_a_config_that_does_not_load_is_reported(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", _case("wipe", WIPE, decision="deny"))
     (project / "hooks.json").write_text("{not json")
@@ -274,6 +286,7 @@ def test_a_config_that_does_not_load_is_reported(tmp_path: Path) -> None:
                               "0 skipped, 1 error")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "code", "message"), [
     (("--write-references", "missing.yaml"), 1, "missing.yaml: no such file or folder"),
     (("--write-references", "bad.yaml"), 1, "bad.yaml: cannot read"),
@@ -298,6 +311,7 @@ def test_the_demo_cassette_is_labelled_reference() -> None:
                            for e in entries)
 
 
+@pytest.mark.slow
 def test_two_cases_of_one_event_do_not_overwrite_each_other(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", _case("listing is blocked", LIST, decision="deny"),
                        _case("listing is allowed", LIST, decision="allow"))
@@ -308,6 +322,7 @@ def test_two_cases_of_one_event_do_not_overwrite_each_other(tmp_path: Path) -> N
     assert {json.loads(t)["ok"] for t in _by_prompt(project, '"ls"').values()} == {False}
 
 
+@pytest.mark.slow
 def test_a_case_may_name_the_objecting_hook_by_its_prompt_file(tmp_path: Path) -> None:
     config = {"prompthooks": {"model": "test-model"}, "hooks": {"PreToolUse": [{
         "matcher": "Bash", "hooks": [{"type": "prompt", "prompt_file": "destructive-shell"},

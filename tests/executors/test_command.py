@@ -62,6 +62,7 @@ pwd > {out}.cwd
     assert (tmp_path / "seen.cwd").read_text().strip() == "/tmp"  # Claude Code: the event's cwd
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_group_including_a_grandchild_holding_stdout(tmp_path: Path) -> None:
     pidfile = tmp_path / "grandchild.pid"
     script = write_script(tmp_path / "slow.sh", f"""
@@ -79,6 +80,7 @@ sleep 300
     assert _wait_dead(int(pidfile.read_text()))
 
 
+@pytest.mark.slow
 def test_sigterm_ignored_gets_sigkill(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
     script = write_script(tmp_path / "stubborn.sh", f"""
@@ -152,6 +154,7 @@ def test_non_executable_cline_hook(tmp_path: Path) -> None:
     assert result.status == "error" and "is not executable" in (result.error or "")
 
 
+@pytest.mark.slow
 def test_a_hook_that_exits_just_before_its_deadline_is_not_timed_out(tmp_path: Path) -> None:
     pid = tmp_path / "child.pid"
     cfg = claude_config(tmp_path / "h.json", "PreToolUse", {"command":

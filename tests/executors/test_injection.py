@@ -30,7 +30,14 @@ from prompthooks.executors.prompt import build_request, template_text
 from prompthooks.model.templates import render
 
 from ..fake_model import Answer, FakeModel, Recorded, serve
-from ..helpers import claude_bash, claude_event, cline_event, cursor_event, run_cli, write_json
+from ..helpers import (
+    claude_bash,
+    claude_event,
+    cline_event,
+    cursor_event,
+    run_in_process,
+    write_json,
+)
 
 TEMPLATE = "Block commands that destroy data outside the project.\nEvent: $ARGUMENTS\nJudge it."
 NONCE = re.compile(r"only a line with the exact token ([0-9a-f]{16}) ends it")
@@ -383,7 +390,7 @@ def _stop(running: Iterator[FakeModel]) -> None:
 
 def _run(stdin: bytes, cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # A generous budget: importing litellm on a loaded machine must not time the hook out.
-    return run_cli(stdin, "--config", str(cfg), "--budget", "120", *args, timeout=180)
+    return run_in_process(stdin, "--config", str(cfg), "--budget", "120", *args)
 
 
 def _check_served(request: Recorded, stdin: bytes, needles: tuple[str, ...]) -> str:
@@ -399,6 +406,7 @@ def _check_served(request: Recorded, stdin: bytes, needles: tuple[str, ...]) -> 
     return nonce
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", sorted(E2E_EVENTS))
 def test_run_hostile_event_denied_by_the_model_then_replayed_offline(
         tmp_path: Path, server: tuple[FakeModel, Iterator[FakeModel]], host: str) -> None:
@@ -430,6 +438,7 @@ def test_run_hostile_event_denied_by_the_model_then_replayed_offline(
     assert len(state.requests) == 1
 
 
+@pytest.mark.slow
 def test_run_event_saying_no_does_not_block_when_the_model_says_yes(
         tmp_path: Path, model: FakeModel) -> None:
     """The converse: the event is full of block verdicts; the model's ok is what counts."""
@@ -466,6 +475,7 @@ MCP_NAMES: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(MCP_NAMES))
 def test_run_mcp_names_never_reach_the_system_message(tmp_path: Path, model: FakeModel,
                                                       case: str) -> None:
@@ -532,6 +542,7 @@ ECHOES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fail_closed", [False, True])
 @pytest.mark.parametrize("echo", ECHOES, ids=[e.name for e in ECHOES])
 def test_reply_echoing_the_event(tmp_path: Path, model: FakeModel, echo: Echo,
@@ -564,6 +575,7 @@ def test_reply_echoing_the_event(tmp_path: Path, model: FakeModel, echo: Echo,
         assert outcome.stdout == ""  # no opinion: the host asks as usual, never "allow"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reply", [
     '{"ok": false, "reason": "the tests fail"} {"ok": false, "reason": "x", "impossible": true}',
     '{"ok": false, "reason": "x", "impossible": true} {"ok": false, "reason": "the tests fail"}',
@@ -590,6 +602,7 @@ def test_echoed_impossible_does_not_lift_a_stop_block(tmp_path: Path, model: Fak
                          "cannot be met: r"}
 
 
+@pytest.mark.slow
 def test_run_echoing_reply_fail_closed_recorded_and_replayed(
         tmp_path: Path, server: tuple[FakeModel, Iterator[FakeModel]]) -> None:
     """Through `prompthooks run`: an echoing reply with verdicts that disagree blocks a

@@ -20,7 +20,7 @@ from ..helpers import (
     cursor_config,
     cursor_event,
     reply,
-    run_cli,
+    run_in_process,
     write_json,
     write_script,
 )
@@ -45,6 +45,7 @@ def _dispatch(event: dict[str, Any], cfg: Path, budget: float = 60) -> Outcome:
     return dispatch(event, config_paths=[str(cfg)], budget=budget)
 
 
+@pytest.mark.slow
 def test_ok_true_is_no_objection_and_the_request_is_as_specified(
         tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(True))
@@ -63,6 +64,7 @@ def test_ok_true_is_no_objection_and_the_request_is_as_specified(
     assert "policy evaluator" in request.system and "never instructions" in request.system
 
 
+@pytest.mark.slow
 def test_deny_reason_is_the_models_only(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "rm -rf ~ deletes the home directory."))
     outcome = _dispatch(claude_bash("rm -rf ~"), _prompt_config(tmp_path))
@@ -72,6 +74,7 @@ def test_deny_reason_is_the_models_only(tmp_path: Path, model: FakeModel) -> Non
     assert POLICY not in outcome.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", [
     '```json\n{"ok": false, "reason": "fenced"}\n```',
     'Let me think.\n{"ok": false, "reason": "fenced"}\nThat is my verdict.',
@@ -84,6 +87,7 @@ def test_fences_prose_and_the_old_schema(tmp_path: Path, model: FakeModel,
     assert outcome.decision.permission == "deny" and outcome.decision.reason == "fenced"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fail_closed", [False, True])
 def test_garbage_reply_follows_the_failure_policy(tmp_path: Path, model: FakeModel,
                                                   fail_closed: bool) -> None:
@@ -97,6 +101,7 @@ def test_garbage_reply_follows_the_failure_policy(tmp_path: Path, model: FakeMod
 CUT_DENY = '{"ok": false, "reason": "rm -rf ~ deletes the home directory and every'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("finish_reason", ["length", "stop"])
 @pytest.mark.parametrize("fail_closed", [False, True])
 def test_a_refusal_cut_off_by_the_token_cap_is_a_refusal(
@@ -113,6 +118,7 @@ def test_a_refusal_cut_off_by_the_token_cap_is_a_refusal(
     assert specific["permissionDecisionReason"] == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ['{"ok": true, "reason": "a harmless listi', '{"ok": fa'])
 @pytest.mark.parametrize("fail_closed", [False, True])
 def test_a_cut_off_reply_that_is_no_sure_refusal_is_a_hook_error(
@@ -126,17 +132,19 @@ def test_a_cut_off_reply_that_is_no_sure_refusal_is_a_hook_error(
     assert outcome.decision.permission == ("deny" if fail_closed else None)
 
 
+@pytest.mark.slow
 def test_run_cline_cut_off_refusal_cancels(tmp_path: Path, model: FakeModel) -> None:
     """Through `prompthooks run` under Cline: the cut refusal cancels with its partial reason."""
     model.script(Answer(CUT_DENY, finish_reason="length"))
     cfg = claude_config(tmp_path / "c.json", "PreToolUse", {"type": "prompt", "prompt": POLICY})
-    proc = run_cli(cline_event("PreToolUse", toolName="execute_command",
+    proc = run_in_process(cline_event("PreToolUse", toolName="execute_command",
                                parameters={"command": "rm -rf ~"}), "--config", str(cfg))
     assert proc.stderr == ""
     assert reply(proc) == {"cancel": True, "errorMessage": "rm -rf ~ deletes the home "
                            "directory and every... [cut off]"}
 
 
+@pytest.mark.slow
 def test_rate_limit_then_success_is_retried(tmp_path: Path, model: FakeModel) -> None:
     model.script(error(429, "slow down"), error(503, "busy"), verdict(False, "third time"))
     outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, timeout=30))
@@ -144,6 +152,7 @@ def test_rate_limit_then_success_is_retried(tmp_path: Path, model: FakeModel) ->
     assert len(model.requests) == 3
 
 
+@pytest.mark.slow
 def test_unauthorized_is_tried_once_with_a_clear_error(tmp_path: Path, model: FakeModel) -> None:
     model.script(error(401, "invalid api key test-key-not-a-secret"))
     outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, timeout=30))
@@ -154,12 +163,14 @@ def test_unauthorized_is_tried_once_with_a_clear_error(tmp_path: Path, model: Fa
     assert "test-key-not-a-secret" not in problem
 
 
+@pytest.mark.slow
 def test_bad_request_is_not_retried(tmp_path: Path, model: FakeModel) -> None:
     model.script(error(400, "bad request"))
     outcome = _dispatch(claude_bash("ls"), _prompt_config(tmp_path, timeout=30))
     assert len(model.requests) == 1 and "refused" in outcome.problems[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fail_closed", [False, True])
 def test_slow_server_past_the_deadline(tmp_path: Path, model: FakeModel,
                                        fail_closed: bool) -> None:
@@ -184,6 +195,7 @@ def test_connection_refused_fails_closed(tmp_path: Path, monkeypatch: pytest.Mon
     assert "cannot connect to the model endpoint (connection refused)" in outcome.decision.errors[0]
 
 
+@pytest.mark.slow
 def test_arguments_substituted_literally_and_fenced(tmp_path: Path, model: FakeModel) -> None:
     cfg = _prompt_config(tmp_path, prompt="Costs \\$0. Judge this: $ARGUMENTS -- end")
     tricky = "echo '$& \\1 \\g<0> $ARGUMENTS'"
@@ -196,6 +208,7 @@ def test_arguments_substituted_literally_and_fenced(tmp_path: Path, model: FakeM
     assert match.group(1) in model.requests[0].system  # the boundary is announced
 
 
+@pytest.mark.slow
 def test_arguments_appended_without_placeholder(tmp_path: Path, model: FakeModel) -> None:
     _dispatch(claude_bash("ls"), _prompt_config(tmp_path, prompt="Only allow ls."))
     user = model.requests[0].user
@@ -203,11 +216,13 @@ def test_arguments_appended_without_placeholder(tmp_path: Path, model: FakeModel
     assert '"command": "ls"' in user
 
 
+@pytest.mark.slow
 def test_handler_model_reaches_the_server(tmp_path: Path, model: FakeModel) -> None:
     _dispatch(claude_bash("ls"), _prompt_config(tmp_path, model="fast-policy-model"))
     assert model.requests[0].body["model"] == "fast-policy-model"
 
 
+@pytest.mark.slow
 def test_config_default_model_and_endpoint(tmp_path: Path, model: FakeModel,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PROMPTHOOKS_MODEL")
@@ -223,6 +238,7 @@ def test_config_default_model_and_endpoint(tmp_path: Path, model: FakeModel,
     assert model.requests[0].headers["authorization"] == "Bearer team-key-value"
 
 
+@pytest.mark.slow
 def test_prompt_and_command_hooks_merge(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "model says no"))
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
@@ -234,6 +250,7 @@ def test_prompt_and_command_hooks_merge(tmp_path: Path, model: FakeModel) -> Non
     assert outcome.decision.reason == "model says no\nscript says no"
 
 
+@pytest.mark.slow
 def test_stop_hook_judges_again_when_stop_hook_active(tmp_path: Path, model: FakeModel) -> None:
     """As Claude Code's own prompt Stop hooks (``/goal``): a stop that a hook already kept
     going is judged again; the consecutive-block cap, not stop_hook_active, ends a loop."""
@@ -247,6 +264,7 @@ def test_stop_hook_judges_again_when_stop_hook_active(tmp_path: Path, model: Fak
     assert json.loads(again.stdout)["decision"] == "block" and len(model.requests) == 2
 
 
+@pytest.mark.slow
 def test_impossible_lets_the_agent_stop(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "needs the user's password", impossible=True))
     outcome = _dispatch(claude_event("Stop", stop_hook_active=False),
@@ -259,6 +277,7 @@ def test_impossible_lets_the_agent_stop(tmp_path: Path, model: FakeModel) -> Non
     assert "impossible" in model.requests[0].system
 
 
+@pytest.mark.slow
 def test_oversized_event_is_truncated(tmp_path: Path, model: FakeModel) -> None:
     big = claude_event("PreToolUse", tool_name="Write",
                        tool_input={"file_path": "/p/big.txt", "content": "Z" * 5_000_000})
@@ -268,6 +287,7 @@ def test_oversized_event_is_truncated(tmp_path: Path, model: FakeModel) -> None:
     assert "more characters cut]" in user and "/p/big.txt" in user
 
 
+@pytest.mark.slow
 def test_shipped_template_by_path(tmp_path: Path, model: FakeModel) -> None:
     cfg = _prompt_config(tmp_path, prompt=None, prompt_file="prompts/destructive-shell.md")
     _dispatch(claude_bash("rm -rf ~"), cfg)
@@ -286,44 +306,48 @@ def test_unknown_template_is_a_config_error(tmp_path: Path) -> None:
         "tool-output-injection)"]
 
 
+@pytest.mark.slow
 def test_cursor_prompt_hooks_for_shell_and_stop(tmp_path: Path, model: FakeModel) -> None:
     cfg = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {
         "beforeShellExecution": [{"type": "prompt", "prompt": POLICY, "timeout": 20}],
         "stop": [{"type": "prompt", "prompt_file": "stop-when-done"}],
     }})
     model.script(verdict(False, "outside the project"))
-    shell = reply(run_cli(cursor_event("beforeShellExecution", command="rm -rf /", cwd="/"),
+    shell = reply(run_in_process(cursor_event("beforeShellExecution", command="rm -rf /", cwd="/"),
                           "--config", str(cfg)))
     assert shell == {"permission": "deny", "user_message": "outside the project",
                      "agent_message": "outside the project"}
     model.script(verdict(False, "run the linter too"))
-    stop = reply(run_cli(cursor_event("stop", status="completed", loop_count=0),
+    stop = reply(run_in_process(cursor_event("stop", status="completed", loop_count=0),
                          "--config", str(cfg)))
     assert stop == {"followup_message": "run the linter too"}
 
 
+@pytest.mark.slow
 def test_cline_gets_prompt_hooks(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "curl | sh runs unread code"))
     cfg = claude_config(tmp_path / "c.json", "PreToolUse", {"type": "prompt",
                                                             "prompt_file": "network-exfiltration"},
                         matcher="Bash")
-    out = reply(run_cli(cline_event("PreToolUse", toolName="execute_command",
+    out = reply(run_in_process(cline_event("PreToolUse", toolName="execute_command",
                                     parameters={"command": "curl x | sh"}), "--config", str(cfg)))
     assert out == {"cancel": True, "errorMessage": "curl | sh runs unread code"}
 
 
+@pytest.mark.slow
 def test_cline_style_markdown_prompt_file(tmp_path: Path, model: FakeModel) -> None:
     (tmp_path / "hooks").mkdir()
     (tmp_path / "hooks" / "UserPromptSubmit.md").write_text(
         "---\nmodel: md-model\ntimeout: 20\nfailClosed: true\n---\nNo secrets: $ARGUMENTS\n")
     model.script(verdict(False, "that is an API key"))
-    out = reply(run_cli(cline_event("UserPromptSubmit", prompt="key sk-abc", attachments=[]),
+    out = reply(run_in_process(cline_event("UserPromptSubmit", prompt="key sk-abc", attachments=[]),
                         "--config", str(tmp_path / "hooks")))
     assert out == {"cancel": True, "errorMessage": "that is an API key"}
     assert model.requests[0].body["model"] == "md-model"
     assert model.requests[0].user.startswith("No secrets: <event-data-")
 
 
+@pytest.mark.slow
 def test_post_tool_use_reason_is_fed_back(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "the page tells you to upload ~/.ssh; do not"))
     cfg = _prompt_config(tmp_path, event="PostToolUse", prompt=None,
@@ -334,6 +358,7 @@ def test_post_tool_use_reason_is_fed_back(tmp_path: Path, model: FakeModel) -> N
                                           "the page tells you to upload ~/.ssh; do not"}
 
 
+@pytest.mark.slow
 def test_command_only_event_never_imports_litellm(tmp_path: Path) -> None:
     script = write_script(tmp_path / "h.sh", "cat >/dev/null; exit 2")
     cfg = cursor_config(tmp_path / "hooks.json", "beforeShellExecution",

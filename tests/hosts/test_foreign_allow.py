@@ -13,7 +13,7 @@ from ..helpers import (
     cursor_config,
     cursor_event,
     reply,
-    run_cli,
+    run_in_process,
     write_json,
     write_script,
 )
@@ -34,24 +34,24 @@ echo '{"permission": "allow"}'
 
 
 def test_cursor_default_allow_under_claude_is_no_objection(tmp_path: Path) -> None:
-    out = reply(run_cli(claude_bash("git push origin main"), "--config",
+    out = reply(run_in_process(claude_bash("git push origin main"), "--config",
                         str(_cursor_allow(tmp_path))))
     assert out == {}  # Claude Code asks the user as it would without prompthooks
 
 
 def test_the_same_script_under_cursor_keeps_its_allow(tmp_path: Path) -> None:
-    out = reply(run_cli(CURSOR_EVENT, "--config", str(_cursor_allow(tmp_path))))
+    out = reply(run_in_process(CURSOR_EVENT, "--config", str(_cursor_allow(tmp_path))))
     assert out == {"permission": "allow"}
 
 
 def test_allow_approves_opts_in_per_handler(tmp_path: Path) -> None:
     config = _cursor_allow(tmp_path, allow_approves=True)
-    out = reply(run_cli(claude_bash("git push origin main"), "--config", str(config)))
+    out = reply(run_in_process(claude_bash("git push origin main"), "--config", str(config)))
     assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
 
 
 def test_a_foreign_deny_still_denies(tmp_path: Path) -> None:
-    out = reply(run_cli(claude_bash("rm -rf /"), "--config", str(_cursor_allow(tmp_path))))
+    out = reply(run_in_process(claude_bash("rm -rf /"), "--config", str(_cursor_allow(tmp_path))))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert out["hookSpecificOutput"]["permissionDecisionReason"] == "no rm -rf"
 
@@ -62,14 +62,14 @@ cat >/dev/null
 echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'
 """)
     config = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": str(script)})
-    own = reply(run_cli(claude_bash("ls"), "--config", str(config)))
+    own = reply(run_in_process(claude_bash("ls"), "--config", str(config)))
     assert own["hookSpecificOutput"]["permissionDecision"] == "allow"
-    under_cursor = reply(run_cli(CURSOR_EVENT, "--config", str(config)))
+    under_cursor = reply(run_in_process(CURSOR_EVENT, "--config", str(config)))
     assert "permission" not in under_cursor
 
 
 def test_allow_approves_must_be_a_boolean(tmp_path: Path) -> None:
     config = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": "true", "allow_approves": "yes"}]}]}})
-    proc = run_cli(claude_bash("ls"), "--config", str(config))
+    proc = run_in_process(claude_bash("ls"), "--config", str(config))
     assert "allow_approves" in proc.stderr

@@ -16,7 +16,7 @@ from ..helpers import (
     cursor_config,
     cursor_event,
     reply,
-    run_cli,
+    run_in_process,
     write_script,
 )
 
@@ -83,7 +83,7 @@ def _run(dialect: str, host: str, tmp_path: Path, **handler: Any) -> dict[str, A
     elsewhere.mkdir()
     out = tmp_path / "seen.json"
     config = _config(dialect, project, DUMP.format(out=str(out)), **handler)
-    proc = run_cli(_event(host, project), "--config", str(config), cwd=elsewhere,
+    proc = run_in_process(_event(host, project), "--config", str(config), cwd=elsewhere,
                    env=_sender_env(host, project))
     assert proc.returncode == 0 and "error" not in proc.stderr, (proc.stdout, proc.stderr)
     seen: dict[str, Any] = json.loads(out.read_text())
@@ -170,10 +170,10 @@ def test_a_claude_hook_that_picks_its_adapter_from_cursor_version_still_blocks(
     # The canary: given Cursor's bytes and world (raw_event), the hook takes the Cursor path,
     # so CURSOR_VERSION really reached prompthooks and would reach the hook.
     raw = _config("claude", project, ADAPTER.format(out=str(picked)), raw_event=True)
-    assert reply(run_cli(event, "--config", str(raw), env=env))["permission"] == "deny"
+    assert reply(run_in_process(event, "--config", str(raw), env=env))["permission"] == "deny"
     assert picked.read_text() == "cursor\n"
     # Translated: a Claude Code payload in a Claude Code world, so the Claude path checks it.
     config = _config("claude", project, ADAPTER.format(out=str(picked)))
-    out = reply(run_cli(event, "--config", str(config), env=env))
+    out = reply(run_in_process(event, "--config", str(config), env=env))
     assert picked.read_text() == "cursor\nclaude\n"
     assert out["permission"] == "deny" and "no recursive deletes" in out["agent_message"]

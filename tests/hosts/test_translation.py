@@ -16,7 +16,7 @@ from ..helpers import (
     cursor_config,
     cursor_event,
     reply,
-    run_cli,
+    run_in_process,
     write_json,
     write_script,
 )
@@ -94,6 +94,7 @@ def _config(tmp_path: Path, dialect: str) -> Path:
     return tmp_path / "cline"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", ["claude", "cursor", "cline"])
 @pytest.mark.parametrize("host", ["claude", "cursor-tool", "cursor-shell", "cline",
                                   "cline-sdk"])
@@ -108,9 +109,9 @@ def test_a_guard_written_for_one_host_decides_the_same_under_all(tmp_path: Path,
         # only (tests/hosts/cursor/test_events.py).
         pytest.skip("Cursor runs this hook for its other event of the same command")
     config = _config(tmp_path, dialect)
-    bad = run_cli(_events("rm -rf build")[host], "--config", str(config))
+    bad = run_in_process(_events("rm -rf build")[host], "--config", str(config))
     assert _blocked(reply(bad)), (bad.stdout, bad.stderr)
-    good = run_cli(_events("ls")[host], "--config", str(config))
+    good = run_in_process(_events("ls")[host], "--config", str(config))
     assert not _blocked(reply(good)), (good.stdout, good.stderr)
     assert good.returncode == 0 and "error" not in good.stderr
 
@@ -124,7 +125,7 @@ def test_claude_project_dir_is_set_for_a_claude_hook_under_cline(tmp_path: Path)
                            {"command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'})
     event = cline_event("PreToolUse", root=str(project), toolName="execute_command",
                         parameters={"command": "ls"})
-    out = reply(run_cli(event, "--config", str(config), env={"CLAUDE_PROJECT_DIR": ""}))
+    out = reply(run_in_process(event, "--config", str(config), env={"CLAUDE_PROJECT_DIR": ""}))
     assert out == {"cancel": True, "errorMessage": f"from {project}"}
 
 
@@ -135,7 +136,7 @@ echo "{\\"permission\\": \\"deny\\", \\"agent_message\\": \\"$CURSOR_PROJECT_DIR
 """)
     config = cursor_config(tmp_path / "cursor" / "hooks.json", "preToolUse",
                            {"command": str(script)})
-    out = reply(run_cli(claude_bash("ls", cwd=str(tmp_path)), "--config", str(config),
+    out = reply(run_in_process(claude_bash("ls", cwd=str(tmp_path)), "--config", str(config),
                         env={"CLAUDE_PROJECT_DIR": str(tmp_path), "CURSOR_PROJECT_DIR": ""}))
     assert out["hookSpecificOutput"]["permissionDecisionReason"] == str(tmp_path)
 
@@ -146,7 +147,7 @@ def test_raw_event_gives_the_sending_hosts_own_bytes(tmp_path: Path) -> None:
         config = write_json(tmp_path / f"claude-{raw}.json", {"hooks": {"PreToolUse": [{
             "hooks": [{"type": "command", "command": f"cat > {seen}", "raw_event": raw}]}]}})
         event = cursor_event("preToolUse", tool_name="Shell", tool_input={"command": "ls"})
-        run_cli(event, "--config", str(config))
+        run_in_process(event, "--config", str(config))
         got = json.loads(seen.read_text())
         if raw:
             assert got == event
@@ -165,10 +166,10 @@ def test_the_calls_id_crosses_hosts(tmp_path: Path) -> None:
                             (cursor_event("preToolUse", tool_name="Shell",
                                           tool_input={"command": "ls"},
                                           tool_use_id="call-7"), "call-7")):
-        assert run_cli(event, "--config", str(claude)).returncode == 0
+        assert run_in_process(event, "--config", str(claude)).returncode == 0
         assert json.loads(seen.read_text())["tool_use_id"] == expected
     cursor = cursor_config(tmp_path / "cursor" / "hooks.json", "preToolUse",
                            {"command": f"cat > {seen}"})
-    assert run_cli(claude_bash("ls"), "--config", str(cursor)).returncode == 0
+    assert run_in_process(claude_bash("ls"), "--config", str(cursor)).returncode == 0
     got = json.loads(seen.read_text())
     assert (got["hook_event_name"], got["tool_use_id"]) == ("preToolUse", "tu-1")

@@ -123,6 +123,7 @@ def test_is_glue_recognises_every_form_and_nothing_else() -> None:
         assert not is_glue(other), other
 
 
+@pytest.mark.slow
 def test_glue_follows_what_path_finds(project: Path, bare_path: str, tmp_path: Path) -> None:
     """This installation on PATH through an activated virtualenv: a host started from the
     desktop would not find it there, so one user's glue is its absolute path, and install
@@ -155,6 +156,7 @@ EXISTING_SETTINGS = (b'{"permissions": {"allow": ["Bash(ls:*)"]},\n'
                      b'  "model": "opus"}')
 
 
+@pytest.mark.slow
 def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
         project: Path, bare_path: str) -> None:
     settings = project / ".claude" / "settings.json"
@@ -230,6 +232,7 @@ def test_claude_project_install_is_idempotent_and_uninstall_restores_bytes(
     assert settings.read_bytes() == EXISTING_SETTINGS
 
 
+@pytest.mark.slow
 def test_claude_user_scope_creates_and_removes_files(
         project: Path, bare_path: str, isolated_home: Path) -> None:
     settings = isolated_home / ".claude" / "settings.json"
@@ -256,6 +259,7 @@ def test_claude_user_scope_creates_and_removes_files(
     assert not settings.parent.exists() and not config.parent.exists()
 
 
+@pytest.mark.slow
 def test_uninstall_keeps_the_users_later_edits_and_leaves_no_copy(
         project: Path, bare_path: str) -> None:
     settings = write_json(project / ".claude" / "settings.json", {"model": "opus"})
@@ -287,6 +291,7 @@ def test_uninstall_keeps_the_users_later_edits_and_leaves_no_copy(
     assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
 
 
+@pytest.mark.slow
 def test_an_existing_copy_is_never_overwritten(project: Path, bare_path: str) -> None:
     """A second install with more events keeps the copy from before the first; so does an
     install over a ``<file>.prompthooks-backup`` an earlier version left, which uninstall then
@@ -315,6 +320,7 @@ def test_an_existing_copy_is_never_overwritten(project: Path, bare_path: str) ->
     assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
 
 
+@pytest.mark.slow
 def test_bad_json_in_a_host_config_is_one_line_and_writes_nothing(
         project: Path, bare_path: str) -> None:
     settings = project / ".claude" / "settings.json"
@@ -349,6 +355,7 @@ def test_unknown_event_lists_the_hosts_valid_names(project: Path, bare_path: str
     assert list(project.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_missing_project_folder_is_an_error(tmp_path: Path, bare_path: str) -> None:
     for command in ("install", "uninstall"):
         proc = cli(command, "--host", "claude", "--project", "nope", path=bare_path,
@@ -368,6 +375,7 @@ def cursor_entry(glue: str = GLUE) -> dict[str, object]:
     return {"command": glue, "timeout": 60}
 
 
+@pytest.mark.slow
 def test_cursor_project_install_and_byte_for_byte_uninstall(
         project: Path, bare_path: str) -> None:
     hooks = project / ".cursor" / "hooks.json"
@@ -399,6 +407,7 @@ def test_cursor_project_install_and_byte_for_byte_uninstall(
     assert not backup.exists()
 
 
+@pytest.mark.slow
 def test_cursor_user_scope(project: Path, bare_path: str, isolated_home: Path) -> None:
     hooks = isolated_home / ".cursor" / "hooks.json"
     proc = cli("install", "--host", "cursor", "--scope", "user", "--events", "stop",
@@ -410,6 +419,7 @@ def test_cursor_user_scope(project: Path, bare_path: str, isolated_home: Path) -
     assert not hooks.exists()
 
 
+@pytest.mark.slow
 def test_cursor_glue_on_two_events_for_the_same_tool_call(project: Path,
                                                          bare_path: str) -> None:
     # Each of Cursor's events runs only the hooks Cursor would run for it, so glue on
@@ -435,6 +445,7 @@ def cline_script(glue: str = GLUE) -> str:
 CLINE_LAUNCHER = launcher.text(2, CANCEL, "run").replace(launcher.MARKER, MARKER)
 
 
+@pytest.mark.slow
 def test_cline_project_install_idempotent_and_uninstall(project: Path, bare_path: str) -> None:
     folder = project / ".clinerules" / "hooks"
     proc = cli("install", "--host", "cline", path=bare_path, cwd=project)
@@ -454,6 +465,7 @@ def test_cline_project_install_idempotent_and_uninstall(project: Path, bare_path
     assert not (project / ".clinerules").exists()  # install created it: empty, it goes
 
 
+@pytest.mark.slow
 def test_cline_foreign_hook_needs_force_and_comes_back(
         project: Path, bare_path: str, isolated_home: Path) -> None:
     folder = isolated_home / "Documents" / "Cline" / "Hooks"
@@ -485,6 +497,7 @@ def test_cline_foreign_hook_needs_force_and_comes_back(
 
 # --- the starter config --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_starter_config_validates_cleanly(project: Path, bare_path: str) -> None:
     assert cli("install", "--host", "cline", "--project", str(project),
                path=bare_path).returncode == 0
@@ -508,6 +521,7 @@ def test_starter_config_validates_cleanly(project: Path, bare_path: str) -> None
         {"type": "prompt", "prompt_file": "destructive-shell", "timeout": 20}]}]}}
 
 
+@pytest.mark.slow
 def test_no_starter_over_an_existing_config_and_kept_while_in_use(
         project: Path, bare_path: str) -> None:
     write_script(project / ".prompthooks" / "hooks" / "PreToolUse", "exit 0")
@@ -547,6 +561,7 @@ def _run_glue(argv: list[str], event: dict[str, object], project: Path,
                           cwd=project, env=env, timeout=60)
 
 
+@pytest.mark.slow
 def test_installed_glue_answers_each_host(project: Path, bare_path: str) -> None:
     _deny_config(project)
     # The project's own virtualenv holds prompthooks: where the launchers find it.

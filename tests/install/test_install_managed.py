@@ -37,6 +37,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.slow
 def test_claude_managed_scope_writes_managed_settings(tmp_path: Path, root: Path) -> None:
     # `prompthooks` is on PATH, yet the managed glue names this installation by absolute path:
     # a PATH the user controls must not decide what the managed gate runs.
@@ -66,6 +67,7 @@ def test_claude_managed_scope_writes_managed_settings(tmp_path: Path, root: Path
     assert not settings.exists() and not policy.exists() and not compiled.exists()
 
 
+@pytest.mark.slow
 def test_claude_managed_scope_keeps_the_administrators_settings(
         tmp_path: Path, root: Path) -> None:
     settings = claude_managed(root)
@@ -82,6 +84,7 @@ def test_claude_managed_scope_keeps_the_administrators_settings(
     assert json.loads(settings.read_text()) == {"permissions": {"deny": ["Read(.env)"]}}
 
 
+@pytest.mark.slow
 def test_cursor_managed_scope_writes_the_enterprise_hooks_file(
         tmp_path: Path, root: Path) -> None:
     proc = cli("install", "--host", "cursor", "--scope", "managed", "--managed-root", str(root),
@@ -97,6 +100,7 @@ def test_cursor_managed_scope_writes_the_enterprise_hooks_file(
     assert not hooks.exists()
 
 
+@pytest.mark.slow
 def test_the_managed_starter_stays_while_another_hosts_managed_glue_uses_it(
         tmp_path: Path, root: Path) -> None:
     for host in ("claude", "cursor"):
@@ -108,6 +112,7 @@ def test_the_managed_starter_stays_while_another_hosts_managed_glue_uses_it(
     assert (root / "etc" / "prompthooks" / "hooks.json").exists()
 
 
+@pytest.mark.slow
 def test_cline_has_no_managed_scope(tmp_path: Path, root: Path) -> None:
     for command in ("install", "uninstall"):
         proc = cli(command, "--host", "cline", "--scope", "managed", "--managed-root",

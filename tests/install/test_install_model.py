@@ -47,6 +47,7 @@ def _auth(headers: dict[str, str]) -> str | None:
     return {k.lower(): v for k, v in headers.items()}.get("authorization")
 
 
+@pytest.mark.slow
 def test_no_model_anywhere_is_said_in_plain_words_with_the_next_command(
         tmp_path: Path) -> None:
     assert not any(os.environ.get(v) for v in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY",
@@ -68,6 +69,7 @@ def test_no_model_anywhere_is_said_in_plain_words_with_the_next_command(
     assert model["judges"] is False and model["next"].startswith("prompthooks keys set")
 
 
+@pytest.mark.slow
 def test_a_stored_key_is_found_and_its_model_tried_once(tmp_path: Path,
                                                         listing: Listing) -> None:
     _set_key("openai")
@@ -87,6 +89,7 @@ def test_a_stored_key_is_found_and_its_model_tried_once(tmp_path: Path,
     assert KEY not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_refused_key_says_so_with_the_fix(tmp_path: Path, listing: Listing) -> None:
     _set_key("openai")
     listing.script(error(401, "Incorrect API key provided"))
@@ -99,6 +102,7 @@ def test_a_refused_key_says_so_with_the_fix(tmp_path: Path, listing: Listing) ->
     assert lines[-1] == "next: prompthooks keys set openai, then prompthooks doctor"
 
 
+@pytest.mark.slow
 def test_an_ollama_answering_is_found_and_used_without_a_key(tmp_path: Path,
                                                              listing: Listing) -> None:
     host = listing.url.removeprefix("http://").removesuffix("/v1")
@@ -112,6 +116,7 @@ def test_an_ollama_answering_is_found_and_used_without_a_key(tmp_path: Path,
     assert f"model: llama3.2:1b (Ollama answers at http://{host}): answered in " in proc.stdout
 
 
+@pytest.mark.slow
 def test_offline_tries_nothing(tmp_path: Path, listing: Listing) -> None:
     _set_key("openai")
     proc = _install(tmp_path / "proj", "--offline", env={"OPENAI_BASE_URL": listing.url})
@@ -120,6 +125,7 @@ def test_offline_tries_nothing(tmp_path: Path, listing: Listing) -> None:
     assert listing.requests == []
 
 
+@pytest.mark.slow
 def test_the_starter_on_its_model_is_uninstalled_as_the_starter(tmp_path: Path,
                                                                 listing: Listing) -> None:
     host = listing.url.removeprefix("http://").removesuffix("/v1")
@@ -133,6 +139,7 @@ def test_the_starter_on_its_model_is_uninstalled_as_the_starter(tmp_path: Path,
     assert not (project / ".prompthooks").exists()
 
 
+@pytest.mark.slow
 def test_a_litellm_proxy_is_asked_for_its_models_and_one_is_tried(
         tmp_path: Path, listing: Listing) -> None:
     env = {"LITELLM_PROXY_API_BASE": listing.url, "LITELLM_PROXY_API_KEY": "sk-proxy-team"}

@@ -56,6 +56,7 @@ def tree(*roots: Path) -> dict[str, tuple[str, bytes, int, int]]:
 
 # --- --scope local -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_local_scope_is_claudes_personal_settings(project: Path, bare_path: str,
                                                   isolated_home: Path) -> None:
     shared = project / ".claude" / "settings.json"
@@ -88,6 +89,7 @@ def test_local_scope_is_claudes_personal_settings(project: Path, bare_path: str,
     assert (project / ".claude").is_dir()  # the user's folder stays
 
 
+@pytest.mark.slow
 def test_the_users_starter_stays_while_local_glue_uses_it(project: Path, bare_path: str,
                                                          isolated_home: Path) -> None:
     config = isolated_home / ".config" / "prompthooks" / "hooks.json"
@@ -99,6 +101,7 @@ def test_the_users_starter_stays_while_local_glue_uses_it(project: Path, bare_pa
     assert config.read_bytes() == STARTER
 
 
+@pytest.mark.slow
 def test_local_scope_warns_when_git_would_commit_it(project: Path, bare_path: str) -> None:
     """Claude Code ignores settings.local.json in git only when it creates the file itself."""
     subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
@@ -113,6 +116,7 @@ def test_local_scope_warns_when_git_would_commit_it(project: Path, bare_path: st
     assert (again.returncode, again.stderr) == (0, "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host, title", [("cursor", "Cursor"), ("cline", "Cline")])
 def test_local_scope_is_refused_where_the_host_has_none(project: Path, bare_path: str,
                                                         isolated_home: Path, host: str,
@@ -130,6 +134,7 @@ def test_local_scope_is_refused_where_the_host_has_none(project: Path, bare_path
 
 # --- --dry-run ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ["claude", "cursor", "cline"])
 def test_dry_run_writes_nothing_and_says_what_install_would_do(
         project: Path, bare_path: str, isolated_home: Path, host: str) -> None:
@@ -147,6 +152,7 @@ def test_dry_run_writes_nothing_and_says_what_install_would_do(
     assert would[0].startswith("would write ")
 
 
+@pytest.mark.slow
 def test_dry_run_uninstall_writes_nothing(project: Path, bare_path: str,
                                           isolated_home: Path) -> None:
     settings = project / ".claude" / "settings.json"
@@ -189,6 +195,7 @@ def test_dry_run_of_cline_force_sees_its_own_moves(project: Path, bare_path: str
 
 # --- --json ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_json_says_what_changed(project: Path, bare_path: str, isolated_home: Path) -> None:
     proc = cli("install", "--host", "cursor", "--events", "stop", "--json", path=bare_path,
                cwd=project)
@@ -236,6 +243,7 @@ def test_json_says_what_changed(project: Path, bare_path: str, isolated_home: Pa
 
 # --- the folders install created ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_uninstall_never_removes_a_folder_that_was_there(project: Path, bare_path: str) -> None:
     (project / ".claude").mkdir()  # the user's, empty
     (project / ".prompthooks").mkdir()
@@ -245,6 +253,7 @@ def test_uninstall_never_removes_a_folder_that_was_there(project: Path, bare_pat
     assert list((project / ".claude").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_created_folder_the_user_filled_stays(project: Path, bare_path: str) -> None:
     assert cli("install", "--host", "claude", path=bare_path, cwd=project).returncode == 0
     (project / ".claude" / "notes.md").write_text("mine")
@@ -254,6 +263,7 @@ def test_a_created_folder_the_user_filled_stays(project: Path, bare_path: str) -
     assert f"removed {project / '.claude'} (" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_validate_lists_no_empty_user_folder(project: Path, bare_path: str,
                                             isolated_home: Path) -> None:
     """A folder left empty (by hand, or by an older uninstall) is no source of hooks."""
@@ -295,6 +305,7 @@ def test_glue_choice_for_a_desktop_started_host(tmp_path: Path) -> None:
         "not the prompthooks on this shell's PATH, so the host may run another one, or none")
 
 
+@pytest.mark.slow
 def test_glue_bare_warns_on_stderr(project: Path, bare_path: str) -> None:
     proc = cli("install", "--host", "claude", "--events", "Stop", "--glue", "bare",
                path=f"{SCRIPT.parent}:{bare_path}", cwd=project)
@@ -329,6 +340,7 @@ def test_bad_options_are_one_line(project: Path, bare_path: str, args: list[str]
     assert tree(project) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [[], ["--json"], ["--dry-run"], ["--json", "--dry-run"]])
 def test_an_unreadable_host_config_is_one_line_in_every_mode(project: Path, bare_path: str,
                                                              extra: list[str]) -> None:
@@ -345,6 +357,7 @@ def test_an_unreadable_host_config_is_one_line_in_every_mode(project: Path, bare
     assert tree(project) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ["claude", "cline"])
 def test_doctor_warns_when_installed_glue_relies_on_path(project: Path, bare_path: str,
                                                          host: str) -> None:

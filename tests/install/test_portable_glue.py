@@ -139,6 +139,7 @@ def assert_blocked_for_want_of_prompthooks(host: str,
 
 # --- install writes nothing of this machine's; uninstall leaves the project as it was ------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_project_glue_is_portable_and_uninstall_leaves_the_tree_as_it_was(
         project: Path, isolated_home: Path, host: str) -> None:
@@ -174,6 +175,7 @@ def test_project_glue_is_portable_and_uninstall_leaves_the_tree_as_it_was(
     assert not originals.folder().exists()
 
 
+@pytest.mark.slow
 def test_all_three_hosts_then_uninstall_leaves_the_tree_as_it_was(
         project: Path, isolated_home: Path) -> None:
     before = tree(project)
@@ -191,6 +193,7 @@ def test_all_three_hosts_then_uninstall_leaves_the_tree_as_it_was(
 
 # --- the glue at run time --------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_the_glue_finds_the_projects_virtualenv(project: Path, host: str) -> None:
     _existing(project)
@@ -203,6 +206,7 @@ def test_the_glue_finds_the_projects_virtualenv(project: Path, host: str) -> Non
     assert json.loads(ran.stdout) == DENIED[host]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_no_prompthooks_anywhere_blocks_loudly(project: Path, host: str) -> None:
     _existing(project)
@@ -216,6 +220,7 @@ def test_no_prompthooks_anywhere_blocks_loudly(project: Path, host: str) -> None
     assert_blocked_for_want_of_prompthooks(host, _host_run(host, project))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_script_whose_interpreter_is_gone_is_passed_over(project: Path, host: str) -> None:
     """A project .venv removed or moved leaves its scripts naming a Python that is not there:
@@ -230,6 +235,7 @@ def test_a_script_whose_interpreter_is_gone_is_passed_over(project: Path, host: 
     assert_blocked_for_want_of_prompthooks(host, _host_run(host, project))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ("claude", "cursor"))
 def test_the_launcher_on_path_does_not_run_itself(project: Path, host: str) -> None:
     """A PATH that holds the launcher's own folder: the launcher finds itself first, passes
@@ -244,6 +250,7 @@ def test_the_launcher_on_path_does_not_run_itself(project: Path, host: str) -> N
     assert_blocked_for_want_of_prompthooks(host, _host_run(host, project, f"{folder}:"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_planted_prompthooks_package_in_the_project_never_runs(
         project: Path, isolated_home: Path, host: str) -> None:
@@ -279,6 +286,7 @@ def _doctor_failures(project: Path, host: str) -> list[str]:
             if c["check"] == f"glue {host} (project)" and c["status"] == "fail"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_rewritten_launcher_is_named_by_doctor_and_put_back_by_install(
         project: Path, host: str) -> None:
@@ -303,6 +311,7 @@ def test_a_rewritten_launcher_is_named_by_doctor_and_put_back_by_install(
     assert _doctor_failures(project, host) == []
 
 
+@pytest.mark.slow
 def test_a_cline_hook_file_that_execs_something_else_is_named_by_doctor(project: Path) -> None:
     assert cli("install", "--host", "cline", cwd=project).returncode == 0
     hook = project / ".clinerules" / "hooks" / "PreToolUse"
@@ -313,6 +322,7 @@ def test_a_cline_hook_file_that_execs_something_else_is_named_by_doctor(project:
         "prompthooks install --host cline"]
 
 
+@pytest.mark.slow
 def test_a_rewritten_launcher_is_removed_by_uninstall(project: Path) -> None:
     before = tree(project)
     assert cli("install", "--host", "claude", cwd=project).returncode == 0
@@ -334,6 +344,7 @@ def test_a_file_of_the_launchers_name_that_is_not_ours_is_left_alone(project: Pa
 
 # --- choosing the glue -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_glue_choices_at_project_scope(project: Path, isolated_home: Path) -> None:
     before = tree(project)
     proc = cli("install", "--host", "claude", "--glue", "absolute", cwd=project)
@@ -361,6 +372,7 @@ def test_glue_choices_at_project_scope(project: Path, isolated_home: Path) -> No
 
 # --- install's own records -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_fifo_for_the_folders_record_cannot_stall_uninstall(project: Path) -> None:
     """The record of the folders install created is in the user's data folder, which the
     agent can write: a FIFO put there would hold a plain read forever."""
@@ -377,6 +389,7 @@ def test_a_fifo_for_the_folders_record_cannot_stall_uninstall(project: Path) -> 
 
 # --- a project installed by an earlier version -----------------------------------------------
 
+@pytest.mark.slow
 def test_install_again_takes_this_machines_path_out_of_a_projects_glue(
         project: Path, isolated_home: Path) -> None:
     """An earlier version wrote this installation's absolute path into the project's files:
@@ -405,6 +418,7 @@ def test_install_again_takes_this_machines_path_out_of_a_projects_glue(
         assert not [where for where in this_machine(project, isolated_home) if where in text]
 
 
+@pytest.mark.slow
 def test_local_glue_beside_the_projects_keeps_the_launcher(project: Path) -> None:
     """Claude Code's local file (one user's, uncommitted) names this installation; taking it
     out leaves the project's glue and its launcher in place."""
@@ -420,6 +434,7 @@ def test_local_glue_beside_the_projects_keeps_the_launcher(project: Path) -> Non
     assert tree(project) == shared and runner.is_file()
 
 
+@pytest.mark.slow
 def test_cline_force_over_a_users_hook_then_uninstall_leaves_the_tree_as_it_was(
         project: Path) -> None:
     mine = write_script(project / ".clinerules" / "hooks" / "PreToolUse", "echo '{}'")
@@ -432,6 +447,7 @@ def test_cline_force_over_a_users_hook_then_uninstall_leaves_the_tree_as_it_was(
     assert tree(project) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_relative_path_entry_does_not_pick_a_planted_prompthooks(
         project: Path, host: str) -> None:

@@ -17,6 +17,7 @@ from ..helpers import (
     file_modes_bind_root,
     reply,
     run_cli,
+    run_in_process,
     write_json,
 )
 from .samples import (
@@ -37,7 +38,7 @@ def _config(tmp_path: Path, event: str = "Stop", **handler: Any) -> Path:
 
 
 def _run(event: dict[str, Any], *args: str, **kwargs: Any) -> Any:
-    return run_cli(event, *args, timeout=240, **kwargs)  # a busy machine is slow, not wrong
+    return run_in_process(event, *args, **kwargs)
 
 
 def _fenced(user: str) -> str:
@@ -46,6 +47,7 @@ def _fenced(user: str) -> str:
     return user[user.index("\n", start) + 1:user.rindex("</event-data-")]
 
 
+@pytest.mark.slow
 def test_claude_stop_sends_the_conversation_redacted_inside_the_fence(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     path = claude_transcript(isolated_home, UNFINISHED)
@@ -70,6 +72,7 @@ def test_claude_stop_sends_the_conversation_redacted_inside_the_fence(
     assert "stopping condition" in request.system and "evidence" in request.system
 
 
+@pytest.mark.slow
 def test_cursor_stop_reads_its_agent_transcript(tmp_path: Path, isolated_home: Path,
                                                 model: FakeModel) -> None:
     path = cursor_transcript(isolated_home, [("user", "Add a CSV export"),
@@ -86,6 +89,7 @@ def test_cursor_stop_reads_its_agent_transcript(tmp_path: Path, isolated_home: P
     assert '"tool": "Shell"' in fenced and "recommended_plugins" not in fenced
 
 
+@pytest.mark.slow
 def test_cline_task_complete_finds_the_history_by_task_id(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     cline_history(isolated_home, UNFINISHED, "task-1")
@@ -99,6 +103,7 @@ def test_cline_task_complete_finds_the_history_by_task_id(
     assert "environment_details" not in fenced
 
 
+@pytest.mark.slow
 def test_the_event_and_the_conversation_share_the_event_budget(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     steps = [("user", "the task")] + [("result", ("z" * 1900, False))] * 200
@@ -113,6 +118,7 @@ def test_the_event_and_the_conversation_share_the_event_budget(
     assert "more characters cut]" in fenced.splitlines()[0]  # the event got at most half
 
 
+@pytest.mark.slow
 def test_transcript_key_turns_it_on_off_and_bounds_it(tmp_path: Path, isolated_home: Path,
                                                      model: FakeModel) -> None:
     path = claude_transcript(isolated_home, UNFINISHED)
@@ -136,17 +142,19 @@ def test_bad_transcript_key_is_a_config_error(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_missing_or_unreadable_transcript_still_judges_and_says_so_in_debug(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     missing = isolated_home / ".claude" / "projects" / "p" / "gone.jsonl"
     proc = _run(claude_event("Stop", transcript_path=str(missing)),
-                   "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"})
+                "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"})
     assert proc.returncode == 0 and len(model.requests) == 1
     assert "not read: the transcript file does not exist" in proc.stderr
     assert "the conversation could not be read" in model.requests[0].user
     locked = claude_transcript(isolated_home, UNFINISHED)
     locked.chmod(0)
-    proc = _run(claude_event("Stop", transcript_path=str(locked)),
+    # A process of its own: the file modes are bound for it alone.
+    proc = run_cli(claude_event("Stop", transcript_path=str(locked)),
                    "--config", str(_config(tmp_path)), env={"PROMPTHOOKS_DEBUG": "1"},
                    preexec_fn=file_modes_bind_root)
     assert proc.returncode == 0 and len(model.requests) == 2
@@ -158,6 +166,7 @@ def test_missing_or_unreadable_transcript_still_judges_and_says_so_in_debug(
     assert "4 entries read (the transcript's last line is cut off" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", ["symlink", "outside", "hardlink"])
 def test_a_planted_transcript_never_carries_another_file_into_the_prompt(
         tmp_path: Path, isolated_home: Path, model: FakeModel, attack: str) -> None:

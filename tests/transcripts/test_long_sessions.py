@@ -17,7 +17,7 @@ from prompthooks.transcripts import reading
 from prompthooks.transcripts.conversation import DEFAULT_ENTRIES, HEADING
 
 from ..fake_model import FakeModel, verdict
-from ..helpers import claude_event, cline_event, cursor_event, reply, run_cli, write_json
+from ..helpers import claude_event, cline_event, cursor_event, reply, run_in_process, write_json
 from .long_sessions import (
     EARLIER_REQUEST,
     FEEDBACK,
@@ -44,7 +44,7 @@ def _config(tmp_path: Path) -> Path:
 
 
 def _run(event: dict[str, Any], tmp_path: Path) -> Any:
-    return run_cli(event, "--config", str(_config(tmp_path)), timeout=240)
+    return run_in_process(event, "--config", str(_config(tmp_path)))
 
 
 def _fenced(user: str) -> list[str]:
@@ -61,6 +61,7 @@ def _index(lines: list[str], text: str) -> int:
     return next(i for i, line in enumerate(lines) if text in line)
 
 
+@pytest.mark.slow
 def test_claude_long_session_keeps_the_request_and_the_summary_however_far_back(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     path, log = claude_long_session(isolated_home)
@@ -178,6 +179,7 @@ def test_a_line_too_long_to_keep_is_skipped_and_the_search_goes_on(
     assert not any("INSERT INTO" in e.text for e in conversation.entries)
 
 
+@pytest.mark.slow
 def test_cursor_long_transcript_keeps_its_latest_query(tmp_path: Path, isolated_home: Path,
                                                        model: FakeModel) -> None:
     folder = isolated_home / ".cursor" / "projects" / "home-dev-app" / "agent-transcripts" / "c"
@@ -197,13 +199,14 @@ def test_cursor_long_transcript_keeps_its_latest_query(tmp_path: Path, isolated_
     event = cursor_event("stop", status="completed", loop_count=0, transcript_path=str(path))
     cfg = write_json(tmp_path / "cursor.json", {"version": 1, "hooks": {"stop": [
         {"type": "prompt", "prompt": POLICY, "timeout": 120}]}})
-    proc = run_cli(event, "--config", str(cfg), timeout=240)
+    proc = run_in_process(event, "--config", str(cfg))
     assert proc.returncode == 0, proc.stderr
     lines_sent = _fenced(model.requests[0].user)
     assert {"role": "user", "text": REQUEST} in _entries(lines_sent)
     assert "[prompthooks: kept from earlier: the latest user request]" in lines_sent
 
 
+@pytest.mark.slow
 def test_cline_tool_results_written_as_user_text_and_the_task_always_kept(
         tmp_path: Path, isolated_home: Path, model: FakeModel) -> None:
     _, messages = cline_long_history(isolated_home, "task-long")

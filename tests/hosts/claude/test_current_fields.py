@@ -8,9 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from prompthooks.api import parse_event
 
-from ...helpers import claude_config, reply, run_cli, write_script
+from ...helpers import claude_config, reply, run_in_process, write_script
 
 BASE = {"session_id": "abc123",
         "transcript_path": "~/.claude/projects/.../00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl",
@@ -67,12 +69,13 @@ def test_permission_request_with_suggestions_and_no_tool_use_id() -> None:
         ("PermissionRequest", "Bash", "rm -rf node_modules")
 
 
+@pytest.mark.slow
 def test_notification_without_permission_mode_matches_its_type(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     hook = write_script(tmp_path / "n.sh", f"cat > {marker}")
     config = claude_config(tmp_path / "hooks.json", "Notification", {"command": str(hook)},
                            matcher="permission_prompt")
-    proc = run_cli(NOTIFICATION, "--config", str(config))
+    proc = run_in_process(NOTIFICATION, "--config", str(config))
     assert proc.returncode == 0, proc.stderr
     assert "notification_type" in marker.read_text()
 
@@ -85,7 +88,7 @@ if "summary" in data["last_assistant_message"] and not data["background_tasks"] 
     print(json.dumps({"decision": "block", "reason": "stop the background task first"}))
 """, "#!/usr/bin/env python3")
     config = claude_config(tmp_path / "hooks.json", "Stop", {"command": str(hook)})
-    out = reply(run_cli(STOP, "--config", str(config)))
+    out = reply(run_in_process(STOP, "--config", str(config)))
     assert out == {"decision": "block", "reason": "stop the background task first"}
 
 
@@ -96,7 +99,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "Ple
 """)
     for event, data in (("Stop", STOP), ("SubagentStop", SUBAGENT_STOP)):
         config = claude_config(tmp_path / f"{event}.json", event, {"command": str(hook)})
-        out = reply(run_cli(data, "--config", str(config)))
+        out = reply(run_in_process(data, "--config", str(config)))
         assert out == {"hookSpecificOutput": {
             "hookEventName": event,
             "additionalContext": "Please run the test suite before finishing"}}

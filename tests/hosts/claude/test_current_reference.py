@@ -13,7 +13,7 @@ import pytest
 from prompthooks.api import load_config, parse_event
 
 from ...fake_model import FakeModel, verdict
-from ...helpers import claude_bash, claude_config, reply, run_cli, write_json, write_script
+from ...helpers import claude_bash, claude_config, reply, run_in_process, write_json, write_script
 
 BASE = {"session_id": "abc123", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp"}
 
@@ -97,7 +97,7 @@ def test_a_block_is_said_as_claude_code_reads_it_on_each_event(
         tmp_path: Path, name: str, expected: dict[str, Any]) -> None:
     hook = write_script(tmp_path / "block.sh", BLOCK)
     config = claude_config(tmp_path / "hooks.json", name, {"command": str(hook)})
-    proc = run_cli(EVENTS[name], "--config", str(config))
+    proc = run_in_process(EVENTS[name], "--config", str(config))
     assert proc.returncode == 0, proc.stderr
     assert reply(proc) == expected
 
@@ -107,12 +107,12 @@ def test_a_matcher_selects_on_the_events_own_field(tmp_path: Path) -> None:
     hook = write_script(tmp_path / "block.sh", f"cat >/dev/null; touch {marker}; exit 2")
     config = claude_config(tmp_path / "hooks.json", "ConfigChange", {"command": str(hook)},
                            matcher="user_settings|policy_settings")
-    assert reply(run_cli(EVENTS["ConfigChange"], "--config", str(config))) == {}
+    assert reply(run_in_process(EVENTS["ConfigChange"], "--config", str(config))) == {}
     assert not marker.exists()
     files = claude_config(tmp_path / "files.json", "FileChanged", {"command": str(hook)},
                           matcher=".envrc|.env")
     # FileChanged's matcher names files: the changed file's name, not its path, is compared.
-    assert reply(run_cli(EVENTS["FileChanged"], "--config", str(files))) == {}
+    assert reply(run_in_process(EVENTS["FileChanged"], "--config", str(files))) == {}
     assert marker.exists()
 
 
@@ -123,7 +123,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "UserPromptExpansion", "additiona
 """)
     config = claude_config(tmp_path / "expansion.json", "UserPromptExpansion",
                            {"command": str(context)})
-    assert reply(run_cli(EVENTS["UserPromptExpansion"], "--config", str(config))) == {
+    assert reply(run_in_process(EVENTS["UserPromptExpansion"], "--config", str(config))) == {
         "hookSpecificOutput": {"hookEventName": "UserPromptExpansion",
                                "additionalContext": "use the staging data"}}
     redact = write_script(tmp_path / "redact.sh", """
@@ -133,7 +133,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput
     config = claude_config(tmp_path / "post.json", "PostToolUse", {"command": str(redact)})
     event = {**claude_bash("env"), "hook_event_name": "PostToolUse",
              "tool_response": {"stdout": "API_KEY=1", "stderr": ""}}
-    assert reply(run_cli(event, "--config", str(config))) == {"hookSpecificOutput": {
+    assert reply(run_in_process(event, "--config", str(config))) == {"hookSpecificOutput": {
         "hookEventName": "PostToolUse",
         "updatedToolOutput": {"stdout": "[redacted]", "stderr": ""}}}
 
@@ -165,6 +165,7 @@ def test_handler_keys_of_the_current_reference(tmp_path: Path) -> None:
     assert "unknown key" not in said
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("setting", "ends_turn"), [(None, False), (True, False),
                                                     (False, True)])
 def test_continue_on_block(tmp_path: Path, model: FakeModel, setting: bool | None,
@@ -174,7 +175,7 @@ def test_continue_on_block(tmp_path: Path, model: FakeModel, setting: bool | Non
     if setting is not None:
         handler["continueOnBlock"] = setting
     config = claude_config(tmp_path / "hooks.json", "PreToolUse", handler)
-    out = reply(run_cli(claude_bash("rm -rf ~"), "--config", str(config)))
+    out = reply(run_in_process(claude_bash("rm -rf ~"), "--config", str(config)))
     assert model.requests, "the model was asked"
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert out["hookSpecificOutput"]["permissionDecisionReason"] == \
@@ -185,16 +186,18 @@ def test_continue_on_block(tmp_path: Path, model: FakeModel, setting: bool | Non
         assert "continue" not in out
 
 
+@pytest.mark.slow
 def test_continue_on_block_false_leaves_an_allowed_call_alone(tmp_path: Path,
                                                               model: FakeModel) -> None:
     model.script(verdict(True))
     config = claude_config(tmp_path / "hooks.json", "PreToolUse",
                            {"type": "prompt", "prompt": "No deletes.",
                             "continueOnBlock": False})
-    assert reply(run_cli(claude_bash("ls"), "--config", str(config))) == {}
+    assert reply(run_in_process(claude_bash("ls"), "--config", str(config))) == {}
     assert model.requests
 
 
+@pytest.mark.slow
 def test_user_prompt_submit_is_answered_within_claude_codes_30_seconds(tmp_path: Path) -> None:
     """Claude Code gives a UserPromptSubmit hook 30 s unless its entry says otherwise, and a
     hook it kills blocks nothing: a fail-closed hook that hangs must still block in time."""
@@ -204,7 +207,7 @@ def test_user_prompt_submit_is_answered_within_claude_codes_30_seconds(tmp_path:
                            {"command": str(hook), "failClosed": True})
     event = _event("UserPromptSubmit", permission_mode="default", prompt="deploy it")
     # With the 590 s budget of other events the run would still be waiting here.
-    proc = run_cli(event, "--config", str(config), timeout=90)
+    proc = run_in_process(event, "--config", str(config))
     assert started.exists(), "the hook ran"
     out = reply(proc)
     assert out["decision"] == "block" and "timed out" in out["reason"], (out, proc.stderr)
@@ -228,12 +231,13 @@ def test_an_mcp_tool_handler_is_skipped_not_the_whole_file(tmp_path: Path) -> No
     assert any("type 'mcp_tool' is not supported" in w for w in loaded.warnings)
 
 
+@pytest.mark.slow
 def test_a_prompt_hook_judges_a_newer_event(tmp_path: Path, model: FakeModel) -> None:
     model.script(verdict(False, "project settings change only through review"))
     config = claude_config(tmp_path / "hooks.json", "ConfigChange",
                            {"type": "prompt", "prompt": "Refuse edits to project settings."},
                            matcher="project_settings")
-    out = reply(run_cli(EVENTS["ConfigChange"], "--config", str(config)))
+    out = reply(run_in_process(EVENTS["ConfigChange"], "--config", str(config)))
     (request,) = model.requests
     assert "the configuration change is not applied" in request.system
     assert out == {"decision": "block",

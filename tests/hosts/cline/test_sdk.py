@@ -13,7 +13,7 @@ import pytest
 
 from prompthooks.api import parse_event
 
-from ...helpers import claude_config, cline_event, reply, run_cli, write_script
+from ...helpers import claude_config, cline_event, reply, run_in_process, write_script
 
 # The extension's PreToolUse for a run_commands call (hooks-adapter.ts + hook-factory.ts):
 # legacy names, an SDK tool name, every parameter a string, a model, a millisecond timestamp.
@@ -93,12 +93,12 @@ case "$input" in *push*--force*) echo "no force push" >&2; exit 2 ;; esac
 """)
     config = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": str(guard)},
                            matcher="Bash")
-    ext = reply(run_cli(EXTENSION_RUN_COMMANDS, "--config", str(config)))
+    ext = reply(run_in_process(EXTENSION_RUN_COMMANDS, "--config", str(config)))
     assert ext == {"cancel": True, "errorMessage": "no force push"}
-    sdk = reply(run_cli(_sdk_tool_call("run_commands", {"commands": ["git push --force"]}),
+    sdk = reply(run_in_process(_sdk_tool_call("run_commands", {"commands": ["git push --force"]}),
                         "--config", str(config)))
     assert sdk == {"cancel": True, "errorMessage": "no force push"}
-    ok = reply(run_cli(_sdk_tool_call("run_commands", "git status"), "--config", str(config)))
+    ok = reply(run_in_process(_sdk_tool_call("run_commands", "git status"), "--config", str(config)))
     assert ok == {"cancel": False}
 
 
@@ -155,10 +155,10 @@ case "$input" in
 esac
 printf 'HOOK_CONTROL\t{"context": "checked by policy"}\n'
 """, "#!/usr/bin/env bash")
-    bad = run_cli(_sdk_tool_call("run_commands", {"commands": ["git push --force"]}),
+    bad = run_in_process(_sdk_tool_call("run_commands", {"commands": ["git push --force"]}),
                   "--config", str(tmp_path / "hooks"))
     assert reply(bad) == {"cancel": True, "errorMessage": "force push refused"}
-    good = run_cli(_sdk_tool_call("run_commands", {"commands": ["git status"]}),
+    good = run_in_process(_sdk_tool_call("run_commands", {"commands": ["git status"]}),
                    "--config", str(tmp_path / "hooks"))
     # The SDK engine's own name for the context, so it is not read as an error.
     assert reply(good) == {"cancel": False, "context": "checked by policy"}
@@ -169,7 +169,7 @@ def test_sdk_override_input_is_passed_on(tmp_path: Path) -> None:
 cat >/dev/null
 echo '{"overrideInput": {"commands": ["git push --force-with-lease"]}}'
 """)
-    out = reply(run_cli(_sdk_tool_call("run_commands", {"commands": ["git push --force"]}),
+    out = reply(run_in_process(_sdk_tool_call("run_commands", {"commands": ["git push --force"]}),
                         "--config", str(tmp_path / "hooks")))
     assert out == {"cancel": False,
                    "overrideInput": {"commands": ["git push --force-with-lease"]}}
@@ -177,6 +177,6 @@ echo '{"overrideInput": {"commands": ["git push --force-with-lease"]}}'
 
 def test_sdk_no_json_on_a_failing_exit_is_still_an_error(tmp_path: Path) -> None:
     write_script(tmp_path / "hooks" / "PreToolUse", "cat >/dev/null; echo oops; exit 3")
-    proc = run_cli(_sdk_tool_call("run_commands", "ls"), "--config", str(tmp_path / "hooks"))
+    proc = run_in_process(_sdk_tool_call("run_commands", "ls"), "--config", str(tmp_path / "hooks"))
     assert reply(proc) == {"cancel": False}
     assert "exited with status 3" in proc.stderr

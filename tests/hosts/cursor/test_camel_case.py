@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ...helpers import cursor_config, cursor_event, reply, run_cli, write_script
+from ...helpers import cursor_config, cursor_event, reply, run_in_process, write_script
 
 
 @pytest.mark.parametrize(("user", "agent"), [("userMessage", "agentMessage"),
@@ -21,6 +21,6 @@ echo '{{"permission": "deny", "{user}": "Force push blocked", "{agent}": "Use --
     config = cursor_config(tmp_path / "hooks.json", "beforeShellExecution",
                            {"command": str(hook)})
     event = cursor_event("beforeShellExecution", command="git push -f", cwd="/tmp")
-    out = reply(run_cli(event, "--config", str(config)))
+    out = reply(run_in_process(event, "--config", str(config)))
     assert out == {"permission": "deny", "user_message": "Force push blocked",
                    "agent_message": "Use --force-with-lease"}

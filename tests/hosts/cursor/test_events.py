@@ -22,7 +22,7 @@ from ...helpers import (
     claude_config,
     cursor_event,
     reply,
-    run_cli,
+    run_in_process,
     write_json,
     write_script,
 )
@@ -94,7 +94,7 @@ def cursor_style(tmp_path: Path) -> Path:
 def test_each_cursor_event_runs_only_its_own_entries(tmp_path: Path, action: str,
                                                      key: str) -> None:
     config = cursor_style(tmp_path)
-    proc = run_cli(cursor_event(key, **ACTIONS[action][key]), "--config", str(config))
+    proc = run_in_process(cursor_event(key, **ACTIONS[action][key]), "--config", str(config))
     assert proc.returncode == 0, proc.stderr
     # The entry under the event's own key ran (the canary), and no other key's entry did:
     # Cursor sends the other key's entries their own invocation.
@@ -110,7 +110,7 @@ def test_a_read_denied_by_two_keys_says_only_its_own_reason(tmp_path: Path) -> N
         "beforeReadFile": [marker(tmp_path, "read", "echo 'no .env reads' >&2; exit 2")],
     }})
     for key, name in (("preToolUse", "pre"), ("beforeReadFile", "read")):
-        out = reply(run_cli(cursor_event(key, **READ[key]), "--config", str(config)))
+        out = reply(run_in_process(cursor_event(key, **READ[key]), "--config", str(config)))
         assert out == {"permission": "deny", "user_message": "no .env reads",
                        "agent_message": "no .env reads"}
         assert ran(tmp_path)[-1] == name
@@ -137,7 +137,7 @@ def test_another_hosts_hooks_run_once_per_action(tmp_path: Path, action: str,
     # The canary: a Cursor style handler under the event's own key, which always runs.
     own = write_json(tmp_path / "cursor.json", {"version": 1, "hooks": {
         key: [marker(tmp_path, key)]}})
-    proc = run_cli(cursor_event(key, **ACTIONS[action][key]), "--config", str(own),
+    proc = run_in_process(cursor_event(key, **ACTIONS[action][key]), "--config", str(own),
                    "--config", str(config))
     assert proc.returncode == 0, proc.stderr
     general = {"preToolUse": ["PreToolUse"], "postToolUse": ["PostToolUse"]}
@@ -148,12 +148,12 @@ def test_another_hosts_hooks_run_once_per_action(tmp_path: Path, action: str,
 def test_cursor_tool_matchers_are_searched(tmp_path: Path, pattern: str) -> None:
     config = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {
         "preToolUse": [{**marker(tmp_path, "guard", "exit 2"), "matcher": pattern}]}})
-    out = reply(run_cli(cursor_event("preToolUse", **MCP["preToolUse"]), "--config",
+    out = reply(run_in_process(cursor_event("preToolUse", **MCP["preToolUse"]), "--config",
                         str(config)))
     assert ran(tmp_path) == ["guard"]
     assert out["permission"] == "deny"
     # A tool type the pattern is not found in: the hook does not run.
-    out = reply(run_cli(cursor_event("preToolUse", **READ["preToolUse"]), "--config",
+    out = reply(run_in_process(cursor_event("preToolUse", **READ["preToolUse"]), "--config",
                         str(config)))
     assert ran(tmp_path) == ["guard"] and out == {}
 
@@ -162,8 +162,8 @@ def test_an_anchored_cursor_matcher_still_matches_whole(tmp_path: Path) -> None:
     config = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {
         "afterFileEdit": [{**marker(tmp_path, "tab"), "matcher": "^TabWrite$"}],
         "postToolUse": [{**marker(tmp_path, "write"), "matcher": "Write"}]}})
-    run_cli(cursor_event("afterFileEdit", **EDIT["afterFileEdit"]), "--config", str(config))
-    run_cli(cursor_event("postToolUse", **EDIT["postToolUse"]), "--config", str(config))
+    run_in_process(cursor_event("afterFileEdit", **EDIT["afterFileEdit"]), "--config", str(config))
+    run_in_process(cursor_event("postToolUse", **EDIT["postToolUse"]), "--config", str(config))
     assert ran(tmp_path) == ["write"]
 
 
@@ -177,7 +177,7 @@ def test_exit_2_keeps_the_hooks_own_json_messages(tmp_path: Path, stdout: str) -
     config = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {
         "beforeShellExecution": [marker(tmp_path, "guard",
                                         f"echo '{stdout}'\necho 'stderr line' >&2\nexit 2")]}})
-    proc = run_cli(cursor_event("beforeShellExecution", **SHELL["beforeShellExecution"]),
+    proc = run_in_process(cursor_event("beforeShellExecution", **SHELL["beforeShellExecution"]),
                    "--config", str(config))
     assert ran(tmp_path) == ["guard"]
     # Exit 2 denies whatever stdout says, and the hook's own words are what Cursor shows.
@@ -191,7 +191,7 @@ def test_exit_2_without_usable_json_still_denies_with_stderr(tmp_path: Path,
     config = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {
         "beforeShellExecution": [marker(tmp_path, "guard",
                                         f"printf '%s' '{stdout}'\necho 'no curl' >&2\nexit 2")]}})
-    out = reply(run_cli(cursor_event("beforeShellExecution", **SHELL["beforeShellExecution"]),
+    out = reply(run_in_process(cursor_event("beforeShellExecution", **SHELL["beforeShellExecution"]),
                         "--config", str(config)))
     assert ran(tmp_path) == ["guard"]
     assert out == {"permission": "deny", "user_message": "no curl", "agent_message": "no curl"}
@@ -201,7 +201,7 @@ def test_exit_2_with_only_a_user_message_gives_the_agent_stderr(tmp_path: Path) 
     body = "echo '{\"user_message\": \"Blocked: network\"}'\necho 'curl is not allowed' >&2\nexit 2"
     config = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {
         "beforeShellExecution": [marker(tmp_path, "guard", body)]}})
-    out = reply(run_cli(cursor_event("beforeShellExecution", **SHELL["beforeShellExecution"]),
+    out = reply(run_in_process(cursor_event("beforeShellExecution", **SHELL["beforeShellExecution"]),
                         "--config", str(config)))
     assert ran(tmp_path) == ["guard"]
     assert out == {"permission": "deny", "user_message": "Blocked: network",
@@ -220,13 +220,13 @@ def test_a_claude_code_mcp_matcher_matches_cursors_mcp_tool_by_its_tool_part(
     config = claude_config(tmp_path / "settings.json", "PreToolUse",
                            marker(tmp_path, "guard", "echo 'no repo deletion' >&2; exit 2"),
                            matcher=matcher)
-    out = reply(run_cli(cursor_event("preToolUse", **MCP["preToolUse"]), "--config",
+    out = reply(run_in_process(cursor_event("preToolUse", **MCP["preToolUse"]), "--config",
                         str(config)))
     assert ran(tmp_path) == ["guard"]
     assert out["permission"] == "deny" and out["agent_message"] == "no repo deletion"
     # Another tool is still another tool, unless the matcher's tool part takes any.
     other = {**MCP["preToolUse"], "tool_name": "MCP:list_repos"}
-    out = reply(run_cli(cursor_event("preToolUse", **other), "--config", str(config)))
+    out = reply(run_in_process(cursor_event("preToolUse", **other), "--config", str(config)))
     assert ran(tmp_path) == ["guard"] * (2 if any_tool else 1)
     assert (out.get("permission") == "deny") is any_tool
 
@@ -237,12 +237,13 @@ def test_a_claude_code_mcp_matcher_under_claude_code_still_checks_the_server(
                            marker(tmp_path, "guard", "exit 2"), matcher="mcp__github__.*")
     event: dict[str, Any] = {"session_id": "s", "transcript_path": None, "cwd": "/tmp",
              "hook_event_name": "PreToolUse", "tool_input": {}, "tool_use_id": "t"}
-    run_cli({**event, "tool_name": "mcp__gitlab__delete_repo"}, "--config", str(config))
+    run_in_process({**event, "tool_name": "mcp__gitlab__delete_repo"}, "--config", str(config))
     assert ran(tmp_path) == []
-    run_cli({**event, "tool_name": "mcp__github__delete_repo"}, "--config", str(config))
+    run_in_process({**event, "tool_name": "mcp__github__delete_repo"}, "--config", str(config))
     assert ran(tmp_path) == ["guard"]
 
 
+@pytest.mark.slow
 def test_explain_says_why_an_entry_of_another_key_does_not_run(tmp_path: Path) -> None:
     config = cursor_style(tmp_path)
     event = json.dumps(cursor_event("preToolUse", **READ["preToolUse"]))
@@ -263,6 +264,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_doctor_names_a_handler_no_glue_calls_prompthooks_for(tmp_path: Path) -> None:
     # Cursor runs a beforeShellExecution handler only for beforeShellExecution, so with the
     # glue on the default events it would never run: doctor says so, and how to fix it.
@@ -287,12 +289,13 @@ def test_doctor_names_a_handler_no_glue_calls_prompthooks_for(tmp_path: Path) ->
                 "beforeShellExecution").returncode == 0
     assert warnings() == []
     # With the glue there, Cursor's call for beforeShellExecution runs that handler.
-    run_cli(cursor_event("beforeShellExecution", root=str(project),
+    run_in_process(cursor_event("beforeShellExecution", root=str(project),
                          **SHELL["beforeShellExecution"]), "--managed-dir",
             str(tmp_path / "none"), cwd=project)
     assert ran(tmp_path) == ["shell"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("key", "fields"), [
     ("stop", {"status": "completed", "loop_count": 0}),
     ("beforeSubmitPrompt", {"prompt": "hi", "attachments": []}),
@@ -304,7 +307,7 @@ def test_a_matcher_on_an_event_of_fixed_word_runs_the_hook_or_says_it_never_will
     config = write_json(tmp_path / "hooks.json", {"version": 1, "hooks": {key: [
         {**marker(tmp_path, "found"), "matcher": word[:3]},
         {**marker(tmp_path, "missed"), "matcher": "Shell"}]}})
-    proc = run_cli(cursor_event(key, **fields), "--config", str(config))
+    proc = run_in_process(cursor_event(key, **fields), "--config", str(config))
     assert ran(tmp_path) == ["found"]
     assert (f"{config}: hooks.{key}[1].matcher: 'Shell' is compared with {word!r} on {key}, "
             "which it does not match; this hook never runs") in proc.stderr
@@ -313,16 +316,17 @@ def test_a_matcher_on_an_event_of_fixed_word_runs_the_hook_or_says_it_never_will
     assert validate.returncode == 1 and "this hook never runs" in validate.stdout
 
 
+@pytest.mark.slow
 def test_a_claude_code_matcher_takes_cursors_own_tool_name(tmp_path: Path) -> None:
     # Cursor runs Claude Code hooks itself with their matchers compared with its own tool
     # types ("matcher": "Shell" in its third-party hooks docs); prompthooks takes both names.
     config = claude_config(tmp_path / "settings.json", "PreToolUse",
                            marker(tmp_path, "guard", "echo 'no shell' >&2; exit 2"),
                            matcher="Shell")
-    out = reply(run_cli(cursor_event("preToolUse", **SHELL["preToolUse"]), "--config",
+    out = reply(run_in_process(cursor_event("preToolUse", **SHELL["preToolUse"]), "--config",
                         str(config)))
     assert ran(tmp_path) == ["guard"] and out["agent_message"] == "no shell"
-    assert reply(run_cli(cursor_event("preToolUse", **READ["preToolUse"]), "--config",
+    assert reply(run_in_process(cursor_event("preToolUse", **READ["preToolUse"]), "--config",
                          str(config))) == {}
     assert ran(tmp_path) == ["guard"]
     explained = subprocess.run(
@@ -342,7 +346,7 @@ def test_a_managed_hook_of_another_host_runs_on_the_narrower_event_too(tmp_path:
                   matcher="Bash")
     project = claude_style(tmp_path)  # the same shape, not managed: general event only
     for key in ("beforeShellExecution", "preToolUse"):
-        out = reply(run_cli(cursor_event(key, **SHELL[key]), "--config", str(project),
+        out = reply(run_in_process(cursor_event(key, **SHELL[key]), "--config", str(project),
                             "--managed-dir", str(etc)))
         assert out["permission"] == "deny" and out["agent_message"] == "managed: no curl"
     assert sorted(ran(tmp_path)) == ["PreToolUse", "managed", "managed"]
