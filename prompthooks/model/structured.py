@@ -13,7 +13,8 @@ On litellm's path the schema is sent unless litellm knows the model cannot take 
 table says ``supports_response_schema: false``); then, and where litellm lists no
 ``response_format`` for the provider, JSON mode or nothing, as before.
 
-An endpoint that refuses the schema (a 400 or 422 whose body names it) is asked again at once
+An endpoint that refuses the schema (a 400 or 422 whose body names it, a 500 naming the field)
+is not retried as a failing server would be, but asked again at once
 without it (JSON mode), within the same deadline. When that answer comes, the refusal is
 remembered for the endpoint and model for :data:`REFUSED_SECONDS`, so later calls go straight
 to JSON mode: in the process, and for a hook that is not managed in a small file in the user's
@@ -48,6 +49,7 @@ REASON_CHARS = 400  # "one or two sentences", with room to spare
 _CHARS_PER_TOKEN = 2
 _OVERHEAD_TOKENS = 40  # the object around the reason, with the spaces a grammar allows
 _NAMES_IT = re.compile(r"response_format|json_schema|schema|\bformat\b", re.I)
+_NAMES_FIELD = re.compile(r"response_format|json_schema")
 
 _refused: dict[str, float] = {}  # endpoint and model -> when this process saw the refusal
 
@@ -80,8 +82,12 @@ def response_format(request: ModelRequest) -> dict[str, Any] | None:
 
 
 def refused(status: int | None, body: str) -> bool:
-    """Whether an error answer refuses the schema (and JSON mode might be taken)."""
-    return status in (400, 422) and bool(_NAMES_IT.search(body))
+    """Whether an error answer refuses the schema (and JSON mode might be taken): a 400 or
+    422 naming it, or a 500 naming ``response_format`` or ``json_schema`` (llama-cpp-python's
+    server answers its own validation errors with a 500)."""
+    if status in (400, 422):
+        return bool(_NAMES_IT.search(body))
+    return status == 500 and bool(_NAMES_FIELD.search(body))
 
 
 def _key(endpoint: str, model: str) -> str:

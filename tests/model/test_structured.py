@@ -91,6 +91,27 @@ def test_a_refused_schema_is_asked_again_without_it_and_remembered_across_runs(
     assert _formats(model)[3:] == ["json_object"]  # a new run reads the file
 
 
+LLAMA_CPP_PYTHON = ('{"error":{"message":"1 validation error:\\n  {\'type\': \'literal_error\', '
+                    '\'loc\': (\'body\', \'response_format\', \'type\'), \'msg\': \\"Input '
+                    'should be \'text\' or \'json_object\'\\", \'input\': \'json_schema\'}",'
+                    '"type":"internal_server_error","param":null,"code":null}}')
+
+
+def test_a_500_naming_the_format_is_a_refusal_not_a_failing_server(
+        tmp_path: Path, model: FakeModel) -> None:
+    """llama-cpp-python's server answers a json_schema it does not take with a 500: asked
+    again at once in JSON mode, not retried until the deadline."""
+    def answer(body: dict[str, Any]) -> Answer:
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return Answer(status=500, body=LLAMA_CPP_PYTHON)
+        return verdict(False, "no schema, still a verdict")
+
+    model.responder = answer
+    outcome = dispatch(claude_bash("ls"), config_paths=[str(_config(tmp_path))], budget=60)
+    assert outcome.decision.reason == "no schema, still a verdict"
+    assert _formats(model) == ["json_schema", "json_object"]
+
+
 def test_a_refusal_whose_retry_fails_too_is_not_remembered(
         tmp_path: Path, model: FakeModel) -> None:
     """A 400 naming the format that JSON mode gets as well was not the schema's doing: the
