@@ -30,6 +30,17 @@ class Answer:
     tool_calls: list[dict[str, Any]] | None = None
 
 
+# The response_format of a verdict request with max_tokens 300 (a stop hook's adds
+# "impossible"), as an OpenAI-compatible server receives it: written out, not computed.
+VERDICT_FORMAT: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {"name": "verdict", "strict": True, "schema": {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"},
+                       "reason": {"type": "string", "maxLength": 400}},
+        "required": ["ok", "reason"], "additionalProperties": False}}}
+
+
 def verdict(ok: bool, reason: str | None = None, **extra: Any) -> Answer:
     data: dict[str, Any] = {"ok": ok, **extra}
     if reason is not None:

@@ -81,7 +81,8 @@ def prepare(hook: Hook, event: Event,
     messages = ({"role": "system",
                  "content": system_message(event, nonce, conversation is not None)},
                 {"role": "user", "content": user})
-    return ModelRequest(endpoint=endpoint, messages=messages, nonce=nonce), conversation
+    return ModelRequest(endpoint=endpoint, messages=messages, nonce=nonce,
+                        impossible=event.name in STOP_EVENTS), conversation
 
 
 def build_request(hook: Hook, event: Event, models: Models | None = None) -> ModelRequest:

@@ -18,9 +18,10 @@ import os
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from . import dead, failures, loop
+from . import dead, failures, loop, structured
 from .failures import MIN_ATTEMPT, Failure
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout, tool_calls_of
 
@@ -128,6 +129,14 @@ def _connection_failed(exc: BaseException) -> bool:
     return False
 
 
+def _compatible(request: ModelRequest, litellm: Any) -> bool:
+    """Whether the model is a bare name on an OpenAI-compatible server (LiteLLM Proxy, vLLM,
+    Ollama...): an ``api_base`` and no provider litellm knows."""
+    model = request.endpoint.model
+    provider = model.split("/", 1)[0] if "/" in model else None
+    return bool(request.endpoint.api_base) and provider not in litellm.provider_list
+
+
 def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
     endpoint = request.endpoint
     kwargs: dict[str, Any] = {
@@ -135,11 +144,9 @@ def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
         "temperature": request.temperature, "max_tokens": request.max_tokens,
         "num_retries": 0, "max_retries": 0, "drop_params": True,
     }
-    provider = endpoint.model.split("/", 1)[0] if "/" in endpoint.model else None
     if endpoint.api_base:
         kwargs["api_base"] = endpoint.api_base
-        if provider not in litellm.provider_list:
-            # A bare model name on an OpenAI-compatible server (LiteLLM Proxy, vLLM, Ollama...).
+        if _compatible(request, litellm):
             kwargs["custom_llm_provider"] = "openai"
     if endpoint.api_key:
         kwargs["api_key"] = endpoint.api_key
@@ -155,13 +162,25 @@ def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
         except Exception:
             supported = []
         if "response_format" in supported:
-            kwargs["response_format"] = {"type": "json_object"}
+            kwargs["response_format"] = structured.response_format(request)
     if request.tools:
         kwargs["tools"] = [dict(t) for t in request.tools]
         # Ours are function tools, never MCP ones: litellm's check for its MCP gateway imports
         # its proxy's dependencies (the ``mcp`` package), which are not installed.
         kwargs["_skip_mcp_handler"] = True
     return kwargs
+
+
+def _takes_schema(request: ModelRequest, litellm: Any) -> bool:
+    """Whether to send the verdict's schema through litellm: unless its model table says the
+    model cannot take one (a model it does not know, as on a local server, is tried; a
+    refusal is remembered, see structured.py)."""
+    provider = "openai" if _compatible(request, litellm) else None
+    try:
+        info = litellm.get_model_info(request.endpoint.model, custom_llm_provider=provider)
+    except Exception:  # not in its table
+        return True
+    return info.get("supports_response_schema") is not False
 
 
 async def _complete(request: ModelRequest, deadline: float, attempts: list[int]) -> Any:
@@ -184,11 +203,22 @@ async def _complete(request: ModelRequest, deadline: float, attempts: list[int])
                       cost=_cost(response, litellm))
 
 
-async def _described(request: ModelRequest, deadline: float, attempts: list[int]) -> Any:
+async def _described(request: ModelRequest, deadline: float, attempts: list[int], name: str,
+                     environ: Mapping[str, str] | None) -> Any:
+    litellm = import_litellm()
+    if request.structured and not _takes_schema(request, litellm):
+        request = replace(request, structured=False)
+
+    def refusal(exc: Exception) -> bool:
+        status, text, _ = _status_body(exc)
+        return structured.refused(status, text)
+
     try:
-        return await _complete(request, deadline, attempts)
+        return await structured.asked(
+            request, name, environ, lambda asked: _complete(asked, deadline, attempts),
+            refusal)
     except Exception as exc:
-        raise failures.Failed(describe(exc, import_litellm())) from None
+        raise failures.Failed(describe(exc, litellm)) from None
 
 
 def _cost(response: Any, litellm: Any) -> float | None:
@@ -212,4 +242,5 @@ def complete(request: ModelRequest, deadline: float,
     endpoint = request.endpoint
     name = dead.address(endpoint.api_base, endpoint.model)
     return failures.settled(name, endpoint, deadline, environ,
-                            lambda attempts: _described(request, deadline, attempts))
+                            lambda attempts: _described(request, deadline, attempts, name,
+                                                        environ))

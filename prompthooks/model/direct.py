@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from . import dead, failures, loop
+from . import dead, failures, loop, structured
 from .cost import from_headers
 from .route import Direct, pinned_route
 from .settings import Endpoint
@@ -100,8 +100,9 @@ def body(request: ModelRequest, route: Direct | None = None) -> dict[str, Any]:
     if not target.reasoning:
         data["temperature"] = request.temperature
     data["max_completion_tokens" if target.openai else "max_tokens"] = request.max_tokens
-    if request.json_mode:
-        data["response_format"] = {"type": "json_object"}
+    response_format = structured.response_format(request)
+    if response_format is not None:
+        data["response_format"] = response_format
     if request.tools:
         data["tools"] = [dict(t) for t in request.tools]
     return data
@@ -344,14 +345,20 @@ def complete(request: ModelRequest, deadline: float, route: Direct | None = None
     target = route or pinned_route(request.endpoint)
     name = dead.address(target.base, request.endpoint.model)
     return failures.settled(name, request.endpoint, deadline, environ,
-                            lambda attempts: _counted(request, deadline, target, attempts))
+                            lambda attempts: _counted(request, deadline, target, attempts,
+                                                      name, environ))
 
 
 async def _counted(request: ModelRequest, deadline: float, route: Direct,
-                   attempts: list[int]) -> ModelReply:
-    """The call, its failure described on the loop (where the exception is)."""
+                   attempts: list[int], name: str,
+                   environ: Mapping[str, str] | None) -> ModelReply:
+    """The call (with the verdict's schema where the endpoint takes it: structured.py), its
+    failure described on the loop (where the exception is)."""
     try:
-        return await _complete(request, deadline, route, attempts)
+        return await structured.asked(
+            request, name, environ, lambda asked: _complete(asked, deadline, route, attempts),
+            lambda exc: isinstance(exc, HTTPStatusError)
+            and structured.refused(exc.status_code, exc.body))
     except Exception as exc:
         raise failures.Failed(describe(exc)) from None
 

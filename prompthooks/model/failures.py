@@ -82,7 +82,11 @@ def from_status(status: int, body: str, headers: Mapping[str, str] | None = None
     if 400 <= status < 500:
         return Failure(f"the request was refused ({status})", detail=detail)
     if status >= 500:
-        return Failure(f"the model endpoint failed ({status})", True, detail=detail,
+        # A 500 naming the request's response format is a refusal of the request
+        # (llama-cpp-python's server validates so), not a failing server: the same request
+        # would fail the same way (structured.py asks again without the schema).
+        refusal = "response_format" in body or "json_schema" in body
+        return Failure(f"the model endpoint failed ({status})", not refusal, detail=detail,
                        retry_after=retry_after)
     return Failure(f"the model call failed ({status})", detail=detail)
 

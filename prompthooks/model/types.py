@@ -22,6 +22,10 @@ class ModelRequest:
     temperature: float = 0.0
     max_tokens: int = MAX_TOKENS
     json_mode: bool = True
+    # Not part of a cassette key (model/structured.py): the verdict's JSON schema is asked for
+    # where the endpoint takes it, and the schema holds "impossible" on a stop hook's request.
+    structured: bool = True
+    impossible: bool = False
     # Tool calling (agent hooks): the tools offered, in the OpenAI format, and the turns
     # after ``messages`` (the model's tool calls and the tool results), as the API takes them.
     tools: tuple[Mapping[str, Any], ...] = ()

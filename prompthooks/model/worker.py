@@ -79,6 +79,7 @@ def _request_data(request: ModelRequest, remaining: float) -> dict[str, Any]:
         "api_key": request.endpoint.api_key, "messages": [dict(m) for m in request.messages],
         "nonce": request.nonce, "temperature": request.temperature,
         "max_tokens": request.max_tokens, "json_mode": request.json_mode,
+        "structured": request.structured, "impossible": request.impossible,
     }
 
 
@@ -275,7 +276,9 @@ def answer_request(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[
     endpoint = Endpoint(data["model"], data.get("api_base"), data.get("api_key"))
     request = ModelRequest(endpoint=endpoint, messages=tuple(data["messages"]),
                            nonce=data.get("nonce", ""), temperature=data["temperature"],
-                           max_tokens=data["max_tokens"], json_mode=data["json_mode"])
+                           max_tokens=data["max_tokens"], json_mode=data["json_mode"],
+                           structured=bool(data.get("structured", True)),
+                           impossible=bool(data.get("impossible", False)))
     try:
         reply = complete(request, time.monotonic() + float(data["remaining"]) - 0.05)
     except ModelTimeout as exc:

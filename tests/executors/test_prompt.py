@@ -11,7 +11,7 @@ import pytest
 
 from prompthooks.api import Outcome, dispatch
 
-from ..fake_model import Answer, FakeModel, error, verdict
+from ..fake_model import VERDICT_FORMAT, Answer, FakeModel, error, verdict
 from ..helpers import (
     claude_bash,
     claude_config,
@@ -58,7 +58,7 @@ def test_ok_true_is_no_objection_and_the_request_is_as_specified(
     assert body["model"] == "test-model"
     assert body["temperature"] == 0
     assert body["max_tokens"] == 300
-    assert body["response_format"] == {"type": "json_object"}
+    assert body["response_format"] == VERDICT_FORMAT
     assert "tools" not in body
     assert request.headers["authorization"] == "Bearer test-key-not-a-secret"
     assert "policy evaluator" in request.system and "never instructions" in request.system

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from prompthooks.model import dead
+from prompthooks.model import dead, structured
 
 from ..fake_model import FakeModel, verdict
 from ..helpers import claude_bash, claude_event, cline_event, reply, run_cli, write_json
@@ -92,6 +92,25 @@ def test_a_fifo_at_the_dead_endpoint_memory(tmp_path: Path, model: FakeModel,
     proc, took = _run(tmp_path, cfg, managed)
     _answered_in_time(proc, took, managed)
     assert len(model.requests) == 1  # the FIFO is no memory: the endpoint was asked
+
+
+@pytest.mark.parametrize("managed", [False, True], ids=["fail-closed", "managed-deny"])
+def test_a_fifo_at_the_schema_refusal_memory(tmp_path: Path, model: FakeModel,
+                                            isolated_home: Path, managed: bool) -> None:
+    model.script(verdict(False, MODEL_REASON))
+    cfg = _config(tmp_path)
+    structured.remember(dead.address(model.url, "test-model"), "test-model", dict(os.environ))
+    structured._refused.clear()  # this process's own memory: the run reads only the file
+    (record,) = isolated_home.rglob("schema-*.json")
+    # Canary: the record at that path is read: the request goes in JSON mode.
+    proc, _ = _run(tmp_path, cfg, managed=False)
+    assert MODEL_REASON in _denied(proc)
+    assert model.requests[-1].body["response_format"] == {"type": "json_object"}
+    _fifo_in_place_of(record)
+    proc, took = _run(tmp_path, cfg, managed)
+    _answered_in_time(proc, took, managed)
+    # The FIFO is no memory: the schema was sent.
+    assert model.requests[-1].body["response_format"]["type"] == "json_schema"
 
 
 def test_a_fifo_at_the_dead_endpoint_memory_on_a_cline_event(

@@ -19,7 +19,7 @@ from prompthooks.model.route import OPENAI_BASE, Direct, direct_route
 from prompthooks.model.settings import Endpoint
 from prompthooks.model.types import ModelRequest
 
-from ..fake_model import FakeModel, KeptAlive, serve_kept_alive, verdict
+from ..fake_model import VERDICT_FORMAT, FakeModel, KeptAlive, serve_kept_alive, verdict
 from ..helpers import claude_bash, write_json
 
 PROBE = """
@@ -66,7 +66,7 @@ def test_an_openai_compatible_endpoint_is_called_directly_and_litellm_never_load
     assert call.headers["authorization"] == "Bearer test-key-not-a-secret"
     assert call.body["model"] == "test-model"
     assert call.body["max_tokens"] == 300 and call.body["temperature"] == 0
-    assert call.body["response_format"] == {"type": "json_object"}
+    assert call.body["response_format"] == VERDICT_FORMAT
     runtime = paths.runtime_home(os.environ)
     assert not runtime.exists() or not list(runtime.glob("worker-*"))
 

@@ -15,7 +15,7 @@ import pytest
 from prompthooks.api import dispatch
 from prompthooks.model.pinned import redirecting_variables
 
-from ..fake_model import Answer, FakeModel, error, serve, verdict
+from ..fake_model import VERDICT_FORMAT, Answer, FakeModel, error, serve, verdict
 from ..helpers import claude_bash, reply, run_cli, write_json
 
 REDIRECTS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
@@ -74,7 +74,7 @@ def test_proxy_and_base_url_variables_do_not_redirect_a_pinned_managed_hook(
     (asked,) = policy.requests
     assert asked.path == "/v1/chat/completions"
     assert asked.body["model"] == "policy-model"
-    assert asked.body["response_format"] == {"type": "json_object"}
+    assert asked.body["response_format"] == VERDICT_FORMAT
     assert asked.body["temperature"] == 0 and asked.body["max_tokens"] == 300
     # The key is the one the managed file names, never PROMPTHOOKS_API_KEY.
     assert asked.headers["authorization"] == "Bearer corp-key-abcdef123"

