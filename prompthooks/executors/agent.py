@@ -87,8 +87,10 @@ def turns(hook: Hook) -> int:
 
 def fenced(text: str, nonce: str) -> str:
     # The nonce is random and chosen before anything is read; a file holding it cannot close
-    # the fence early all the same.
-    return f"<tool-data-{nonce}>\n{text.replace(nonce, '')}\n</tool-data-{nonce}>"
+    # the fence early all the same. Each copy becomes "#", not nothing: the nonce is hex, so no
+    # copy can form again across the mark ("AB<nonce>CD" with the nonce "ABCD..." removed
+    # would rebuild it, and a tool's error echoes a path the model chose).
+    return f"<tool-data-{nonce}>\n{text.replace(nonce, '#')}\n</tool-data-{nonce}>"
 
 
 class AgentExecutor:
