@@ -254,6 +254,21 @@ def test_keys_in_names_and_matches_are_redacted(where: str, project: Path, tmp_p
             assert secret not in body, where
 
 
+def test_a_key_in_long_arguments_is_not_cut_into_the_audit(project: Path, tmp_path: Path,
+                                                          model: FakeModel) -> None:
+    """The model sees the event unredacted and may search for a key it holds: the arguments
+    the audit log keeps are cut to 2,000 characters, never through the key."""
+    pattern = "a" * 1970 + " " + GITHUB
+    model.script(calls(("search", {"pattern": pattern})), verdict(True))
+    outcome = _stop(project, _config(tmp_path))
+    assert len(model.requests) == 2  # the canary: the call was made and answered
+    (result,) = outcome.decision.results
+    (call,) = result.tool_calls
+    assert call["arguments"].startswith('{"pattern": "aaa') and call["tool"] == "search"
+    assert len(call["arguments"]) < 2100
+    assert GITHUB[:8] not in call["arguments"]
+
+
 def test_a_tool_call_on_the_last_turn_is_no_ok(project: Path, tmp_path: Path,
                                                model: FakeModel) -> None:
     """The last allowed reply asks for a tool and says ok beside it: the turns are used up, so
