@@ -286,6 +286,19 @@ def test_a_tool_call_on_the_last_turn_is_no_ok(project: Path, tmp_path: Path,
     assert NOTES in _tool_messages(model.requests[1].body)[0]
 
 
+def test_an_ok_beside_tool_calls_is_not_the_verdict(project: Path, tmp_path: Path,
+                                                   model: FakeModel) -> None:
+    """A reply that asks for tools is a turn, whatever its text: the verdict is the later
+    reply's."""
+    both = calls(("read_file", {"path": "NOTES.md"}))
+    both.content = '{"ok": true}'
+    model.script(both, verdict(False, "the tests were never run"))
+    outcome = _stop(project, _config(tmp_path))
+    _assert_reached(model, NOTES)
+    assert outcome.decision.permission == "deny" and not outcome.problems
+    assert outcome.decision.reason == "the tests were never run"
+
+
 def test_a_single_turn_that_calls_a_tool_is_no_ok(project: Path, tmp_path: Path,
                                                   model: FakeModel) -> None:
     both = calls(("read_file", {"path": "NOTES.md"}))
