@@ -87,8 +87,10 @@ def turns(hook: Hook) -> int:
 
 def fenced(text: str, nonce: str) -> str:
     # The nonce is random and chosen before anything is read; a file holding it cannot close
-    # the fence early all the same.
-    return f"<tool-data-{nonce}>\n{text.replace(nonce, '')}\n</tool-data-{nonce}>"
+    # the fence early all the same. Each copy becomes "#", not nothing: the nonce is hex, so no
+    # copy can form again across the mark ("AB<nonce>CD" with the nonce "ABCD..." removed
+    # would rebuild it, and a tool's error echoes a path the model chose).
+    return f"<tool-data-{nonce}>\n{text.replace(nonce, '#')}\n</tool-data-{nonce}>"
 
 
 class AgentExecutor:
@@ -202,7 +204,10 @@ def _answered(request: ModelRequest, reply: ModelReply, tools: ProjectTools,
         # Redacted before the model sees it: a key in a project file (.env) is the project's
         # secret, not something a policy needs to read.
         shown = redact(text, keys, limit=max(len(text), MAX_CHARS))[:RESULT_CHARS]
-        calls.append({"tool": call.name[:80], "arguments": redact(call.arguments[:2000], keys),
+        # Cut by the redaction, not before it: a key the model copied from the event into its
+        # arguments is kept whole until it is hidden.
+        calls.append({"tool": redact(call.name, keys, limit=80),
+                      "arguments": redact(call.arguments, keys, limit=2000),
                       "result_chars": len(shown), **({"error": True} if error else {})})
         turns_.append({"role": "tool", "tool_call_id": call.id,
                        "content": fenced(shown, request.nonce)})

@@ -42,6 +42,11 @@ HOOK_MATCHES = 500  # returned by all its searches
 HOOK_SCANNED = 16 * 1024 * 1024  # of file contents its searches look through
 FILE_SCANNED = 1024 * 1024  # of one file a search looks through
 HOOK_VISITED = 50_000  # directory entries its walks look at
+# Where a cut falls inside a word, the word's piece is dropped (looking this far back for its
+# start): a key cut in two would reach the model in part, too short for the redaction to know
+# it by its shape. The separators are the redaction's; none can be part of a key.
+WORD_BACK = 1024
+SEPARATORS = " \t\r\n\"',;:=&|()[]{}<>"
 # The bounds, in words, for explain.
 LIMITS = (f"per call: {READ_BYTES // 1024} KiB read, {LIST_ENTRIES} paths listed, "
           f"{SEARCH_MATCHES} matches; per hook: {HOOK_BYTES // 1024} KiB read, {HOOK_ENTRIES} "
@@ -157,7 +162,7 @@ class ProjectTools:
             data = _read_upto(fd, FILE_SCANNED)
         finally:
             os.close(fd)
-        lines = data.decode("utf-8", "replace").splitlines()
+        lines = _decoded(data, len(data) >= FILE_SCANNED).splitlines()
         chosen = lines[max(offset, 1) - 1:][:max(min(limit, READ_LINES), 1)]
         out, size = [], 0
         cap = min(READ_BYTES, left)
@@ -226,16 +231,18 @@ class ProjectTools:
                 fd = self._open(rel, directory=False)
             except Refused:
                 continue  # a link, a FIFO, a file with other names: not searched
+            cap = min(FILE_SCANNED, HOOK_SCANNED - self.spent.scanned)
             try:
-                data = _read_upto(fd, min(FILE_SCANNED, HOOK_SCANNED - self.spent.scanned))
+                data = _read_upto(fd, cap)
             finally:
                 os.close(fd)
             self.spent.scanned += len(data)
             if b"\0" in data[:8192]:
                 continue  # binary
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            for number, line in enumerate(_decoded(data, len(data) >= cap).splitlines(), 1):
                 if regex.search(line):
-                    out.append(f"{rel}:{number}: {line[:LINE_CHARS]}")
+                    shown = line if len(line) <= LINE_CHARS else _whole(line[:LINE_CHARS + 1])
+                    out.append(f"{rel}:{number}: {shown[:LINE_CHARS]}")
                     if len(out) >= room:
                         break
             if len(out) >= room:
@@ -343,6 +350,21 @@ def _read_upto(fd: int, count: int) -> bytes:
     return read_upto(fd, count)
 
 
+def _decoded(data: bytes, cut: bool) -> str:
+    """A file's bytes as text; when ``cut`` (the read stopped at a cap), without the piece of
+    a word the cap went through."""
+    text = data.decode("utf-8", "replace")
+    return _whole(text) if cut else text
+
+
+def _whole(text: str) -> str:
+    """``text``, cut at its end, without the piece of a word the cut went through (kept when
+    no separator is near: a word that long is no key)."""
+    start = max(len(text) - WORD_BACK, 0)
+    end = max(text.rfind(c, start) for c in SEPARATORS)
+    return text[:end] if end >= 0 else text
+
+
 def _text(args: dict[str, Any], key: str) -> str | None:
     value = args.get(key)
     if value is None:
@@ -405,6 +427,7 @@ def _glob(pattern: str | None) -> Callable[[str], bool]:
         i += 1
     options = re2.Options()
     options.log_errors = False
+    options.dot_nl = True  # `**` matches a name holding a newline too: no file is unlisted
     try:
         regex = re2.compile("".join(out), options)
     except (re2.error, UnicodeError):
