@@ -17,19 +17,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..core.engine import STOP_MARGIN, hook_deadline
 from ..core.events import Event
 from ..core.hook import DEFAULT_TURNS, Hook
 from ..core.result import HookResult, Status
 from ..model.chain import Models
 from ..model.failures import unjudged
-from ..model.loop import SETTLE
 from ..model.templates import TemplateError
 from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout, ToolCall
 from ..model.verdicts import VerdictError, parse_verdict
 from .evaluator import CANNOT_READ
 from .project_tools import TOOLS, ProjectTools, Refused, unusable_root
-from .prompt import prepare, verdict_result
+from .prompt import PromptExecutor, prepare, verdict_result
 
 RESULT_CHARS = 80_000  # of one tool result given to the model (after redaction)
 
@@ -93,21 +91,11 @@ def fenced(text: str, nonce: str) -> str:
     return f"<tool-data-{nonce}>\n{text.replace(nonce, '#')}\n</tool-data-{nonce}>"
 
 
-class AgentExecutor:
-    """Runs the agent hooks of one run (see PromptExecutor: the same deadline rules)."""
-
-    stop_grace = SETTLE
-
-    def __init__(self, models: Models | None = None, run_deadline: float | None = None) -> None:
-        self.models = models or Models()
-        self.cap = (None if run_deadline is None else
-                    hook_deadline(run_deadline, time.monotonic(), SETTLE + STOP_MARGIN))
+class AgentExecutor(PromptExecutor):
+    """Runs the agent hooks of one run: a prompt hook's deadline rules, with the tool loop."""
 
     def run(self, hook: Hook, event: Event, deadline: float) -> HookResult:
         return run(hook, event, deadline, self.models, self.cap)
-
-    def stop(self) -> None:
-        pass
 
 
 def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
