@@ -12,7 +12,6 @@ import contextlib
 import os
 import sys
 import threading
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +86,8 @@ def judge(job: Case, channel: Channel, cancel: threading.Event | None = None) ->
         _judge(job, channel, cancel)
     except Exception as exc:
         if job.debug:
+            import traceback  # (and textwrap): only to show a failure's traceback
+
             traceback.print_exc()
         channel.send(failed=f"internal error: {exc!r} (set PROMPTHOOKS_DEBUG=1 for the "
                             "traceback)", kind="internal")
