@@ -12,7 +12,6 @@ import contextlib
 import os
 import sys
 import threading
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,8 @@ from .fallback import guarded, guess, say
 
 if TYPE_CHECKING:
     from ..api import Outcome
+    from ..core.hook import Hook
+    from ..model.cassette import Cassette
     from ..model.chain import Models
     from .job import Job
 
@@ -43,18 +44,29 @@ class Case:
     budget: float | None  # seconds from ``started`` to answer by (None: the host's default)
     debug: bool = False
     unreadable: str | None = None  # why the event could not be read from stdin, if it could not
-    models: Models | None = None  # how prompt hooks reach their model (None: the default)
+    models: Models | None = None  # how prompt hooks reach their model (None: see models_for)
+    cassette: Cassette | None = None  # --record/--replay's, for the models made by models_for
     # After the reply: start the resident process unless one runs (the process a host
     # started, so that the session's next events find it).
     start_resident: bool = False
 
+    def models_for(self, hooks: Sequence[Hook]) -> Models | None:
+        """The model client for a run of ``hooks``: ``models`` if given, else one made only
+        when a hook may reach a model or a cassette is named (a command-only event never
+        loads the model modules)."""
+        if self.models is not None or (self.cassette is None
+                                       and all(hook.kind == "command" for hook in hooks)):
+            return self.models
+        from ..model.chain import Models  # the model modules: only for a run that needs them
+
+        return Models(cassette=self.cassette, start_worker=True)
+
 
 def case_of(job: Job) -> Case:
-    """The case for ``job``: its managed policy's folders, and its model client (a missing
-    resident process is started when a prompt hook needs it; ``--record``/``--replay`` name
-    the cassette)."""
+    """The case for ``job``: its managed policy's folders, and how to make its model client
+    (a missing resident process is started when a prompt hook needs it; ``--record``/
+    ``--replay`` name the cassette)."""
     from ..config.discovery import managed_dirs
-    from ..model.chain import Models
 
     cassette = None
     if job.record or job.replay:
@@ -64,7 +76,7 @@ def case_of(job: Job) -> Case:
                             "record" if job.record else "replay", model_option=ENV_MODEL_OPTION)
     return Case(job.data, job.host, job.event, job.config, managed_dirs(job.managed_dir),
                 job.started, job.budget, os.environ.get("PROMPTHOOKS_DEBUG") == "1",
-                job.unreadable, Models(cassette=cassette, start_worker=True))
+                job.unreadable, cassette=cassette)
 
 
 def judge(job: Case, channel: Channel, cancel: threading.Event | None = None) -> None:
@@ -74,6 +86,8 @@ def judge(job: Case, channel: Channel, cancel: threading.Event | None = None) ->
         _judge(job, channel, cancel)
     except Exception as exc:
         if job.debug:
+            import traceback  # (and textwrap): only to show a failure's traceback
+
             traceback.print_exc()
         channel.send(failed=f"internal error: {exc!r} (set PROMPTHOOKS_DEBUG=1 for the "
                             "traceback)", kind="internal")
@@ -102,17 +116,18 @@ def _judge(job: Case, channel: Channel, cancel: threading.Event | None) -> None:
     if problem is not None:
         channel.send(failed=problem, kind="input")
         return
+    models = job.models_for(config.loaded.hooks)
     # Only the reply may reach stdout: anything a library prints goes to stderr.
     with contextlib.redirect_stdout(sys.stderr):
         outcome = dispatch(job.data, host=job.host, event_name=job.event, config=config,
                            budget=job.budget, started=job.started, cancel=cancel,
-                           models=job.models)
+                           models=models)
     channel.send(reply=outcome.stdout, exit=outcome.exit_code)
-    if outcome.event.name == "SessionStart" and job.models is not None:
+    if outcome.event.name == "SessionStart" and models is not None:
         # After the reply, never delaying it: the session's first prompt event then finds a
         # warm worker (install --warm-start covers this event).
         with contextlib.suppress(Exception):
-            job.models.warm(config.loaded.hooks)
+            models.warm(config.loaded.hooks)
     if job.start_resident:
         _start_resident(job.managed)
     # After the reply: the lines pass the redaction pass, which must never delay the answer.

@@ -204,9 +204,9 @@ def run_here(job: Job) -> int:
     """``prompthooks run`` in the process the host started: the case for ``job``, judged under
     this process's supervision (the resident process is started after the reply, if none
     runs); the exit code."""
-    from ..commands.output import stdin_hint
-
     if job.partial:
+        from ..commands.output import stdin_hint  # the hint's module: only for a partial event
+
         stdin_hint("run")
     return supervise(replace(case_of(job), start_resident=True), job)
 

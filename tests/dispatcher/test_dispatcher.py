@@ -333,9 +333,15 @@ def test_a_handed_over_run_imports_nothing_but_the_thin_client(
     # Nor the full parser: the client's job goes straight to the runner.
     here = _imported([SCRIPT, "run", "--config", str(cfg)], data, {"PROMPTHOOKS_RESIDENT": "0"})
     assert "prompthooks.runner.supervisor" in here  # the canary: the run was done here
+    assert "prompthooks.executors.command" in here  # and its hook was run here
     assert "prompthooks.cli" not in here and "argparse" not in here
+    # Nor what only a partial event (the stdin hint) or a failure (its traceback) needs.
+    assert not here & {"prompthooks.commands.output", "traceback"}
     assert not {m.split(".")[0] for m in here} & {"litellm", "pydantic", "rich", "asyncio",
-                                                   "openai", "httpx"}
+                                                   "openai", "httpx", "yaml", "re2"}
+    # The model client's modules are made only for a run with a hook that may reach a model.
+    assert not {m for m in here if m.startswith("prompthooks.model")}, sorted(
+        m for m in here if m.startswith("prompthooks.model"))
 
 
 def test_a_run_done_in_process_starts_the_resident_process_for_the_next(
