@@ -166,22 +166,27 @@ def test_a_users_run_is_done_as_that_user(
     secret.write_text("CANARY-SECRET\n")
     secret.chmod(0o600)
     out, read = base / "home" / "uid", base / "home" / "read"
-    # The hook reads the transcript the event names, as a hook of the user's may.
+    trace = base / "home" / "trace"
+    # The hook reads the transcript the event names, as a hook of the user's may, and tries
+    # the run's memory as its tracer would (/proc/PID/environ: refused when not dumpable).
     claude_config(base / "etc" / "hooks.json", "PreToolUse",
                   {"command": f"id -u > {out}; id -G >> {out}; "
                               f"(cat {secret} || echo refused) > {read} 2>/dev/null; "
-                              "cat > /dev/null"})
+                              f"(cat /proc/$PPID/environ > /dev/null && echo traced "
+                              f"|| echo refused) > {trace} 2>/dev/null; cat > /dev/null"})
     event = {**claude_bash("ls", cwd=str(base / "home")), "transcript_path": str(secret)}
     # The canary: root's own run, handed over too, reads it.
     assert _run(event, base / "etc").returncode == 0
     assert read.read_text() == "CANARY-SECRET\n"
-    read.unlink()
-    out.unlink()
+    assert trace.read_text() == "traced\n"
+    for made in (read, out, trace):
+        made.unlink()
     answer = _as_user(NOBODY, lambda: _ask_as_user(base, event))
     assert answer is not None  # the system process answered: it was handed over
     uid, groups = out.read_text().split()
     assert (uid, groups) == (str(NOBODY), str(NOBODY))  # dropped: no root group left
     assert read.read_text() == "refused\n"
+    assert trace.read_text() == "refused\n"  # the dropped run is not dumpable
     assert "CANARY-SECRET" not in json.dumps(answer)
 
 
