@@ -146,6 +146,10 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
     # Runs are forked from a zygote with the run's modules, started before litellm is loaded
     # (forking the process that holds litellm would copy its page tables on every run).
     warm()
+    if system:  # read once here: the runs forked from now on find it in memory
+        from ..config.managed import preload
+
+        preload(env)
     SYSTEM[0] = system
     zygote = Zygote(env, (lock_fd,))
     try:
