@@ -15,7 +15,8 @@ here passes or fails.
 - R1: a command-only event (one trivial command hook), through the resident process and in
   process (`PROMPTHOOKS_RESIDENT=0`). Target <= 2.
 - Managed: a command-only event under a managed policy (`--managed-dir`), in process, with
-  its compiled policy (`prompthooks managed compile`) and without.
+  its compiled policy (`prompthooks managed compile`) and without; and handed to a system
+  resident process (`prompthooks serve --system`, run by the policy's owner). Target <= 2.
 - R3 warm: one prompt hook through the resident process against a local OpenAI-compatible
   server that answers at once. Target <= 2.5.
 - Fan-out: 50 prompt hooks on one event over one, against a model that answers in 300 ms.
@@ -313,6 +314,27 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
                      "after `prompthooks managed compile`"))
         rows.append(("managed policy, in process, not compiled", f"{bare_managed:.2f}",
                      f"{bare_managed_s * 1000:.1f} ms: the same, validated on every event"))
+
+        # The same managed event handed to a system resident process (`serve --system`, run
+        # by the policy's owner: this process's user), the policy compiled again.
+        subprocess.run([cli, "managed", "compile", "--managed-dir", str(policy)], env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+        system_dir = tmp / "system"
+        system_dir.mkdir(mode=0o755)
+        system_env = {**env, "PROMPTHOOKS_SYSTEM_SOCKET": str(system_dir / "socket")}
+        system = subprocess.Popen([cli, "serve", "--system"], env=system_env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        try:
+            wait_for(system_dir / "socket")
+            run(under, at, system_env)
+            handed, handed_s = paired(lambda: run(under, at, system_env), bare_start, n * 4)
+        finally:
+            os.killpg(system.pid, signal.SIGTERM)
+            system.wait(30)
+        rows.append(("managed policy, system resident process", f"{handed:.2f}",
+                     f"{handed_s * 1000:.1f} ms: `--managed-dir`, handed to `prompthooks serve "
+                     "--system` (target <= 2)"))
 
         warm, warm_s = paired(lambda: run([cli, "run", "--config", prompt], data, env),
                               bare_start, pairs)

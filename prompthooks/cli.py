@@ -216,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--idle", type=_seconds, metavar="SECONDS",
                        help="exit after this long without a request (default 600, or "
                             "PROMPTHOOKS_WORKER_IDLE)")
+    serve.add_argument("--system", action="store_true",
+                       help="the system resident process for managed events (run by root; "
+                            "socket /run/prompthooks/socket; see docs/security.md)")
 
     keys = commands.add_parser("keys", help="store model keys for prompt hooks (used when "
                                "the environment has none), list or remove them")

@@ -141,11 +141,14 @@ PAGES: dict[str, Page] = {
     "serve": Page(
         "Run the warm worker in the foreground: runs handed to it skip the interpreter's "
         "start and the model client's import. 'run' starts it on demand; start it by hand "
-        "for a fixed setup.",
+        "for a fixed setup. With --system, root's process for managed events, each run "
+        "done as the user who sent it.",
         ("prompthooks serve",
-         "prompthooks serve --idle 3600"),
+         "prompthooks serve --idle 3600",
+         "sudo prompthooks serve --system"),
         (("0", "exited after the idle time, or another worker already serves"),
-         ("1", "cannot listen (a folder that is not private, a lock or socket error)"))),
+         ("1", "cannot listen (a folder that is not private, or for --system one others "
+               "can write; a lock or socket error)"))),
     "demo": Page(
         "Run example events of every host through the example hooks, offline, on recorded "
         "model replies, and print what each host would be told.",

@@ -15,4 +15,4 @@ def main(args: argparse.Namespace) -> int:
             idle = float(os.environ.get("PROMPTHOOKS_WORKER_IDLE") or IDLE_SECONDS)
         except ValueError:
             idle = IDLE_SECONDS
-    return serve(idle=idle)
+    return serve(idle=idle, system=bool(getattr(args, "system", False)))

@@ -61,6 +61,30 @@ def _memo_key(k: str) -> str:
     return f"{os.path.expanduser('~')}\0{k}"
 
 
+def _compiled_key(k: str) -> str:
+    # A compiled policy is made only when its load does not depend on the home (see
+    # compile_folder): one process serves it to every user, whoever's home the run has.
+    return f"compiled\0{k}"
+
+
+def preload(environ: Mapping[str, str]) -> None:
+    """Keep ``/etc/prompthooks``'s compiled policy in this process's memo (the system resident
+    process, before it forks runs: while the policy is unchanged they read it from memory, as
+    whichever user they run as). Whatever goes wrong leaves the runs to load it themselves."""
+    from .discovery import MANAGED_DIR, discover
+
+    sources = [(s, p) for s, p in discover(_NO_PROJECT, environ, MANAGED_DIR)
+               if s.name == "managed"]
+    for source, folder in sources:
+        k = key(source, folder, _NO_PROJECT)
+        try:
+            data = read_compiled(folder, k)
+        except Exception:  # Ignored, or anything unforeseen: the runs load it
+            continue
+        if data is not None:
+            _remember(_compiled_key(k), data)
+
+
 def _templates_found(data: Mapping[str, Any]) -> bool:
     """Whether every template the hooks name by file is still found, as validating checks
     (one removed since makes the policy broken, and a broken managed policy blocks)."""
@@ -104,11 +128,11 @@ def _served(folder: Path, k: str) -> dict[str, Any] | None:
     """The folder's load from this process's memory or its compiled policy, or None (then it
     is validated: whatever goes wrong here can only cost that)."""
     try:
-        data = _MEMO.get(_memo_key(k))
+        data = _MEMO.get(_memo_key(k)) or _MEMO.get(_compiled_key(k))
         if data is None:
             data = read_compiled(folder, k)
             if data is not None:
-                _remember(_memo_key(k), data)
+                _remember(_compiled_key(k), data)
         return data if data is not None and _templates_found(data) else None
     except Exception:  # Ignored, or anything unforeseen: validate
         return None

@@ -23,6 +23,9 @@ ENV_PREFIXES = ("PROMPTHOOKS_", "LITELLM_", "OPENAI_", "ANTHROPIC_", "AZURE_", "
                 "GOOGLE_", "MISTRAL_", "GROQ_", "OLLAMA_", "AWS_", "VERTEX", "COHERE_",
                 "DEEPSEEK_", "XAI_", "OPENROUTER_", "TOGETHER", "FIREWORKS_", "HTTP_PROXY",
                 "HTTPS_PROXY", "NO_PROXY", "SSL_CERT")
+# The system resident process's socket (``prompthooks serve --system``): its folder is
+# root's and closed to writes by others, the socket open to every user.
+SYSTEM_SOCKET = "/run/prompthooks/socket"
 # The variable with which a client hands the worker it starts the lock it took.
 LOCK_FD_VAR = "PROMPTHOOKS_WORKER_LOCK_FD"
 # Not part of a worker's identity: ours that do not change a model call, and the two that
@@ -104,3 +107,13 @@ def private_dir(folder: str) -> bool:
         return False
     return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
             and stat.S_IMODE(st.st_mode) & 0o077 == 0)
+
+
+def owned_closed_dir(folder: str, owner: int) -> bool:
+    """The folder exists (not a link), is ``owner``'s and no one else can write in it."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == owner
+            and stat.S_IMODE(st.st_mode) & 0o022 == 0)

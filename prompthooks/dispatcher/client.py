@@ -9,11 +9,17 @@ and a ``run`` command line this module does not take, goes to :func:`prompthooks
 It imports the standard library only (no ``json``, ``socket``'s Python layer, ``signal`` or
 ``dataclasses`` either): its cost is an interpreter start.
 
+When a managed policy exists (``/etc/prompthooks``, or ``--managed-dir``), the run never goes
+to the user's resident process (the user, and so the agent, owns it and its socket and could
+answer in its place). It goes only to the system resident process (``prompthooks serve
+--system``, at :data:`SYSTEM_SOCKET`): a socket in a folder owned by the uid that owns the
+managed folders and writable by no one else, whose peer (``SO_PEERCRED``, from the kernel) has
+that uid. Anything else there (a socket the agent bound elsewhere, named by
+``PROMPTHOOKS_SYSTEM_SOCKET``) fails that check, and the run is done here.
+
 ``run`` stays in this process when:
 
-- a managed policy exists (``/etc/prompthooks``, or ``--managed-dir``): the socket and the
-  process behind it belong to the user, so anything running as the user (the agent) could
-  stand in for it; a managed hook is judged only by the process the host started;
+- a managed policy exists and no system resident process passes those checks;
 - ``PROMPTHOOKS_RESIDENT=0`` (or its older spellings), a command line this module does not
   take, an unreadable event;
 - nothing listens (the first event: a failed connect on a missing socket costs microseconds),
@@ -51,6 +57,9 @@ SMALLEST = min(BUDGETS.values())
 # The events a host gives less time (prompthooks.hosts.*.EVENT_BUDGETS; the same test).
 EVENT_BUDGETS = {"UserPromptSubmit": 28.0}
 MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
+# The system resident process's socket (address.SYSTEM_SOCKET); PROMPTHOOKS_SYSTEM_SOCKET may
+# name another, which is safe only because the folder and peer checks decide whom to trust.
+SYSTEM_SOCKET = "/run/prompthooks/socket"
 # Seconds kept from the budget for answering here if the resident process does not (a fifth
 # of the budget for short ones): time to import the run's modules and load the config.
 RESERVE = 2.0
@@ -166,12 +175,31 @@ def _event_budget(data: bytes, total: float) -> float:
     return total
 
 
-def _may_hand_over(job: Job) -> bool:
+_NO = -2  # _hand_over_to: run here
+_USER = -1  # _hand_over_to: the user's resident process
+
+
+def _hand_over_to(job: Job) -> int:
+    """Whom the run may go to: :data:`_NO`, :data:`_USER`, or under a managed policy the uid
+    that owns every managed folder (the system resident process must be that uid's)."""
     from .address import resident_enabled
 
     if not resident_enabled(os.environ):
-        return False
-    return job.managed_dir is None and not os.path.lexists(MANAGED_DIR)
+        return _NO
+    owners = set()
+    for folder, named in ((MANAGED_DIR, False), (job.managed_dir, True)):
+        if folder is not None:
+            try:
+                owners.add(os.stat(folder).st_uid)
+            except FileNotFoundError:
+                if named:  # not there (yet): whose it will be is not known
+                    return _NO
+                continue
+            except OSError:  # there but unreadable: a policy this client cannot place
+                return _NO
+    if not owners:
+        return _USER
+    return owners.pop() if len(owners) == 1 else _NO
 
 
 def _streams_open() -> bool:
@@ -199,14 +227,15 @@ def _run(argv: list[str]) -> int:
     if job.unreadable == NOT_IN_TIME and time.monotonic() < read_by:
         job.unreadable, job.partial = None, True
         return _run_here(job)
-    if job.unreadable is None and _may_hand_over(job):
+    to = _hand_over_to(job) if job.unreadable is None else _NO
+    if to != _NO:
         total = budget if budget is not None else _sniff(job.data)
         if job.budget is None:
             total = _event_budget(job.data, total)
         reserve = min(RESERVE, total / 5)
         job.limit = started + total - reserve
         hand = _HandOver()
-        answer = _ask(job, job.limit + min(0.25, reserve / 4), hand)
+        answer = _ask(job, job.limit + min(0.25, reserve / 4), hand, to)
         if answer is not None:
             stdout, code = answer
             _write(stdout)
@@ -244,14 +273,16 @@ class _HandOver:
         self.stopped_by: Job | None = None  # the run done here, told of a later signal
 
 
-def _ask(job: Job, give_up: float, hand: _HandOver) -> tuple[bytes, int] | None:
-    """The reply and exit code from the resident process, or None to run here (``hand``
-    says whether the run was handed over, and whether the client was told to stop)."""
+def _ask(job: Job, give_up: float, hand: _HandOver, to: int = _USER
+         ) -> tuple[bytes, int] | None:
+    """The reply and exit code from the resident process (``to``: the user's, or the system
+    one of that uid), or None to run here (``hand`` says whether the run was handed over, and
+    whether the client was told to stop)."""
     import _socket
 
     from .protocol import ALIVE, EXIT, STDERR, TERMINATE, UNAVAILABLE, job_head
 
-    conn = _connect(give_up)
+    conn = _connect(give_up) if to == _USER else _connect_system(give_up, to)
     if conn is None:
         return None
     try:
@@ -304,6 +335,33 @@ def _connect(give_up: float) -> _socket.socket | None:
         conn.connect(path)  # no socket, nobody listening, or its queue is full: run it here
         creds = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
         if int.from_bytes(creds[4:8], sys.byteorder) == os.getuid():
+            return conn
+    except OSError:
+        pass
+    conn.close()
+    return None
+
+
+def _connect_system(give_up: float, owner: int) -> _socket.socket | None:
+    """A connection to the system resident process of ``owner`` (the managed folders'
+    owner), or None. Its socket's folder must be ``owner``'s and writable by no one else (so
+    nobody else can have put the socket there), and the peer must be ``owner`` as the kernel
+    reports it: a socket named elsewhere (``PROMPTHOOKS_SYSTEM_SOCKET``) or served by anyone
+    else is never trusted, whoever bound it."""
+    import _socket
+
+    from .address import MAX_SOCKET_PATH, owned_closed_dir
+
+    path = os.environ.get("PROMPTHOOKS_SYSTEM_SOCKET") or SYSTEM_SOCKET
+    if (len(os.fsencode(path)) >= MAX_SOCKET_PATH
+            or not owned_closed_dir(os.path.dirname(path), owner)):
+        return None
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(max(0.001, give_up - time.monotonic()))
+        conn.connect(path)
+        creds = conn.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+        if int.from_bytes(creds[4:8], sys.byteorder) == owner:
             return conn
     except OSError:
         pass

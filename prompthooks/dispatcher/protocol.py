@@ -64,7 +64,7 @@ def job_head(job: Job) -> bytes:
     fields = [job.version.encode(), job.cwd, str(job.umask).encode(), repr(job.started).encode(),
               repr(job.limit).encode(), _text(job.host), _text(job.event),
               b"" if job.budget is None else repr(job.budget).encode(), _text(job.record),
-              _text(job.replay), str(len(job.config)).encode(),
+              _text(job.replay), _text(job.managed_dir), str(len(job.config)).encode(),
               *(os.fsencode(path) for path in job.config),
               *(k + b"=" + v for k, v in job.env.items())]
     header = b"\0".join(fields)
@@ -76,14 +76,15 @@ def decode_job(header: bytes, data: bytes) -> Job:
     from ..runner.job import Job
 
     fields = header.split(b"\0")
-    if len(fields) < 11:
+    if len(fields) < 12:
         raise ValueError("truncated header")
-    version, cwd, umask, started, limit, host, event, budget, record, replay, count = fields[:11]
-    paths = fields[11:11 + int(count)]
+    (version, cwd, umask, started, limit, host, event, budget, record, replay, managed,
+     count) = fields[:12]
+    paths = fields[12:12 + int(count)]
     if len(paths) != int(count):
         raise ValueError("truncated --config paths")
     env: dict[bytes, bytes] = {}
-    for entry in fields[11 + len(paths):]:
+    for entry in fields[12 + len(paths):]:
         name, eq, value = entry.partition(b"=")
         if not eq or not name:
             raise ValueError("bad environment entry")
@@ -93,8 +94,8 @@ def decode_job(header: bytes, data: bytes) -> Job:
         raise ValueError("bad budget")
     return Job(data, float(started), host=_value(host), event=_value(event),
                config=[os.fsdecode(p) for p in paths], budget=seconds, record=_value(record),
-               replay=_value(replay), limit=float(limit), version=version.decode(), cwd=cwd,
-               umask=int(umask), env=env)
+               replay=_value(replay), managed_dir=_value(managed), limit=float(limit),
+               version=version.decode(), cwd=cwd, umask=int(umask), env=env)
 
 
 def exit_frame(stdout: bytes, code: int) -> bytes:

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from ..model.worker import answer_request, lock_path, private_dir, socket_path
 from ..paths import open_state
-from .address import LOCK_FD_VAR
+from .address import LOCK_FD_VAR, SYSTEM_SOCKET, owned_closed_dir
 from .protocol import UNAVAILABLE
-from .server import Zygote, first_bytes, first_line, is_run, warm
+from .server import SYSTEM, Zygote, first_bytes, first_line, is_run, warm
 
 IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
 _POLL = 0.1  # seconds between tries for the lock of a worker on its way out
@@ -64,10 +64,11 @@ def _take_lock(path: Path, env: Mapping[str, str]) -> int | None:
             time.sleep(_POLL)
 
 
-def _listen(path: Path) -> tuple[socket.socket, tuple[int, int]]:
-    """A socket listening at ``path`` (0600), and its identity (device, inode)."""
+def _listen(path: Path, umask: int = 0o177) -> tuple[socket.socket, tuple[int, int]]:
+    """A socket listening at ``path`` (0600, or as ``umask`` leaves it), and its identity
+    (device, inode)."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old_umask = os.umask(0o177)
+    old_umask = os.umask(umask)
     try:
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         tmp.unlink(missing_ok=True)
@@ -91,9 +92,28 @@ def _is_mine(path: Path, mine: tuple[int, int]) -> bool:
     return (st.st_dev, st.st_ino) == mine
 
 
-def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) -> int:
+def _system_path(env: Mapping[str, str]) -> Path | None:
+    """The system resident process's socket, in a folder of this uid's that no one else can
+    write (made 0755 if missing), or None (said why)."""
+    path = Path(env.get("PROMPTHOOKS_SYSTEM_SOCKET") or SYSTEM_SOCKET)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+    if not owned_closed_dir(str(path.parent), os.getuid()):
+        print(f"prompthooks: {path.parent} must be a folder of this user's that no one else "
+              "can write; not serving", file=sys.stderr)
+        return None
+    return path
+
+
+def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
+          system: bool = False) -> int:
     """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
-    longer names its socket (removed, or replaced). Returns an exit code."""
+    longer names its socket (removed, or replaced). Returns an exit code.
+
+    ``system``: the system resident process, for managed events (see
+    :mod:`prompthooks.dispatcher.server`): its socket is :data:`~.address.SYSTEM_SOCKET`, open
+    to every user, it serves runs only (no model request: it never calls a model for anyone)
+    and never exits for idleness."""
     from ..model.call import prepare
 
     env = dict(os.environ if environ is None else environ)
@@ -101,13 +121,20 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
     # Runs enter their callers' folders (projects the agent writes): a relative entry on the
     # import path (``python -c`` puts ``''`` first) would import from each in turn.
     sys.path[:] = [entry for entry in sys.path if os.path.isabs(entry)]
-    path = socket_path(env)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path.parent, 0o700)
-    if not private_dir(path.parent):
-        print(f"prompthooks: {path.parent} is not a private folder; not serving",
-              file=sys.stderr)
-        return 1
+    if system:
+        found = _system_path(env)
+        if found is None:
+            return 1
+        path, idle = found, float("inf")
+        env.pop(LOCK_FD_VAR, None)
+    else:
+        path = socket_path(env)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(path.parent, 0o700)
+        if not private_dir(path.parent):
+            print(f"prompthooks: {path.parent} is not a private folder; not serving",
+                  file=sys.stderr)
+            return 1
     try:
         lock_fd = _take_lock(path, env)
     except OSError as exc:
@@ -119,13 +146,19 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
     # Runs are forked from a zygote with the run's modules, started before litellm is loaded
     # (forking the process that holds litellm would copy its page tables on every run).
     warm()
+    if system:  # read once here: the runs forked from now on find it in memory
+        from ..config.managed import preload
+
+        preload(env)
+    SYSTEM[0] = system
     zygote = Zygote(env, (lock_fd,))
     try:
         # Ready before listening: a client that finds no socket yet waits for it (time charged
         # to the run's budget, not to its hook's timeout), so nothing listens that cannot
         # answer; runs meanwhile are done in process by their clients.
-        prepare()
-        listener, mine = _listen(path)
+        if not system:
+            prepare()
+        listener, mine = _listen(path, 0o111 if system else 0o177)
     except BaseException as exc:
         zygote.stop()
         os.close(lock_fd)
@@ -155,6 +188,8 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None) 
                     return
                 for fd in fds:
                     os.close(fd)
+                if system:  # runs only: no model call as root for whoever connects
+                    return
                 answer = answer_request(json.loads(first_line(conn, first)), env)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 answer = {"error": f"bad request: {exc}"}

@@ -53,6 +53,9 @@ _FIRST_READ = 10.0  # seconds a connection may take to say what it is, in all
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
 _MAX_HEADER = 1 << 24
 _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
+# Whether this is the system resident process (``serve --system``): set before the zygote
+# is forked, read by each run's child.
+SYSTEM = [False]
 # Seconds after a run came that the next spare is forked, if that run has not ended by then.
 SPARE_AFTER = 0.1
 
@@ -171,6 +174,8 @@ def _acceptable(job: Job, own_env: Mapping[str, str]) -> bool:
     only by the process the host started: see docs/security.md, "Threat model")."""
     from ..config.discovery import MANAGED_DIR
 
+    if SYSTEM[0]:  # the run is the caller's, under its uid: managed or not, as in process
+        return job.version == __version__
     return (job.version == __version__
             and model_environment_of(job.env) == model_environment(own_env)
             and job.managed_dir is None and not os.path.lexists(MANAGED_DIR))
@@ -339,6 +344,8 @@ def _run(conn_fd: int, first: bytes, own_env: Mapping[str, str]) -> NoReturn:
     """One handed-over run, in a child of the zygote. Never returns."""
     try:
         conn = socket.socket(fileno=conn_fd)
+        if SYSTEM[0]:
+            drop_to_peer(conn)  # before anything the caller sent is read
         alive = _Alive(conn)
         try:
             job = read_job(conn, first)
@@ -353,6 +360,31 @@ def _run(conn_fd: int, first: bytes, own_env: Mapping[str, str]) -> NoReturn:
             os._exit(0)  # the client went away, or is not ours
         _child(conn, alive, job, stderr)
     finally:
+        os._exit(0)
+
+
+def drop_to_peer(conn: socket.socket) -> None:
+    """Become the user at the other end of ``conn`` (uid and gid from ``SO_PEERCRED``, the
+    uid's groups, none when it has no passwd entry); root stays root. Exits when the change
+    does not hold. After it Linux marks the process non-dumpable: the user cannot trace it."""
+    import pwd
+    import struct
+
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _, uid, gid = struct.unpack("3i", creds)
+    if uid == os.getuid():  # root's own client (or a test's system process not run as root)
+        return
+    try:
+        groups = os.getgrouplist(pwd.getpwuid(uid).pw_name, gid)
+    except KeyError:
+        groups = []
+    try:
+        os.setgroups(groups)
+        os.setgid(gid)
+        os.setuid(uid)
+    except OSError:
+        os._exit(0)  # the client does the run itself
+    if (os.getuid(), os.geteuid(), os.getgid(), os.getegid()) != (uid, uid, gid, gid):
         os._exit(0)
 
 
