@@ -458,10 +458,13 @@ def imports_litellm(argv: Sequence[str], data: bytes, env: Mapping[str, str],
 
 def warm_config_cache(setup: Setup, name: str, env: Mapping[str, str]) -> None:
     """Load a config once (validated and cached, as after any edit) with an event no hook
-    matches: nothing runs, and no audit row is written."""
+    matches: nothing runs, and no audit row is written. In process, with the resident process
+    off: a run done in process starts one after its reply, which would then hold the lock the
+    pre-started worker needs (that `serve` would exit at once) and be counted as a worker a
+    client started."""
     data = event(setup.project, "load test warm-up", 0, tool="Read")
-    subprocess.run(setup.argv(name), input=data, capture_output=True, env=dict(env),
-                   cwd=setup.project, check=False)
+    subprocess.run(setup.argv(name), input=data, capture_output=True,
+                   env={**env, "PROMPTHOOKS_RESIDENT": "0"}, cwd=setup.project, check=False)
 
 
 @contextlib.contextmanager
@@ -480,6 +483,8 @@ def warm_worker(setup: Setup, env: Mapping[str, str]) -> Iterator[subprocess.Pop
                 why = log.read_text().strip() if proc.poll() is not None else "timed out"
                 raise RuntimeError(f"the worker did not start listening on {sock}: {why}")
             time.sleep(0.05)
+        if proc.poll() is not None:  # another process serves: the burst would not measure ours
+            raise RuntimeError(f"the worker exited at once: {log.read_text().strip()}")
         yield proc
     finally:
         proc.terminate()

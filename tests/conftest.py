@@ -10,8 +10,9 @@ from .fake_model import FakeModel, serve
 pytest_plugins = ["pytester"]
 
 # Folders whose every test is slow: the resident process and its client, the supervisor, the
-# fault matrix, load and bursts. Marked here, beside the rest of the fast tier's rules.
-SLOW_FOLDERS = ("bench", "dispatcher", "faults", "runner")
+# fault matrix, load and bursts, the live model. Marked here, beside the rest of the fast
+# tier's rules.
+SLOW_FOLDERS = ("bench", "dispatcher", "faults", "live", "runner")
 # Slow files and tests of tests/model, listed here rather than marked in its files (the rest
 # of tests/model runs in the fast tier and covers the model package).
 SLOW_FILES = (
@@ -29,6 +30,10 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_one_process_keeps_one_connection_open_across_events",
         "test_prefixed_models_go_direct_with_the_prefix_dropped_and_their_own_key",
         "test_the_litellm_path_still_reaches_the_same_server",
+    ),
+    "model/test_direct_http.py": (
+        "test_a_server_that_trickles_is_cut_off_by_the_calls_one_deadline",
+        "test_an_answer_that_breaks_off_or_is_not_http_is_said_in_one_line",
     ),
     "model/test_fail_fast.py": (
         "test_a_host_that_does_not_resolve_is_tried_once",
@@ -62,6 +67,13 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
         "test_direct_path_of_a_pinned_managed_hook_records_it",
         "test_eval_adds_up_the_proxys_costs",
         "test_litellm_path_records_the_proxys_cost",
+    ),
+    "model/test_structured.py": (
+        "test_a_managed_hook_never_takes_the_refusal_from_the_user_s_file",
+        "test_a_refused_schema_is_asked_again_without_it_and_remembered_across_runs",
+        "test_a_verdict_request_carries_the_schema_and_a_stop_hook_s_has_impossible",
+        "test_the_litellm_path_sends_the_schema_and_falls_back_the_same",
+        "test_the_shipped_cassettes_still_replay",
     ),
     "model/test_verdict_cache.py": (
         "test_a_hit_skips_the_model_and_is_reported",

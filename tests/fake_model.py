@@ -155,6 +155,7 @@ class _Served(Protocol):
 
 
 S = TypeVar("S", bound=_Served)
+POLL = 0.02  # seconds between serve_forever's looks for shutdown()
 
 
 def run_server(handler: type[BaseHTTPRequestHandler], state: S, path: str = "") -> Iterator[S]:
@@ -163,7 +164,9 @@ def run_server(handler: type[BaseHTTPRequestHandler], state: S, path: str = "") 
     server = _Listening(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}{path}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # serve_forever looks for shutdown() every poll_interval: the default half second would be
+    # every test's teardown.
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     try:
         yield state

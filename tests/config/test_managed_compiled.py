@@ -148,6 +148,7 @@ def test_a_process_validates_the_managed_policy_once_while_its_bytes_stay_the_sa
     assert calls == [folder, folder]
 
 
+@pytest.mark.slow
 def test_a_compiled_policy_is_served_without_pydantic(world: Path) -> None:
     folder = world / "etc"
     _deny(folder)
@@ -175,6 +176,7 @@ def test_a_compiled_policy_is_served_without_pydantic(world: Path) -> None:
     assert "prompthooks.config.loader" not in imported
 
 
+@pytest.mark.slow
 @as_root
 def test_a_compiled_policy_the_user_could_write_is_never_read(world: Path) -> None:
     folder = world / "etc"
@@ -215,6 +217,7 @@ def test_a_compiled_policy_the_user_could_write_is_never_read(world: Path) -> No
     assert _decision(_run(world, folder, NOBODY)) == "deny"
 
 
+@pytest.mark.slow
 @as_root
 def test_root_never_reads_a_compiled_policy_the_folders_owner_did_not_write(
         world: Path) -> None:
@@ -233,6 +236,7 @@ def test_root_never_reads_a_compiled_policy_the_folders_owner_did_not_write(
     assert _decision(_run(world, folder)) == "deny"
 
 
+@pytest.mark.slow
 @as_root
 def test_a_stale_compiled_policy_is_ignored_and_the_changed_source_decides(
         world: Path) -> None:
@@ -251,6 +255,7 @@ def test_a_stale_compiled_policy_is_ignored_and_the_changed_source_decides(
         "new rule"
 
 
+@pytest.mark.slow
 @as_root
 def test_compile_refuses_a_folder_that_is_not_the_callers(world: Path) -> None:
     folder = world / "etc"
@@ -272,6 +277,7 @@ def test_compile_refuses_a_broken_policy_in_one_line(tmp_path: Path) -> None:
     assert not (folder / COMPILED_NAME).exists()
 
 
+@pytest.mark.slow
 def test_doctor_and_validate_say_once_how_to_rebuild_it(world: Path) -> None:
     folder = world / "etc"
     _deny(folder)
@@ -295,6 +301,7 @@ def test_doctor_and_validate_say_once_how_to_rebuild_it(world: Path) -> None:
     assert compiled_state(Source("managed", str(folder), 0), folder) == stale
 
 
+@pytest.mark.slow
 def test_a_template_removed_after_compiling_makes_the_policy_broken_as_validating_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "etc"
@@ -315,6 +322,7 @@ def test_a_template_removed_after_compiling_makes_the_policy_broken_as_validatin
     assert failure.fail_closed and "judge.md" in failure.message
 
 
+@pytest.mark.slow
 def test_compile_refuses_an_audit_path_in_each_users_home(tmp_path: Path) -> None:
     folder = tmp_path / "etc"
     folder.mkdir()

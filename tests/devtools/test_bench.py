@@ -148,6 +148,7 @@ def _check(proc: subprocess.CompletedProcess[str], expected: dict[str, dict[str,
     assert all(line.startswith("prompthooks: eval: ") for line in lines)
 
 
+@pytest.mark.slow
 def test_library_against_a_scripted_model(tmp_path: Path) -> None:
     cases = _cases()
     expected = _expected()
@@ -181,6 +182,7 @@ def test_library_against_a_scripted_model(tmp_path: Path) -> None:
     assert len(bars) == 4 * len(expected)  # recall and FPR, the model's and the baseline's
 
 
+@pytest.mark.slow
 def test_one_policy_recorded_then_replayed_offline(tmp_path: Path) -> None:
     expected = {"prompt-secrets": _expected()["prompt-secrets"]}
     tape = tmp_path / "bench.cassette.yaml"
@@ -201,6 +203,7 @@ def test_one_policy_recorded_then_replayed_offline(tmp_path: Path) -> None:
     assert run["model"]["sources"] == {"recording": 24}
 
 
+@pytest.mark.slow
 def test_library_table_and_html_report(tmp_path: Path) -> None:
     # Every reply is "stop": recall 1, false-positive rate 1, every policy below its bar.
     server = serve()
@@ -222,6 +225,7 @@ def test_library_table_and_html_report(tmp_path: Path) -> None:
     assert page.count("<svg") == 1
 
 
+@pytest.mark.slow
 def test_library_and_a_dataset_do_not_mix(tmp_path: Path) -> None:
     both = _eval("--library", str(tmp_path / "d.jsonl"))
     assert both.returncode == 64 and "Traceback" not in both.stderr

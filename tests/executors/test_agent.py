@@ -210,6 +210,7 @@ def test_the_turn_limit_holds(fail_closed: bool, project: Path, tmp_path: Path,
         assert outcome.decision.permission == ("deny" if fail_closed else None)
 
 
+@pytest.mark.slow
 def test_the_deadline_holds_over_the_loop(project: Path, tmp_path: Path,
                                           model: FakeModel) -> None:
     slow = calls(("list_files", {"pattern": "*"}))
@@ -223,6 +224,7 @@ def test_the_deadline_holds_over_the_loop(project: Path, tmp_path: Path,
     assert 1 <= len(model.requests) < 50
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direct", ["1", "0"])
 def test_an_endpoint_without_tools_fails_in_one_line(
         direct: str, project: Path, tmp_path: Path, model: FakeModel,
@@ -271,6 +273,7 @@ def test_record_then_replay_offline(project: Path, tmp_path: Path, model: FakeMo
     assert "no recorded reply" in " ".join(changed.problems)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("turns,said", [(500, "less than or equal to 50"),
                                          (0, "greater than or equal to 1")])
 def test_validate_bounds_the_turn_limit(turns: int, said: str, tmp_path: Path) -> None:
@@ -289,6 +292,7 @@ def test_the_home_folder_is_no_project(tmp_path: Path, model: FakeModel,
     assert "not a project" in " ".join(outcome.problems)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", ["claude", "cursor", "cline"])
 def test_prompthooks_run_per_host(host: str, project: Path, tmp_path: Path,
                                   model: FakeModel, isolated_home: Path) -> None:
@@ -337,6 +341,7 @@ def test_an_approval_covers_the_prompt_model_and_limits(
         changed.problems), changed.problems
 
 
+@pytest.mark.slow
 def test_eval_records_then_replays_an_agent_hook(project: Path, tmp_path: Path,
                                                   model: FakeModel) -> None:
     """``eval --record`` through the tool loop, then ``--replay`` with no server at all."""
@@ -373,6 +378,7 @@ def test_eval_records_then_replays_an_agent_hook(project: Path, tmp_path: Path,
         assert report["overall"]["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 1}
 
 
+@pytest.mark.slow
 def test_doctor_probes_an_agent_hooks_model_with_its_tools(tmp_path: Path,
                                                            model: FakeModel) -> None:
     model.responder = lambda body: (error(400, "tools are not supported by this model")
@@ -389,6 +395,7 @@ def test_doctor_probes_an_agent_hooks_model_with_its_tools(tmp_path: Path,
     assert proc.returncode == 1
 
 
+@pytest.mark.slow
 def test_reads_are_bounded_per_call_and_per_hook(project: Path, tmp_path: Path,
                                                  model: FakeModel) -> None:
     from prompthooks.executors import project_tools
@@ -406,6 +413,7 @@ def test_reads_are_bounded_per_call_and_per_hook(project: Path, tmp_path: Path,
     assert "has read its" in results[-1] and "error:" in results[-1]
 
 
+@pytest.mark.slow
 def test_explain_shows_the_tools_limits_and_root(project: Path, tmp_path: Path) -> None:
     event = json.dumps(claude_event("Stop", str(project)))
     proc = subprocess.run([sys.executable, "-m", "prompthooks", "explain", "--json",
@@ -419,6 +427,7 @@ def test_explain_shows_the_tools_limits_and_root(project: Path, tmp_path: Path) 
     assert "512 KiB read" in agent["limits"]
 
 
+@pytest.mark.slow
 def test_the_pytest_plugin_replays_the_shipped_agent_suite(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """The library's agent suite as a user's pytest suite: each case reads its own project

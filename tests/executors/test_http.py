@@ -18,6 +18,7 @@ import pytest
 
 from prompthooks.api import Outcome, dispatch, load_config
 
+from ..fake_model import POLL
 from ..helpers import (
     approve,
     claude_bash,
@@ -106,7 +107,7 @@ def _serve(state: Service) -> Iterator[Service]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     yield state
     server.shutdown()
@@ -134,6 +135,7 @@ def _run(tmp_path: Path, *handlers: dict[str, Any], event: dict[str, Any] | None
     return dispatch(event or claude_bash("rm -rf /"), config_paths=[str(cfg)], budget=budget)
 
 
+@pytest.mark.slow
 def test_the_event_is_posted_as_json_and_a_2xx_json_reply_blocks(
         tmp_path: Path, service: Service) -> None:
     service.script(Reply(body=json.dumps(DENY).encode()))
@@ -188,6 +190,7 @@ def test_a_2xx_body_that_is_not_a_reply_is_an_error(tmp_path: Path, service: Ser
     assert "unknown value" in (outcome.decision.results[0].error or "")
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_is_given_up_at_the_hook_deadline(
         tmp_path: Path, service: Service) -> None:
     service.script(Reply(delay=20, body=json.dumps(DENY).encode()))
@@ -200,6 +203,7 @@ def test_a_server_that_never_answers_is_given_up_at_the_hook_deadline(
     assert took < 10  # well before the server's 20 s and the run's 30 s budget
 
 
+@pytest.mark.slow
 def test_a_trickling_reply_does_not_stretch_the_deadline(
         tmp_path: Path, service: Service) -> None:
     # Each byte comes well within any per-read timeout, the whole far past the hook's.
@@ -352,6 +356,7 @@ def test_a_managed_http_hook_uses_the_proxy_its_file_names(
 
 # Each host's dialect end to end through `prompthooks run`, a real process.
 
+@pytest.mark.slow
 def test_claude_code_run(tmp_path: Path, service: Service) -> None:
     service.script(Reply(body=json.dumps(DENY).encode()))
     claude_config(tmp_path / ".prompthooks" / "hooks.json", "PreToolUse", _hook(service.url),
@@ -366,6 +371,7 @@ def test_claude_code_run(tmp_path: Path, service: Service) -> None:
     assert json.loads(service.seen[0].body)["tool_input"]["command"] == "rm -rf /"
 
 
+@pytest.mark.slow
 def test_cursor_run(tmp_path: Path, service: Service) -> None:
     service.script(Reply(body=json.dumps({"permission": "deny",
                                           "agent_message": "cursor: no"}).encode()))
@@ -381,6 +387,7 @@ def test_cursor_run(tmp_path: Path, service: Service) -> None:
     assert json.loads(service.seen[0].body)["command"] == "rm -rf /"
 
 
+@pytest.mark.slow
 def test_cline_run(tmp_path: Path, service: Service) -> None:
     # Cline's hooks come from prompthooks' own file, here in Claude Code's style: the hook
     # gets the event translated into that dialect.
@@ -421,6 +428,7 @@ def test_a_changed_url_needs_approval_again(tmp_path: Path, service: Service,
     assert all(r.hook.kind != "http" for r in second.decision.results)
 
 
+@pytest.mark.slow
 def test_the_audit_row_names_the_url_and_status_and_no_header_value(
         tmp_path: Path, service: Service, isolated_home: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -449,6 +457,7 @@ def test_the_audit_row_names_the_url_and_status_and_no_header_value(
     assert "tok-in-header-789" not in text and "q-secret-1" not in text
 
 
+@pytest.mark.slow
 def test_explain_shows_where_it_posts_and_contacts_nothing(
         tmp_path: Path, service: Service) -> None:
     import subprocess
@@ -488,6 +497,7 @@ def test_doctor_says_whether_the_url_answers(tmp_path: Path, service: Service) -
     assert all("not contacted" in c["detail"] for c in offline) and len(service.seen) == 1
 
 
+@pytest.mark.slow
 def test_recorded_then_replayed_offline(tmp_path: Path, service: Service,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POLICY_TOKEN", "tok-never-recorded-321")
@@ -559,6 +569,7 @@ def test_the_shipped_example_service_and_config(tmp_path: Path,
         service.wait(10)
 
 
+@pytest.mark.slow
 def test_prompthooks_test_records_then_replays_an_http_hook(tmp_path: Path,
                                                            service: Service) -> None:
     import subprocess
@@ -590,6 +601,7 @@ def test_prompthooks_test_records_then_replays_an_http_hook(tmp_path: Path,
     assert "1 passed" in replayed.stdout and len(service.seen) == 1
 
 
+@pytest.mark.slow
 def test_validate_names_each_http_problem(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -639,6 +651,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["command", "http"])
 def test_httpx_is_imported_only_when_an_http_hook_runs(tmp_path: Path, service: Service,
                                                        kind: str) -> None:
@@ -659,6 +672,7 @@ def test_httpx_is_imported_only_when_an_http_hook_runs(tmp_path: Path, service: 
         assert names == [""]
 
 
+@pytest.mark.slow
 def test_a_forked_http_hook_run_imports_nothing(tmp_path: Path, service: Service) -> None:
     # The resident process warms httpx and this executor before it forks: a run pays neither.
     from ..dispatcher.test_warm import _forked_run
