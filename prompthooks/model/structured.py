@@ -14,8 +14,11 @@ table says ``supports_response_schema: false``); then, and where litellm lists n
 ``response_format`` for the provider, JSON mode or nothing, as before.
 
 An endpoint that refuses the schema (a 400 or 422 whose body names it, a 500 naming the field)
-is not retried as a failing server would be, but asked again at once
-without it (JSON mode), within the same deadline. When that answer comes, the refusal is
+is not retried as a failing server would be, but asked again at once in JSON mode, within the
+same deadline, with the schema in JSON mode's object: ``{"type": "json_object", "schema":
+{...}}``. That is llama-cpp-python's own form (its server refuses ``json_schema`` with a 500,
+and constrains its output to a schema given so); a server that ignores the key answers in
+plain JSON mode. When that answer comes, the refusal is
 remembered for the endpoint and model for :data:`REFUSED_SECONDS`, so later calls go straight
 to JSON mode: in the process, and for a hook that is not managed in a small file in the user's
 runtime folder (``schema-<hash>.json``, as dead.py keeps its own), so later runs know it too.
@@ -75,7 +78,11 @@ def response_format(request: ModelRequest) -> dict[str, Any] | None:
     """The ``response_format`` of ``request``: its schema, JSON mode, or None (free text)."""
     if not request.json_mode:
         return None
-    if not request.structured or request.tools:  # a turn that may call tools is no verdict yet
+    if request.tools:  # a turn that may call tools is no verdict yet
+        return {"type": "json_object"}
+    if not request.structured:
+        if request.schema_in_json_mode:
+            return {"type": "json_object", "schema": schema(request)}
         return {"type": "json_object"}
     return {"type": "json_schema",
             "json_schema": {"name": "verdict", "strict": True, "schema": schema(request)}}
@@ -132,15 +139,20 @@ def remember(endpoint: str, model: str, environ: Mapping[str, str] | None) -> No
         paths.atomic_write(path, json.dumps({"time": time.time()}).encode())
 
 
+def _in_json_mode(request: ModelRequest) -> ModelRequest:
+    return replace(request, structured=False, schema_in_json_mode=True)
+
+
 async def asked(request: ModelRequest, endpoint: str, environ: Mapping[str, str] | None,
                 call: Callable[[ModelRequest], Awaitable[ModelReply]],
                 refusal: Callable[[Exception], bool]) -> ModelReply:
     """``call``'s reply to ``request``, with the schema unless ``endpoint`` is remembered to
-    refuse it; a refusal (``refusal``) is answered by asking once more without it, and
+    refuse it; a refusal (``refusal``) is answered by asking once more in JSON mode (the schema
+    in its object), and
     remembered when that is answered (a second failure was not the schema's doing)."""
     if request.structured and request.json_mode and remembered(endpoint, request.endpoint.model,
                                                                environ):
-        request = replace(request, structured=False)
+        request = _in_json_mode(request)
     if not (request.structured and request.json_mode):
         return await call(request)
     try:
@@ -148,7 +160,7 @@ async def asked(request: ModelRequest, endpoint: str, environ: Mapping[str, str]
     except Exception as exc:
         if not refusal(exc):
             raise
-    reply = await call(replace(request, structured=False))
+    reply = await call(_in_json_mode(request))
     remember(endpoint, request.endpoint.model, environ)
     return reply
 

@@ -107,9 +107,17 @@ def test_a_500_naming_the_format_is_a_refusal_not_a_failing_server(
         return verdict(False, "no schema, still a verdict")
 
     model.responder = answer
-    outcome = dispatch(claude_bash("ls"), config_paths=[str(_config(tmp_path))], budget=60)
+    cfg = _config(tmp_path)
+    outcome = dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
     assert outcome.decision.reason == "no schema, still a verdict"
     assert _formats(model) == ["json_schema", "json_object"]
+    # JSON mode asked in llama-cpp-python's form, the schema in its object, and so again
+    # once the refusal is remembered
+    dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
+    sent = [r.body["response_format"] for r in model.requests]
+    asked = sent[0]["json_schema"]["schema"]
+    assert asked["required"] == ["ok", "reason"]
+    assert sent[1:] == [{"type": "json_object", "schema": asked}] * 2
 
 
 def test_a_refusal_whose_retry_fails_too_is_not_remembered(
