@@ -14,11 +14,15 @@ table says ``supports_response_schema: false``); then, and where litellm lists n
 ``response_format`` for the provider, JSON mode or nothing, as before.
 
 An endpoint that refuses the schema (a 400 or 422 whose body names it, a 500 naming the field)
-is not retried as a failing server would be, but asked again at once
-without it (JSON mode), within the same deadline. When that answer comes, the refusal is
-remembered for the endpoint and model for :data:`REFUSED_SECONDS`, so later calls go straight
-to JSON mode: in the process, and for a hook that is not managed in a small file in the user's
-runtime folder (``schema-<hash>.json``, as dead.py keeps its own), so later runs know it too.
+is not retried as a failing server would be, but asked again at once in JSON mode, within the
+same deadline, with the schema in JSON mode's object: ``{"type": "json_object", "schema":
+{...}}``. That is llama-cpp-python's own form (its server refuses ``json_schema`` with a 500,
+and constrains its output to a schema given so); a server that ignores the key answers in
+plain JSON mode, and one that rejects it (a refusal again) is asked a third time in plain JSON
+mode. When an answer comes, what was refused is remembered for the endpoint and model for
+:data:`REFUSED_SECONDS`, so later calls go straight to the form that was answered: in the
+process, and for a hook that is not managed in a small file in the user's runtime folder
+(``schema-<hash>.json``, as dead.py keeps its own), so later runs know it too.
 A managed hook never reads that file: the user, and so an agent, can write it, and it must not
 take the schema off a managed hook's request.
 
@@ -51,7 +55,7 @@ _OVERHEAD_TOKENS = 40  # the object around the reason, with the spaces a grammar
 _NAMES_IT = re.compile(r"response_format|json_schema|schema|\bformat\b", re.I)
 _NAMES_FIELD = re.compile(r"response_format|json_schema")
 
-_refused: dict[str, float] = {}  # endpoint and model -> when this process saw the refusal
+_refused: dict[str, tuple[float, str]] = {}  # endpoint and model -> when, what was refused
 
 
 def reason_chars(max_tokens: int) -> int:
@@ -75,7 +79,11 @@ def response_format(request: ModelRequest) -> dict[str, Any] | None:
     """The ``response_format`` of ``request``: its schema, JSON mode, or None (free text)."""
     if not request.json_mode:
         return None
-    if not request.structured or request.tools:  # a turn that may call tools is no verdict yet
+    if request.tools:  # a turn that may call tools is no verdict yet
+        return {"type": "json_object"}
+    if not request.structured:
+        if request.schema_in_json_mode:
+            return {"type": "json_object", "schema": schema(request)}
         return {"type": "json_object"}
     return {"type": "json_schema",
             "json_schema": {"name": "verdict", "strict": True, "schema": schema(request)}}
@@ -103,54 +111,69 @@ def _fresh(seen: float) -> bool:
     return 0 <= time.time() - seen < REFUSED_SECONDS
 
 
-def remembered(endpoint: str, model: str, environ: Mapping[str, str] | None) -> bool:
-    """Whether ``endpoint`` (dead.address's name) refused the schema for ``model`` lately:
-    in this process, or in the file when ``environ`` is given (None: a managed hook)."""
+def remembered(endpoint: str, model: str, environ: Mapping[str, str] | None) -> str | None:
+    """What ``endpoint`` (dead.address's name) refused lately for ``model``: None (nothing),
+    ``"schema"`` (the schema's OpenAI form) or ``"schema-key"`` (the schema in JSON mode's
+    object too); in this process, or in the file when ``environ`` is given (None: a managed
+    hook)."""
     key = _key(endpoint, model)
     seen = _refused.get(key)
-    if seen is not None and _fresh(seen):
-        return True
+    if seen is not None and _fresh(seen[0]):
+        return seen[1]
     if environ is None:
-        return False
+        return None
     try:
         # read_state: a FIFO, link or huge file planted here is no memory (BadStateFile is an
         # OSError): the schema is sent, and at worst refused once more
         data = json.loads(paths.read_state(_file(key, environ), _LIMIT) or b"null")
-        return _fresh(float(data["time"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
+        what = "schema-key" if data.get("what") == "schema-key" else "schema"
+        return what if _fresh(float(data["time"])) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
-def remember(endpoint: str, model: str, environ: Mapping[str, str] | None) -> None:
+def remember(endpoint: str, model: str, environ: Mapping[str, str] | None,
+             what: str = "schema") -> None:
     key = _key(endpoint, model)
-    _refused[key] = time.time()
+    _refused[key] = (time.time(), what)
     if environ is None:
         return
     path = _file(key, environ)
     with contextlib.suppress(OSError):  # a memory that cannot be written is not used
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        paths.atomic_write(path, json.dumps({"time": time.time()}).encode())
+        paths.atomic_write(path, json.dumps({"time": time.time(), "what": what}).encode())
+
+
+def _in_json_mode(request: ModelRequest, schema_key: bool = True) -> ModelRequest:
+    return replace(request, structured=False, schema_in_json_mode=schema_key)
 
 
 async def asked(request: ModelRequest, endpoint: str, environ: Mapping[str, str] | None,
                 call: Callable[[ModelRequest], Awaitable[ModelReply]],
                 refusal: Callable[[Exception], bool]) -> ModelReply:
     """``call``'s reply to ``request``, with the schema unless ``endpoint`` is remembered to
-    refuse it; a refusal (``refusal``) is answered by asking once more without it, and
-    remembered when that is answered (a second failure was not the schema's doing)."""
-    if request.structured and request.json_mode and remembered(endpoint, request.endpoint.model,
-                                                               environ):
-        request = replace(request, structured=False)
+    refuse it. A refusal (``refusal``) is answered by asking once more in JSON mode with the
+    schema in its object and, should that be refused too (a server that rejects unknown keys),
+    once more in plain JSON mode; each refusal is remembered when a later form is answered (a
+    failure of the last form was not the schema's doing)."""
+    model = request.endpoint.model
     if not (request.structured and request.json_mode):
         return await call(request)
-    try:
-        return await call(request)
-    except Exception as exc:
-        if not refusal(exc):
-            raise
-    reply = await call(replace(request, structured=False))
-    remember(endpoint, request.endpoint.model, environ)
-    return reply
+    seen = remembered(endpoint, model, environ)
+    forms = [request, _in_json_mode(request), _in_json_mode(request, schema_key=False)]
+    forms = forms[{None: 0, "schema": 1, "schema-key": 2}[seen]:]
+    for number, form in enumerate(forms):
+        try:
+            reply = await call(form)
+        except Exception as exc:
+            if number == len(forms) - 1 or not refusal(exc):
+                raise
+            continue
+        if number:
+            remember(endpoint, model, environ,
+                     "schema-key" if not form.schema_in_json_mode else "schema")
+        return reply
+    raise AssertionError("unreachable: the last form's failure is raised")
 
 
 __all__ = ["REFUSED_SECONDS", "asked", "reason_chars", "refused", "remember", "remembered",

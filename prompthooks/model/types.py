@@ -25,6 +25,9 @@ class ModelRequest:
     # Not part of a cassette key (model/structured.py): the verdict's JSON schema is asked for
     # where the endpoint takes it, and the schema holds "impossible" on a stop hook's request.
     structured: bool = True
+    # After a refusal of the schema: JSON mode carrying it as ``{"type": "json_object",
+    # "schema": ...}``, llama-cpp-python's form (a server that ignores the key sees JSON mode).
+    schema_in_json_mode: bool = False
     impossible: bool = False
     # Tool calling (agent hooks): the tools offered, in the OpenAI format, and the turns
     # after ``messages`` (the model's tool calls and the tool results), as the API takes them.

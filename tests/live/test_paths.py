@@ -25,6 +25,7 @@ from .conftest import (
     NAME,
     Exchange,
     Live,
+    asked_schema,
     audited,
     library_config,
     prompt_rows,
@@ -42,9 +43,8 @@ def _session(run: Callable[[dict[str, Any]], subprocess.CompletedProcess[str]],
         assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stderr
         reply(proc)  # the host's JSON (or nothing: no objection)
-    exchanges = live.since(mark)
+    exchanges = verdicts(live.since(mark))
     assert len(exchanges) == sum(hooks for _, hooks in EVENTS)
-    verdicts(exchanges)
     return exchanges
 
 
@@ -98,9 +98,9 @@ def test_a_stop_hook_on_a_real_transcript_sends_nothing_secret(
     mark = live.mark()
     proc = _run(library_config(tmp_path), tmp_path)(event)
     assert proc.returncode == 0, proc.stderr
-    (exchange,) = live.since(mark)
-    verdicts([exchange])
-    schema = exchange.request["response_format"]["json_schema"]["schema"]
+    (exchange,) = verdicts(live.since(mark))
+    schema = asked_schema(exchange)
+    assert schema is not None
     assert "impossible" in schema["required"]  # a stop hook's verdict may say it
     sent = exchange.head + exchange.body
     assert b"EVENT-CANARY-17" in sent and b"TRANSCRIPT-CANARY-41" in sent  # the canaries

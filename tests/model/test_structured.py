@@ -107,9 +107,41 @@ def test_a_500_naming_the_format_is_a_refusal_not_a_failing_server(
         return verdict(False, "no schema, still a verdict")
 
     model.responder = answer
-    outcome = dispatch(claude_bash("ls"), config_paths=[str(_config(tmp_path))], budget=60)
+    cfg = _config(tmp_path)
+    outcome = dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
     assert outcome.decision.reason == "no schema, still a verdict"
     assert _formats(model) == ["json_schema", "json_object"]
+    # JSON mode asked in llama-cpp-python's form, the schema in its object, and so again
+    # once the refusal is remembered
+    dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
+    sent = [r.body["response_format"] for r in model.requests]
+    asked = sent[0]["json_schema"]["schema"]
+    assert asked["required"] == ["ok", "reason"]
+    assert sent[1:] == [{"type": "json_object", "schema": asked}] * 2
+
+
+def test_a_server_refusing_the_schema_key_too_gets_plain_json_mode_remembered(
+        tmp_path: Path, model: FakeModel) -> None:
+    """A server that rejects unknown keys refuses llama-cpp-python's form as well: asked a
+    third time in plain JSON mode, and remembered so, across runs."""
+    def answer(body: dict[str, Any]) -> Answer:
+        if body["response_format"]["type"] == "json_schema":
+            return error(400, REFUSAL)
+        if "schema" in body["response_format"]:
+            return error(400, "Unrecognized key in response_format: 'schema'")
+        return verdict(False, "plain JSON mode")
+
+    model.responder = answer
+    cfg = _config(tmp_path)
+    outcome = dispatch(claude_bash("rm -rf ~"), config_paths=[str(cfg)], budget=60)
+    assert outcome.decision.reason == "plain JSON mode"
+    sent = [r.body["response_format"] for r in model.requests]
+    assert [f["type"] for f in sent] == ["json_schema", "json_object", "json_object"]
+    assert "schema" in sent[1] and sent[2] == {"type": "json_object"}
+    structured._refused.clear()
+    proc = run_cli(claude_bash("rm -rf ~"), "--config", str(cfg), cwd=tmp_path)
+    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+    assert [r.body["response_format"] for r in model.requests][3:] == [{"type": "json_object"}]
 
 
 def test_a_refusal_whose_retry_fails_too_is_not_remembered(
@@ -121,10 +153,10 @@ def test_a_refusal_whose_retry_fails_too_is_not_remembered(
     outcome = dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
     assert outcome.decision.permission == "deny"
     assert "the request was refused (400)" in (outcome.decision.reason or "")
-    assert _formats(model) == ["json_schema", "json_object"]
+    assert _formats(model) == ["json_schema", "json_object", "json_object"]
     model.script(verdict(True))
     dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
-    assert _formats(model)[2:] == ["json_schema"]
+    assert _formats(model)[3:] == ["json_schema"]
     assert not list(paths.runtime_home(os.environ).glob("schema-*.json"))
 
 
