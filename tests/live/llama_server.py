@@ -11,13 +11,15 @@ second thread, or threads spinning while they wait, make each reply several time
 
 from __future__ import annotations
 
+import importlib
 import runpy
 from typing import Any
 
 
 def _without_extra_buffer_types() -> None:
-    from llama_cpp import llama as llama_module
-    from llama_cpp import llama_cpp
+    # Imported by name: the live extra may be absent where the tree is type-checked.
+    llama_module: Any = importlib.import_module("llama_cpp.llama")
+    llama_cpp: Any = importlib.import_module("llama_cpp.llama_cpp")
 
     default = llama_cpp.llama_model_default_params
 
@@ -28,7 +30,7 @@ def _without_extra_buffer_types() -> None:
 
     # llama.py calls it through the module it imported: both names are replaced.
     llama_cpp.llama_model_default_params = params
-    llama_module.llama_cpp.llama_model_default_params = params  # type: ignore[attr-defined]
+    llama_module.llama_cpp.llama_model_default_params = params
 
 
 if __name__ == "__main__":
