@@ -105,7 +105,7 @@ def test_a_fifo_at_the_schema_refusal_memory(tmp_path: Path, model: FakeModel,
     # Canary: the record at that path is read: the request goes in JSON mode.
     proc, _ = _run(tmp_path, cfg, managed=False)
     assert MODEL_REASON in _denied(proc)
-    assert model.requests[-1].body["response_format"] == {"type": "json_object"}
+    assert model.requests[-1].body["response_format"]["type"] == "json_object"
     _fifo_in_place_of(record)
     proc, took = _run(tmp_path, cfg, managed)
     _answered_in_time(proc, took, managed)
