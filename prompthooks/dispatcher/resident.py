@@ -30,7 +30,8 @@ from ..model.worker import answer_request, lock_path, private_dir, socket_path
 from ..paths import open_state
 from .address import LOCK_FD_VAR, SYSTEM_SOCKET, owned_closed_dir
 from .protocol import UNAVAILABLE
-from .server import SYSTEM, Zygote, first_bytes, first_line, is_run, warm
+from .run_process import SYSTEM
+from .server import Zygote, first_bytes, first_line, is_run, warm
 
 IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
 _POLL = 0.1  # seconds between tries for the lock of a worker on its way out

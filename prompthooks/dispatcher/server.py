@@ -1,61 +1,27 @@
-"""The run side of the resident process: a run handed over by the thin client.
-
-The resident process (``prompthooks serve``) has litellm loaded and its connections open; a
-zygote it forked before importing litellm has the run's modules imported. Each run goes to a
-child of the zygote, forked before the run arrived (a spare: the next one is forked once the
-run is over, off its path). The child reads the run's :class:`~prompthooks.runner.job.Job`,
-takes the caller's environment, working directory, umask and stderr, and judges it in itself
-(:func:`prompthooks.runner.judge.judge`: threads, the engine's deadlines), with no supervisor
-of its own: the client is that, and does the run itself if no whole answer comes by its limit.
-The reply and exit code go back to the client the moment they are known; the audit rows follow
-in the child. A process per run keeps runs apart from each other and from the resident
-process: one that hangs or is killed takes nothing else with it. Its prompt hooks call
-OpenAI-compatible endpoints directly and the others through the resident process, like any
-client's.
+"""The resident process's zygote: a small process with every module of a run loaded, which
+forks each handed-over run's process (:mod:`prompthooks.dispatcher.run_process`), one forked
+ahead of its run (a spare: the next one is forked once the run is over, off its path). The
+resident process (``prompthooks serve``) has litellm loaded and its connections open; the
+zygote is forked before litellm is imported. A process per run keeps runs apart from each other
+and from the resident process: one that hangs or is killed takes nothing else with it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import NoReturn
 
-from .._version import __version__
-from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..model import direct
-from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
-from ..runner.fallback import answer_unjudged, guess
-from ..runner.job import Job
-from ..runner.judge import case_of, judge
-from ..runner.supervisor import SWITCH_INTERVAL, fallback_reserve, reply_bytes
-from .address import model_environment, model_environment_of
-from .protocol import (
-    ALIVE,
-    ALIVE_EVERY,
-    MAGIC,
-    STDERR,
-    TERMINATE,
-    UNAVAILABLE,
-    decode_job,
-    exit_frame,
-    length,
-    passed_fds,
-)
+from .address import model_environment
+from .protocol import MAGIC, passed_fds
+from .run_process import FIRST_READ, recv, run
 
-_FIRST_READ = 10.0  # seconds a connection may take to say what it is, in all
-_KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
-_MAX_HEADER = 1 << 24
-_MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
-# Whether this is the system resident process (``serve --system``): set before the zygote
-# is forked, read by each run's child.
-SYSTEM = [False]
 # Seconds after a run came that the next spare is forked, if that run has not ended by then.
 SPARE_AFTER = 0.1
 
@@ -94,20 +60,10 @@ def warm() -> None:
     redaction.redact("-")  # its patterns, compiled once (for what a prompt hook sends, audit)
 
 
-def _recv(conn: socket.socket, size: int, by: float) -> bytes:
-    """One read from a client, by the instant ``by``: a client that trickles its bytes cannot
-    stretch it (a socket's timeout starts again on every read). TimeoutError when late."""
-    left = by - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("the request did not come in time")
-    conn.settimeout(left)
-    return conn.recv(size)
-
-
 def first_bytes(conn: socket.socket) -> tuple[bytes, list[int]]:
     """What a connection starts with (enough to tell a run from a model request), and the
     file descriptors that came with it."""
-    by = time.monotonic() + _FIRST_READ
+    by = time.monotonic() + FIRST_READ
     data = b""
     fds: list[int] = []
     while len(data) < len(MAGIC) and not data.startswith(b"{"):
@@ -125,11 +81,11 @@ def first_bytes(conn: socket.socket) -> tuple[bytes, list[int]]:
 
 
 def first_line(conn: socket.socket, first: bytes) -> bytes:
-    """A model request's one line, of which ``first`` was read, within :data:`_FIRST_READ`."""
-    by = time.monotonic() + _FIRST_READ
+    """A model request's one line, of which ``first`` was read, within :data:`FIRST_READ`."""
+    by = time.monotonic() + FIRST_READ
     data = bytearray(first)
     while b"\n" not in data:
-        chunk = _recv(conn, 1 << 16, by)
+        chunk = recv(conn, 1 << 16, by)
         if not chunk:
             break
         data += chunk
@@ -139,46 +95,6 @@ def first_line(conn: socket.socket, first: bytes) -> bytes:
 
 def is_run(first: bytes) -> bool:
     return first.startswith(MAGIC)
-
-
-def _exactly(conn: socket.socket, size: int, have: bytearray, by: float) -> bytes:
-    while len(have) < size:
-        chunk = _recv(conn, min(1 << 20, size - len(have)), by)
-        if not chunk:
-            raise ValueError("the request ended early")
-        have += chunk
-    data = bytes(have[:size])
-    del have[:size]
-    return data
-
-
-def read_job(conn: socket.socket, first: bytes) -> Job:
-    """The whole job (ValueError or OSError if it is not one, or does not come in time)."""
-    by = time.monotonic() + _FIRST_READ
-    buffer = bytearray(first[len(MAGIC):])
-    size = length(_exactly(conn, 8, buffer, by))
-    if size > _MAX_HEADER:
-        raise ValueError("header too large")
-    header = _exactly(conn, size, buffer, by)
-    size = length(_exactly(conn, 8, buffer, by))
-    if size > _MAX_EVENT:
-        raise ValueError("event too large")
-    job = decode_job(header, _exactly(conn, size, buffer, by))
-    conn.settimeout(None)
-    return job
-
-
-def _acceptable(job: Job, own_env: Mapping[str, str]) -> bool:
-    """Whether this process may do the run: same version and model environment (prompt hooks
-    are called with this process's settings), and no managed policy (a managed hook is judged
-    only by the process the host started: see docs/security.md, "Threat model")."""
-    from ..config.discovery import MANAGED_DIR
-
-    if SYSTEM[0]:  # the run is the caller's, under its uid: managed or not, as in process
-        return job.version == __version__
-    return (job.version == __version__
-            and model_environment_of(job.env) == model_environment(own_env)
-            and job.managed_dir is None and not os.path.lexists(MANAGED_DIR))
 
 
 class Zygote:
@@ -265,7 +181,7 @@ def _zygote(sock: socket.socket, own_env: Mapping[str, str]) -> None:
                 sock.close()
                 for other in busy:
                     other.close()
-                _run(fds[0], first, own_env)
+                run(fds[0], first, own_env)
             # Not pushed back by each run that comes: runs that keep overlapping still get
             # a spare SPARE_AFTER after the first of them.
             soon = time.monotonic() + SPARE_AFTER
@@ -335,197 +251,8 @@ def _wait_for_run(sock: socket.socket, own_env: Mapping[str, str]) -> NoReturn:
         first, ancillary, _, _ = sock.recvmsg(1 << 17, socket.CMSG_SPACE(2 * 4))
         fds = passed_fds(ancillary)
         if fds:
-            _run(fds[0], first, own_env)
+            run(fds[0], first, own_env)
     finally:
         os._exit(0)
 
 
-def _run(conn_fd: int, first: bytes, own_env: Mapping[str, str]) -> NoReturn:
-    """One handed-over run, in a child of the zygote. Never returns."""
-    try:
-        conn = socket.socket(fileno=conn_fd)
-        if SYSTEM[0]:
-            drop_to_peer(conn)  # before anything the caller sent is read
-        alive = _Alive(conn)
-        try:
-            job = read_job(conn, first)
-        except (OSError, ValueError):
-            os._exit(0)  # not a client of ours, or one that went away: nothing to answer
-        if not _acceptable(job, own_env):
-            alive.answer(UNAVAILABLE)
-            os._exit(0)
-        try:
-            stderr = caller_stderr(conn)
-        except (OSError, ValueError):
-            os._exit(0)  # the client went away, or is not ours
-        _child(conn, alive, job, stderr)
-    finally:
-        os._exit(0)
-
-
-def drop_to_peer(conn: socket.socket) -> None:
-    """Become the user at the other end of ``conn`` (uid and gid from ``SO_PEERCRED``, the
-    uid's groups, none when it has no passwd entry); root stays root. Exits when the change
-    does not hold. After it Linux marks the process non-dumpable: the user cannot trace it."""
-    import pwd
-    import struct
-
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, gid = struct.unpack("3i", creds)
-    if uid == os.getuid():  # root's own client (or a test's system process not run as root)
-        return
-    try:
-        groups = os.getgrouplist(pwd.getpwuid(uid).pw_name, gid)
-    except KeyError:
-        groups = []
-    try:
-        os.setgroups(groups)
-        os.setgid(gid)
-        os.setuid(uid)
-    except OSError:
-        os._exit(0)  # the client does the run itself
-    if (os.getuid(), os.geteuid(), os.getgid(), os.getegid()) != (uid, uid, gid, gid):
-        os._exit(0)
-
-
-def take_caller(job: Job, stderr: int) -> bool:
-    """Become the caller of ``job``: its folder, environment, umask and stderr (stdin:
-    nothing). False when its folder cannot be entered."""
-    try:
-        os.chdir(job.cwd)
-    except OSError:
-        return False
-    os.environb.clear()
-    os.environb.update(job.env)
-    os.umask(job.umask)
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(stderr, 2)
-    os.close(null)
-    return True
-
-
-def caller_stderr(conn: socket.socket) -> int:
-    """The client's stderr, which it sends once it has heard from this process (a stopped or
-    absent resident process never holds it: a host reads a hook's stderr to its end)."""
-    conn.settimeout(_FIRST_READ)
-    data, ancillary, _, _ = conn.recvmsg(len(STDERR), socket.CMSG_SPACE(4))
-    fds = passed_fds(ancillary)
-    for extra in fds[1:]:
-        os.close(extra)
-    if data != STDERR or not fds:
-        raise ValueError("no stderr from the client")
-    return fds[0]
-
-
-class _Alive:
-    """The run's signs of life to its client (:data:`ALIVE`, every :data:`ALIVE_EVERY`
-    seconds, from a thread) until its answer, which goes through :meth:`answer` so that no sign
-    lands inside the answer's frame. A client that hears none for a while takes this process
-    for stopped and does the run itself."""
-
-    def __init__(self, conn: socket.socket) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()
-        self._done = threading.Event()
-        threading.Thread(target=self._beat, daemon=True).start()
-
-    def _beat(self) -> None:
-        while True:
-            with self._lock:
-                if self._done.is_set():
-                    return
-                try:
-                    self._conn.sendall(ALIVE)
-                except OSError:  # the client has gone
-                    return
-            if self._done.wait(ALIVE_EVERY):
-                return
-
-    def answer(self, data: bytes) -> None:
-        """Send the answer, the last thing the client is sent."""
-        with self._lock:
-            self._done.set()
-            with contextlib.suppress(OSError):
-                self._conn.sendall(data)
-
-
-def _child(conn: socket.socket, alive: _Alive, job: Job, stderr: int) -> NoReturn:
-    """The run, judged in this process. Never returns."""
-    replied = threading.Event()
-    cancel = threading.Event()
-    try:
-        assert job.limit is not None  # decode_job always sets it
-        # The client is told by the limit; a child never outlives it by far (a client that
-        # stopped reading cannot hold it, nor a hook that ignores the engine's deadlines).
-        conn.settimeout(max(0.0, job.limit - time.monotonic()) + _KILL_AFTER)
-        signal.signal(signal.SIGTERM, lambda signum, frame: cancel.set())
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
-        if not take_caller(job, stderr):
-            alive.answer(UNAVAILABLE)  # the client runs it where it is
-            os._exit(0)
-        # Only the answer frame carries the reply: a fallback answer written to stdout lands
-        # here, anything else the run prints goes nowhere the host reads as the reply.
-        out = os.memfd_create("prompthooks-reply")
-        os.dup2(out, 1)
-        sys.setswitchinterval(SWITCH_INTERVAL)
-
-        def on_reply(stdout: str, code: int) -> None:
-            alive.answer(exit_frame(reply_bytes(stdout), code))
-            replied.set()
-
-        # The engine answers a reserve before the client's limit, as the work does before its
-        # supervisor's deadline: the reply's way back is not raced against the client.
-        by = job.limit - fallback_reserve(job.limit, time.monotonic())
-        case = replace(case_of(job), budget=by - job.started)
-        channel = Channel(nice_after_reply=AFTER_REPLY_NICE, on_reply=on_reply)
-        open_channel(channel)
-        threading.Thread(target=_watch, args=(conn, replied, cancel), daemon=True).start()
-        threading.Thread(target=_end_by, args=(job.limit + _KILL_AFTER, channel.report.groups),
-                         daemon=True).start()
-        judge(case, channel, cancel)
-        if not replied.is_set():
-            problem, kind = channel.report.failed or (
-                "internal error: the run ended before it answered", "internal")
-            code = answer_unjudged(problem, kind, guess(case.data, case.host, case.event),
-                                   channel.report, case.managed,
-                                   EXIT_ERROR if kind == "input" else EXIT_INTERNAL,
-                                   job.limit)
-            with contextlib.suppress(OSError, ValueError):
-                sys.stdout.flush()
-            alive.answer(exit_frame(os.pread(out, _MAX_EVENT, 0), code))
-    except BaseException:  # whatever it was, the client answers on its own
-        if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
-            import traceback
-
-            traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
-        os._exit(0)
-
-
-def _end_by(instant: float, groups: set[int]) -> None:
-    """The run's last instant: what is left of its hooks is killed, and the run ends."""
-    time.sleep(max(0.0, instant - time.monotonic()))
-    for pgid in list(groups):
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-    os._exit(0)
-
-
-def _watch(conn: socket.socket, replied: threading.Event, cancel: threading.Event) -> None:
-    """The client's SIGTERM or SIGINT, or its end before the reply: the engine answers now with
-    what it has, and the audit rows are written."""
-    while True:
-        try:
-            chunk = conn.recv(1)
-        except OSError:  # its end, or the child's own limit
-            chunk = b""
-        if chunk == TERMINATE or (not chunk and not replied.is_set()):
-            cancel.set()
-        if not chunk:
-            return

@@ -577,7 +577,7 @@ def test_a_run_is_taken_only_with_the_resident_processs_model_environment() -> N
     (``str.upper``), also for a name that is not ASCII."""
     from prompthooks._version import __version__
     from prompthooks.dispatcher.address import model_environment
-    from prompthooks.dispatcher.server import _acceptable
+    from prompthooks.dispatcher.run_process import _acceptable
 
     odd = "opena\u0131_API_BASE"  # a dotless i: "OPENAI_API_BASE" once upper-cased
     own = model_environment({odd: "http://a", "OPENAI_API_KEY": "k", "HOME": "/h"})

@@ -19,7 +19,8 @@ from ..helpers import claude_bash, write_json
 FORKED = r"""
 import os, socket, sys, time
 from prompthooks._version import __version__
-from prompthooks.dispatcher.server import _Alive, _child, warm
+from prompthooks.dispatcher.run_process import _Alive, _child
+from prompthooks.dispatcher.server import warm
 from prompthooks.runner.job import Job
 
 warm()
