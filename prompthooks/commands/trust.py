@@ -1,5 +1,5 @@
 """``prompthooks trust [--project DIR] [--user] [--force] [--revoke | --list] [--json]``:
-approve the current content of the project's and/or the user's config (config.trust) after
+approve the current content of the project's and/or the user's config (loading.trust) after
 showing what is approved (its hooks, what changed since the last approval: commands.review;
 a config that fails validation only with ``--force``), take an approval back, or list every
 source with its state."""
@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import paths
-from ..config import approved_copy, discovery, files, trust
-from ..config.loaded import Loaded
+from ..config import approved_copy, discovery, files
+from ..config.load_result import Loaded
 from ..core.hook import Source
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
+from ..loading import trust
 from ..redaction import config_keys, redact
 from . import output, review
 
@@ -96,7 +97,7 @@ def _load(source: Source, folder: Path, current: trust.Digest,
     (those the approval covers; a pack changed since fails to load), whether approved or
     not: to show them, never to run them."""
     from ..config import packs
-    from ..config.sources import load_sources
+    from ..loading.sources import load_sources
 
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # the files themselves
     project = folder.parent if source.name == "project" else Path(os.getcwd())

@@ -1,6 +1,6 @@
-"""One discovered source's approval state (config.trust decides it) and the digest it was
+"""One discovered source's approval state (loading.trust decides it) and the digest it was
 decided on, apart from the hashing and the store, so that what a load reports
-(config.loaded) does not import them."""
+(config.load_result) does not import them."""
 
 from __future__ import annotations
 

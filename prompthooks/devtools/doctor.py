@@ -68,13 +68,13 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
                 yield check("config error", "fail", message)
     for message in config.unknown_events:
         yield check("config error", "fail", message)
-    from ..config.unread import unread_in_sources
+    from ..loading.ignored_files import unread_in_sources
     from ..model.pinned import unpinned_warnings
 
     for warning in [*config.warnings, *unpinned_warnings(config.hooks),
                     *unread_in_sources(config.loaded.sources)]:
         yield check("config warning", "warn", warning)
-    from ..config.managed import compiled_notes
+    from ..loading.managed import compiled_notes
 
     for note in compiled_notes(config.loaded.sources):  # it works, but validates each event
         yield check("managed compiled", "warn", note)
@@ -373,7 +373,7 @@ def export_checks(config: Config, offline: bool,
 
 def glue_checks(project: Path) -> Iterator[dict[str, str]]:
     """Where each host's glue is installed (every scope)."""
-    from ..install.registry import HOSTS, location
+    from ..setup.registry import HOSTS, location
 
     found = False
     for glue in HOSTS.values():
@@ -443,7 +443,7 @@ def reach_checks(config: Config, project: Path) -> Iterator[dict[str, str]]:
     glue is on, and Cursor runs each of its events' own hooks (a Cursor style
     ``beforeShellExecution`` handler never runs from ``preToolUse``)."""
     from ..hosts import get
-    from ..install.registry import HOSTS, location
+    from ..setup.registry import HOSTS, location
 
     for glue in HOSTS.values():
         glued: set[str] = set()

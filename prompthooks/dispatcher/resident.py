@@ -26,9 +26,9 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..address import LOCK_FD_VAR, SYSTEM_SOCKET, owned_closed_dir
 from ..model.worker import answer_request, lock_path, private_dir, socket_path
 from ..paths import open_state
-from .address import LOCK_FD_VAR, SYSTEM_SOCKET, owned_closed_dir
 from .protocol import UNAVAILABLE
 from .run_process import SYSTEM
 from .server import Zygote, first_bytes, first_line, is_run, warm
@@ -148,7 +148,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
     # (forking the process that holds litellm would copy its page tables on every run).
     warm()
     if system:  # read once here: the runs forked from now on find it in memory
-        from ..config.managed import preload
+        from ..loading.managed import preload
 
         preload(env)
     SYSTEM[0] = system

@@ -12,8 +12,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ..config.files import CONFIG_FILE, HOOKS_DIR
 from ..core.hook import Source
-from .files import CONFIG_FILE, HOOKS_DIR
 
 _FORMATS = {"yaml": "YAML", "yml": "YAML", "toml": "TOML", "jsonc": "JSON with comments",
             "json5": "JSON5", "hjson": "Hjson", "ini": "INI", "js": "JavaScript",

@@ -10,7 +10,7 @@ import os
 import stat
 import zlib
 
-from .._version import __version__
+from ._version import __version__
 
 TYPE_CHECKING = False  # not typing's: the thin client imports this module
 if TYPE_CHECKING:

@@ -23,11 +23,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..config import files
+from ..config.files import View
+from ..config.shell_words import ASSIGNMENT, INTERPRETERS
+from ..config.trust_state import Digest as Digest
 from ..paths import read_upto
-from . import files
-from .files import View
-from .shell_words import ASSIGNMENT, INTERPRETERS
-from .trust_state import Digest as Digest
 
 MAX_FILE = 1024 * 1024  # bytes of one covered file: configs, templates and hook files are small
 _CONFIG_FILE = files.CONFIG_FILE

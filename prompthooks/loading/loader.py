@@ -7,7 +7,7 @@ that the engine turns into a failed hook, fail-closed when the source is the man
 or the file marks any of its hooks ``failClosed``. That holds whatever goes wrong: a hostile
 file (a 5000-digit number, JSON nested 100,000 deep, a FIFO, a terabyte) or a folder that
 cannot be read is one failure of its source, never an exception out of a load. Which sources
-are loaded at all (trust, the cache) is ``config.sources``.
+are loaded at all (trust, the cache) is ``loading.sources``.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..config import files
+from ..config.files import CONFIG_FILE as CONFIG_FILE
+from ..config.files import HOOKS_DIR as HOOKS_DIR
+from ..config.files import file_type as file_type
+from ..config.handlers import json_path as json_path
+from ..config.handlers import lenient_json, parse_json, read_text
+from ..config.load_result import Loaded as Loaded
+from ..config.load_result import LoadFailure as LoadFailure
 from ..core.events import EVENTS
 from ..core.hook import Source
 from ..errors import ConfigError
-from . import files
-from .files import CONFIG_FILE as CONFIG_FILE
-from .files import HOOKS_DIR as HOOKS_DIR
-from .files import file_type as file_type
-from .handlers import json_path as json_path
-from .handlers import lenient_json, parse_json, read_text
-from .loaded import Loaded as Loaded
-from .loaded import LoadFailure as LoadFailure
 
 
 def detect_dialect(data: Mapping[str, Any]) -> str:
@@ -97,8 +97,8 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
         events = _fail_closed_events(data)
         if not (isinstance(data.get("prompthooks"), dict) and "packs" in data["prompthooks"]):
             return events
+        from ..config.pack_hooks import fail_closed_events
         from ..hosts import CANONICAL
-        from .pack_hooks import fail_closed_events
 
         pack_events, every = fail_closed_events(data, CANONICAL.CONFIG_EVENTS)
         if every:  # a failClosed pack policy whose events cannot be told: every event

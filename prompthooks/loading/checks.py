@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import files, handlers
+from ..config.load_result import Loaded
+from ..config.shell_words import ASSIGNMENT, INTERPRETERS, TOO_LONG, Word, first_words
 from ..core.events import MCP_PREFIX
 from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from ..errors import ConfigError
 from ..redaction import redact
-from . import files, handlers
-from .loaded import Loaded
-from .shell_words import ASSIGNMENT, INTERPRETERS, TOO_LONG, Word, first_words
 
 if TYPE_CHECKING:
     from ..hosts import Host

@@ -24,10 +24,10 @@ from typing import Any
 
 from .. import paths
 from .._version import __version__
+from ..config import files
+from ..config.load_result import Loaded, LoadFailure
 from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
-from . import files
-from .loaded import Loaded, LoadFailure
 
 _FORMAT = 12  # 12: agent and http hooks (an older cache skipped them)
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
