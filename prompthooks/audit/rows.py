@@ -18,9 +18,9 @@ from ..core.result import HookResult
 from ..redaction import config_keys, redact
 
 if TYPE_CHECKING:
+    from ..config.load_result import Loaded
     from ..core.events import Event
     from ..core.merge import Decision
-    from ..config.load_result import Loaded
 
 
 class _Sources(Protocol):

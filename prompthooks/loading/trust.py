@@ -20,6 +20,7 @@ host's own config, which is as trusted as the command line) need no approval.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import time
@@ -29,7 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..config import approved_copy, files
+from ..config import approved_copy, files, packs
+from ..config.discovery import PROJECT_DIR_NAME
+from ..config.packs import (
+    FETCH_COMMAND,
+    PackError,
+    folder_key,
+    folders,
+    normalize,
+    open_folder,
+    open_pinned,
+    references,
+    resolutions,
+)
 from ..config.trust_state import State as State
 from ..config.trust_state import TrustState as TrustState
 from ..config.trust_state import approve_command as approve_command
@@ -51,8 +64,6 @@ _CONFIG_FILE = "hooks.json"
 def digest(folder: Path) -> Digest:
     """What an approval of ``folder`` covers, now (loading.covered); its project is the folder's
     parent for a project's ``.prompthooks``. Raises :class:`Unapprovable`."""
-    from ..config.discovery import PROJECT_DIR_NAME
-
     return covered.digest(folder, folder.parent if folder.name == PROJECT_DIR_NAME else None)
 
 
@@ -116,8 +127,6 @@ def _write_store(store: Store) -> None:
 @contextlib.contextmanager
 def _locked(environ: Mapping[str, str]) -> Iterator[None]:
     """Serialise read-modify-write of the store between two ``prompthooks trust`` runs."""
-    import fcntl
-
     folder = paths.data_home(environ)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(folder / f"{STORE_NAME}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -139,7 +148,6 @@ def pack_pins(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
     (config.packs): an approval records it, so a tag that moves is a change to review."""
     if not os.path.lexists(folder / _CONFIG_FILE):
         return {}
-    from ..config.packs import resolutions
 
     return resolutions(folder / _CONFIG_FILE, environ)
 
@@ -162,8 +170,6 @@ def _moved_pack(record: Mapping[str, Any], pins: Mapping[str, str]) -> str | Non
 def pack_drift(state: TrustState, store: Store, environ: Mapping[str, str]) -> str | None:
     """For an approved source: a pinned pack whose cached files are not the bytes approved
     (a load fails its config file then), in words; None when each is (or none is pinned)."""
-    from ..config import packs
-
     record = store.records.get(state.key) or {}
     contents = record.get("pack_files")
     contents = contents if isinstance(contents, dict) else {}
@@ -186,8 +192,6 @@ def pack_drift(state: TrustState, store: Store, environ: Mapping[str, str]) -> s
 def _changed_folder_pack(record: Mapping[str, Any]) -> str | None:
     """Which ``path`` pack's files differ from what the approval recorded (None: none). Such
     a pack is part of the config, as a template is: a change to it is a change to review."""
-    from ..config import packs
-
     contents = record.get("pack_files")
     for key, content in sorted(contents.items() if isinstance(contents, dict) else []):
         if not key.startswith("path "):
@@ -326,17 +330,6 @@ def _fetched_pins(folder: Path, environ: Mapping[str, str]
     """The pack pins to record, and the digest and files of each pinned pack's content as
     fetched; every pinned pack must be fetched and intact, or what the approval covers would
     be decided later by whatever the rev names then."""
-    from ..config.packs import (
-        FETCH_COMMAND,
-        PackError,
-        folder_key,
-        folders,
-        normalize,
-        open_folder,
-        open_pinned,
-        references,
-    )
-
     pins = pack_pins(folder, environ)
     try:
         data = json.loads(files.read_bytes(folder / _CONFIG_FILE))

@@ -18,11 +18,12 @@ from typing import Any
 from .. import paths
 from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME
 from ..core.hook import Source
-from ..hosts import FOLDER_DIALECT as cline
+from ..hosts import FOLDER_DIALECT
 from ..install import files
 from ..install.host import Say, Scope
 from ..loading import trust
 from ..loading.loader import CONFIG_FILE, HOOKS_DIR
+from ..loading.managed import compile_folder, compiled_path
 
 POLICY = "destructive-shell"
 # 20 s leaves room inside the shortest run budget (Cline's 28 s).
@@ -69,7 +70,7 @@ def _holds_config(location: Path) -> bool:
     if files.exists(location / CONFIG_FILE) or files.exists(location / HOOKS_DIR):
         return True
     return any(files.exists(location / name) or files.exists(location / f"{name}.md")
-               for name in cline.CONFIG_EVENTS)
+               for name in FOLDER_DIALECT.CONFIG_EVENTS)
 
 
 def write(location: Path, say: Say, scope: Scope = "project",
@@ -125,13 +126,11 @@ def _holds_more(location: Path) -> bool:
     if files.exists(location / HOOKS_DIR):
         return True
     return any(files.exists(location / name) or files.exists(location / f"{name}.md")
-               for name in cline.CONFIG_EVENTS)
+               for name in FOLDER_DIALECT.CONFIG_EVENTS)
 
 
 def compile_managed(location: Path, say: Say) -> None:
     """Compile the managed policy install just wrote (see loading.managed)."""
-    from ..loading.managed import compile_folder
-
     try:
         path = compile_folder(Source("managed", str(location), 0), location)
     except (ValueError, OSError) as exc:
@@ -152,7 +151,6 @@ def remove(location: Path, used_by: list[str], say: Say) -> None:
     else:
         files.remove(path)
         say(f"removed {path}")
-        from ..loading.managed import compiled_path  # a managed folder's compiled starter
 
         if os.path.lexists(compiled_path(location)):
             files.remove(compiled_path(location))
