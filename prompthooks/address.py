@@ -1,7 +1,8 @@
 """Where the resident process listens: one Unix socket per user, version and model environment.
 
 Standard library only (``os``, ``zlib``): the thin client computes the same name as the server
-without importing ``json``, ``pathlib`` or anything of prompthooks beyond this module.
+without importing ``json``, ``pathlib`` or anything of prompthooks beyond this module. A base
+module, below ``paths`` (whose runtime folder it names), the runner and the resident process.
 """
 
 from __future__ import annotations

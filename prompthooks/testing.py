@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from .api import Config, Outcome, config_from_data, dispatch, load_config
+from .core.merge import failure_line
+from .hosts import HOSTS, NAMES
 from .model.cassette import Cassette, Mode
+from .model.chain import Models
 
 __all__ = ["as_config", "assert_decision", "assert_judged", "event", "run", "unjudged"]
 
@@ -25,8 +28,6 @@ __all__ = ["as_config", "assert_decision", "assert_judged", "event", "run", "unj
 def event(host: str, name: str, **fields: Any) -> dict[str, Any]:
     """A host-native event: the host's common fields, the event name, and ``fields`` (for
     Cline, ``fields`` go under the event's own key, as Cline nests them)."""
-    from .hosts import HOSTS, NAMES
-
     if host not in HOSTS:
         raise ValueError(f"unknown host {host!r}; use {', '.join(NAMES)}")
     return HOSTS[host].sample_event(name, fields)
@@ -55,7 +56,6 @@ def run(data: Mapping[str, Any] | bytes | str, *,
         raise AssertionError(f"config does not load: {loaded.errors[0]}")
     if not isinstance(cassette, Cassette):
         cassette = Cassette(Path(cassette), mode) if cassette else None
-    from .model.chain import Models
 
     models = Models(cassette=cassette, model=model, suite=True)
     return dispatch(data, host=host, config=loaded, budget=budget, count_stops=False,
@@ -65,8 +65,6 @@ def run(data: Mapping[str, Any] | bytes | str, *,
 def unjudged(outcome: Outcome) -> list[str]:
     """One line per hook the event selected that gave no verdict (an error, a timeout, a
     prompt hook with no recorded reply)."""
-    from .core.merge import failure_line
-
     return [failure_line(r) for r in outcome.decision.results if r.failed]
 
 

@@ -112,9 +112,9 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
     longer names its socket (removed, or replaced). Returns an exit code.
 
     ``system``: the system resident process, for managed events (see
-    :mod:`prompthooks.dispatcher.server`): its socket is :data:`~.address.SYSTEM_SOCKET`, open
-    to every user, it serves runs only (no model request: it never calls a model for anyone)
-    and never exits for idleness."""
+    :mod:`prompthooks.dispatcher.server`): its socket is
+    :data:`prompthooks.address.SYSTEM_SOCKET`, open to every user, it serves runs only (no model
+    request: it never calls a model for anyone) and never exits for idleness."""
     from ..model.call import prepare
 
     env = dict(os.environ if environ is None else environ)
