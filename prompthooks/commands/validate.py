@@ -13,6 +13,10 @@ import os
 from .. import paths
 from ..api import load_config
 from ..errors import EXIT_ERROR, EXIT_OK
+from ..loading.checks import check_sources, unique
+from ..loading.ignored_files import unread_in_sources
+from ..loading.managed import compiled_notes
+from ..model.pinned import unpinned_warnings
 from . import output
 
 
@@ -30,10 +34,6 @@ def main(args: argparse.Namespace) -> int:
     project = paths.project_dir()
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env, trusted_only=False)
-    from ..loading.checks import check_sources, unique
-    from ..loading.ignored_files import unread_in_sources
-    from ..loading.managed import compiled_notes
-    from ..model.pinned import unpinned_warnings
 
     failures = config.loaded.failures
     found = check_sources(config.loaded, project, env)
