@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from . import executors, hosts, notices
 from .config import discovery
-from .config.loaded import Loaded
-from .config.sources import load_sources
+from .config.load_result import Loaded
 from .core.engine import decide
 from .core.events import Event
 from .core.hook import Source
 from .core.merge import Decision
 from .errors import InputError
 from .hosts import Host, Reply
+from .loading.sources import load_sources
 
 if TYPE_CHECKING:
     from .model.chain import Models
@@ -140,7 +140,7 @@ def config_from_data(data: Mapping[str, Any], path: str,
     loaded = Loaded()
     source = Source("inline", path, 0)
     loaded.sources.append(source)
-    from .config.loader import load_file  # validation: never needed by a run's cached load
+    from .loading.loader import load_file  # validation: never needed by a run's cached load
 
     load_file(Path(path), source, project_dir or os.getcwd(), loaded, dict(data))
     return Config(loaded)

@@ -6,6 +6,8 @@ errors: only a fail-closed hook may turn an error into a block.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Sequence
 
 # Documented exit codes of the `prompthooks` command (see docs/hosts.md, "Exit codes of
@@ -69,15 +71,12 @@ class ConfigError(PromptHooksError):
 def reported(call: Callable[[], int], debug: bool) -> int:
     """``call()``'s exit code, or the one handler's for what it raised: one line on stderr
     (a traceback only when ``debug``) and a documented exit code."""
-    import os
-    import sys
-
     try:
         return call()
     except PromptHooksError as exc:
         if debug:
             raise
-        from .redaction import redact
+        from .redaction import redact  # only on a failure: the thin client imports us
 
         print(f"prompthooks: {redact(exc.message)}", file=sys.stderr)
         return exc.exit_code
@@ -90,7 +89,7 @@ def reported(call: Callable[[], int], debug: bool) -> int:
     except Exception as exc:
         if debug:
             raise
-        from .redaction import redact
+        from .redaction import redact  # only on a failure: the thin client imports us
 
         print(f"prompthooks: internal error: {redact(repr(exc))} (set PROMPTHOOKS_DEBUG=1 for "
               "the traceback)", file=sys.stderr)

@@ -18,6 +18,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from .address import runtime_dir
+
 APP = "prompthooks"
 STATE_LIMIT = 1 << 20  # bytes: larger than any state file prompthooks writes
 
@@ -135,8 +137,6 @@ def state_home(environ: Mapping[str, str]) -> Path:
 def runtime_home(environ: Mapping[str, str]) -> Path:
     """Sockets and locks: ``$XDG_RUNTIME_DIR/prompthooks`` when that folder exists, else
     ``run`` in the cache folder."""
-    from .dispatcher.address import runtime_dir
-
     return Path(runtime_dir(environ))
 
 

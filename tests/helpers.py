@@ -31,8 +31,8 @@ def approve(folder: Path, source: str = "project",
             environ: Mapping[str, str] | None = None) -> Path:
     """Approve a project or user config folder as `prompthooks trust` does (the tests'
     configs are reviewed by whoever wrote the test); the folder."""
-    from prompthooks.config import trust
     from prompthooks.core.hook import Source
+    from prompthooks.loading import trust
 
     trust.approve(Source(source, str(folder), 1), folder,
                   os.environ if environ is None else environ)

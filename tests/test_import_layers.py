@@ -1,16 +1,62 @@
-"""The package's modules import each other without a loop: every import counted, the ones
-made inside a function or under TYPE_CHECKING too, so each module stands above all it uses
-(the resident process above the model client it serves, the loader above the host registry,
-the config modules hosts read below it)."""
+"""The package is built in layers, each folder one layer, and every import runs downward: a
+module imports from its own layer or one below it, never from one above (the table below,
+drawn in docs/architecture.md). Every import is counted, the ones made inside a function or
+under TYPE_CHECKING too, since moving an import into a function hides a dependency, it does
+not remove it. Modules still import each other without a loop, also inside one layer."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from pathlib import Path
 
 import prompthooks
 
 ROOT = Path(prompthooks.__file__).parent
+
+# Lowest first. An entry is a package (every module in it) or a module; a module belongs to
+# its longest entry. ``prompthooks`` names the package's own ``__init__`` only.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("prompthooks._version",),
+    ("prompthooks.redaction",),
+    ("prompthooks.errors",),
+    ("prompthooks.address",),  # the resident process's socket: standard library only
+    ("prompthooks.paths",),
+    ("prompthooks.core",),
+    ("prompthooks.transcripts", "prompthooks.notices"),
+    ("prompthooks.config",),  # what a host's config reader builds on
+    ("prompthooks.model",),
+    ("prompthooks.install",),  # what a host's glue is written with
+    ("prompthooks.hosts",),
+    ("prompthooks.executors",),
+    ("prompthooks.audit",),
+    ("prompthooks.loading",),  # the loader, cache, trust, managed policy: above the hosts
+    ("prompthooks.setup",),  # each host's glue by name, the starter
+    ("prompthooks.api", "prompthooks.testing", "prompthooks"),
+    ("prompthooks.runner",),
+    ("prompthooks.dispatcher",),
+    ("prompthooks.devtools",),
+    ("prompthooks.commands",),
+    ("prompthooks.cli",),
+    # The console script's thin client stands above everything: it hands a command line it
+    # does not take to the full parser (cli).
+    ("prompthooks.__main__", "prompthooks.dispatcher.client"),
+)
+
+# Upward imports the model package's restructuring removes (a template or a cassette read
+# with config's file reader, which config's readers import back). Each entry must still be
+# an import of the tree: once its import goes, the entry goes too.
+TEMPORARY: frozenset[tuple[str, str]] = frozenset({
+    ("prompthooks.config.handlers", "prompthooks.model.templates"),
+    ("prompthooks.config.pack_hooks", "prompthooks.model.templates"),
+})
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str
+    line: int
+    target: str
 
 
 def _module_of(path: Path) -> str:
@@ -18,27 +64,69 @@ def _module_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _files() -> dict[str, Path]:
+    return {_module_of(p): p for p in ROOT.rglob("*.py")}
+
+
+def _imports_of(name: str, source: str, modules: set[str], is_package: bool = False
+                ) -> list[Import]:
+    """Every import of package modules in ``source`` (module ``name``), wherever it is made."""
+    package = name if is_package else name.rpartition(".")[0]
+    found: list[Import] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rpartition(".")[0]
+            base = f"{base}.{node.module}" if node.level and node.module else (
+                base if node.level else node.module or "")
+            # `from package import module` names the module; other names, the package
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                       for a in node.names]
+        else:
+            continue
+        found += [Import(name, node.lineno, t) for t in targets if t in modules and t != name]
+    return found
+
+
+def _imports() -> list[Import]:
+    files = _files()
+    return [each for name, path in files.items()
+            for each in _imports_of(name, path.read_text(encoding="utf-8"), set(files),
+                                    path.name == "__init__.py")]
+
+
 def _graph() -> dict[str, set[str]]:
-    files = {_module_of(p): p for p in ROOT.rglob("*.py")}
-    graph: dict[str, set[str]] = {name: set() for name in files}
-    for name, path in files.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = package
-                for _ in range(node.level - 1):
-                    base = base.rpartition(".")[0]
-                base = f"{base}.{node.module}" if node.level and node.module else (
-                    base if node.level else node.module or "")
-                # `from package import module` names the module; other names, the package
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
-                           for a in node.names]
-            else:
-                continue
-            graph[name].update(t for t in targets if t in files and t != name)
+    graph: dict[str, set[str]] = {name: set() for name in _files()}
+    for each in _imports():
+        graph[each.module].add(each.target)
     return graph
+
+
+def _layer(module: str) -> int | None:
+    """The index of ``module``'s layer in LAYERS (its longest entry), None when it has none."""
+    best: tuple[int, int] | None = None  # (length of the entry, layer)
+    for index, entries in enumerate(LAYERS):
+        for entry in entries:
+            inside = module == entry or (entry != "prompthooks"
+                                         and module.startswith(f"{entry}."))
+            if inside and (best is None or len(entry) > best[0]):
+                best = (len(entry), index)
+    return None if best is None else best[1]
+
+
+def _upward(imports: list[Import]) -> list[str]:
+    """Each import from a lower layer to a higher one, as ``module:line imports target``."""
+    found: list[str] = []
+    for each in imports:
+        low, high = _layer(each.module), _layer(each.target)
+        if (low is not None and high is not None and high > low
+                and (each.module, each.target) not in TEMPORARY):
+            found.append(f"{each.module}:{each.line} imports {each.target} "
+                         f"(layer {LAYERS[high][0]} is above {LAYERS[low][0]})")
+    return found
 
 
 def _loops(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -77,8 +165,44 @@ def test_the_graph_sees_the_imports_it_must() -> None:
     graph = _graph()
     assert "prompthooks.dispatcher.server" in graph["prompthooks.dispatcher.resident"]
     assert "prompthooks.model.worker" in graph["prompthooks.dispatcher.resident"]
-    assert "prompthooks.hosts" in graph["prompthooks.config.loader"]
+    # inside a function
+    assert "prompthooks.cli" in graph["prompthooks.dispatcher.client"]
+    # under TYPE_CHECKING
+    assert "prompthooks.runner.job" in graph["prompthooks.dispatcher.client"]
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [name for name in _files() if _layer(name) is None] == []
+
+
+def test_every_import_runs_downward() -> None:
+    assert _upward(_imports()) == []
+
+
+def test_a_planted_upward_import_is_named_with_its_line() -> None:
+    modules = set(_files())
+    source = ("from __future__ import annotations\n\n"
+              "def reply() -> None:\n"
+              "    from ..hosts import HOSTS  # a layer up, hidden in a function\n")
+    planted = _imports_of("prompthooks.config.planted", source, modules)
+    assert planted == [Import("prompthooks.config.planted", 4, "prompthooks.hosts")]  # canary
+    assert _upward(planted) == ["prompthooks.config.planted:4 imports prompthooks.hosts "
+                                "(layer prompthooks.hosts is above prompthooks.config)"]
+    # The same import one layer up runs downward.
+    assert _upward(_imports_of("prompthooks.loading.planted", source, modules)) == []
+
+
+def test_each_temporary_exception_is_still_an_import() -> None:
+    edges = {(each.module, each.target) for each in _imports()}
+    assert sorted(TEMPORARY - edges) == []
 
 
 def test_no_module_imports_itself_through_others() -> None:
     assert _loops(_graph()) == []
+
+
+def test_the_loop_check_sees_a_planted_loop() -> None:
+    graph = _graph()
+    graph["prompthooks.paths"] = graph["prompthooks.paths"] | {"prompthooks.errors"}
+    graph["prompthooks.errors"] = graph["prompthooks.errors"] | {"prompthooks.paths"}
+    assert ["prompthooks.errors", "prompthooks.paths"] in _loops(graph)

@@ -18,7 +18,7 @@ from ..core.result import HookResult
 from ..redaction import config_keys, redact
 
 if TYPE_CHECKING:
-    from ..config.loader import Loaded
+    from ..config.load_result import Loaded
     from ..core.events import Event
     from ..core.merge import Decision
 

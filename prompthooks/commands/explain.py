@@ -14,11 +14,13 @@ from ..config import discovery
 from ..devtools.explain import explain
 from ..errors import EXIT_OK
 from ..hosts import budget
+from ..loading.ignored_files import unread_in_sources
+from ..runner.stdin import stdin_hint
 from . import output
 
 
 def main(args: argparse.Namespace) -> int:
-    output.stdin_hint("explain")
+    stdin_hint("explain")
     data = sys.stdin.buffer.read()
     host, event = parse_event(data, args.host, args.event)
     managed = discovery.managed_dirs(args.managed_dir)
@@ -26,7 +28,6 @@ def main(args: argparse.Namespace) -> int:
     config = load_config(args.config or None, event.project_dir, managed_dir=managed,
                          trusted_only=False)
     report = explain(config, event, budget(host, event.host_event))
-    from ..config.unread import unread_in_sources
 
     # What makes hooks silently never run: event keys no host has, files never read.
     report["warnings"] = [*config.unknown_events, *report["warnings"],

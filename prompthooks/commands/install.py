@@ -27,12 +27,13 @@ import stat
 import sys
 from pathlib import Path
 
-from ..config.loader import CONFIG_FILE
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
-from ..install import files, launcher, made, model_choice, registry, starter
+from ..install import created_folders, files, launcher
 from ..install.glue import Glue, choose, current_glue
 from ..install.host import HostGlue, choose_events, with_session_start
+from ..loading.loader import CONFIG_FILE
 from ..redaction import redact
+from ..setup import model_choice, registry, starter
 from .install_report import Report
 
 
@@ -140,7 +141,7 @@ def main(args: argparse.Namespace) -> int:
                                         model_choice.settings(choice))
         finally:  # a failure halfway leaves folders that uninstall should still know
             if not args.dry_run:
-                made.remember(journal.created_folders(), os.environ)
+                created_folders.remember(journal.created_folders(), os.environ)
     if args.scope == "local" and _unignored(place, project):
         report.warn(f"warning: git does not ignore {place}: add "
                     f"{place.relative_to(project)} to .gitignore to keep it yours")

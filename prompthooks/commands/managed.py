@@ -1,5 +1,5 @@
 """``prompthooks managed compile [--managed-dir DIR]``: validate the managed policy and write
-it, compiled, into its folder (``config.managed``), as that folder's owner."""
+it, compiled, into its folder (``loading.managed``), as that folder's owner."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import argparse
 from pathlib import Path
 
 from ..config.discovery import MANAGED_DIR
-from ..config.managed import compile_folder
 from ..core.hook import Source
 from ..errors import EXIT_OK, PromptHooksError
+from ..loading.managed import compile_folder
 from . import output
 
 

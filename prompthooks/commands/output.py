@@ -241,15 +241,3 @@ def line(text: str, style: str | None = None) -> None:
     from rich.text import Text
 
     _console().print(Text(printable(text, newlines=True), style=style or ""))
-
-
-def stdin_hint(command: str) -> None:
-    """One line for a person who ran the command at a terminal, which would otherwise wait in
-    silence for input (a host always pipes the event in)."""
-    try:
-        interactive = os.isatty(0)
-    except OSError:
-        return
-    if interactive:
-        print(f"prompthooks {command}: reading the event as JSON from stdin (end it with "
-              f"Ctrl-D), e.g. prompthooks {command} < event.json", file=sys.stderr, flush=True)

@@ -1,5 +1,5 @@
 """``prompthooks trust [--project DIR] [--user] [--force] [--revoke | --list] [--json]``:
-approve the current content of the project's and/or the user's config (config.trust) after
+approve the current content of the project's and/or the user's config (loading.trust) after
 showing what is approved (its hooks, what changed since the last approval: commands.review;
 a config that fails validation only with ``--force``), take an approval back, or list every
 source with its state."""
@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import paths
-from ..config import approved_copy, discovery, files, trust
-from ..config.loaded import Loaded
+from ..config import approved_copy, discovery, files, packs
+from ..config.load_result import Loaded
 from ..core.hook import Source
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
+from ..loading import trust
+from ..loading.sources import load_sources
 from ..redaction import config_keys, redact
 from . import output, review
 
@@ -95,9 +97,6 @@ def _load(source: Source, folder: Path, current: trust.Digest,
     """The folder's hooks loaded from the bytes ``current`` read and the packs as checked
     (those the approval covers; a pack changed since fails to load), whether approved or
     not: to show them, never to run them."""
-    from ..config import packs
-    from ..config.sources import load_sources
-
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # the files themselves
     project = folder.parent if source.name == "project" else Path(os.getcwd())
     with files.served(current.view), packs.approved(pack_digests):
@@ -174,8 +173,6 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
 def _folder_pack_files(pack_digests: dict[str, str]) -> dict[str, bytes]:
     """The files of each ``path`` pack the review checked, by absolute path, while they are
     still the bytes checked (else :func:`trust.approve` refuses the approval anyway)."""
-    from ..config import packs
-
     out: dict[str, bytes] = {}
     for key, digest in sorted(pack_digests.items()):
         if not key.startswith("path "):
@@ -195,8 +192,6 @@ def _moved_packs(record: dict[str, Any], pins: dict[str, str]
     """For each pinned pack now at another commit than the approval's (a tag moved, or a new
     rev), what changed in it: from the approved commit's files in the cache (checked against
     the digest the approval recorded) to the new one's. Nothing is fetched."""
-    from ..config import packs
-
     approved = record.get("packs")
     approved = approved if isinstance(approved, dict) else {}
     contents = record.get("pack_files")

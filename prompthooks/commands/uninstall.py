@@ -9,7 +9,8 @@ import argparse
 import os
 
 from ..errors import EXIT_OK
-from ..install import files, launcher, made, originals, registry, starter
+from ..install import created_folders, files, launcher, originals
+from ..setup import registry, starter
 from .install import managed_root
 from .install_report import Report
 
@@ -28,8 +29,9 @@ def main(args: argparse.Namespace) -> int:
             launcher.remove(runner, report.say)
         starter.remove(folder, registry.others_installed(host, args.scope, project, root),
                        report.say)
-        made.prune((place, folder, originals.record(place), *([runner] if runner else [])),
-                   os.environ, report.say)
+        created_folders.prune(
+            (place, folder, originals.record(place), *([runner] if runner else [])),
+            os.environ, report.say)
     report.finish(journal, f"done: {host.title} no longer calls prompthooks from {place}",
                   host=host.name, scope=args.scope, location=str(place), config=str(folder))
     return EXIT_OK

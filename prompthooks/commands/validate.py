@@ -1,5 +1,5 @@
 """``prompthooks validate [--config PATH]...``: load every config, check what loading does
-not (``config.checks``: commands, events, tools, matchers, models), and report every problem
+not (``loading.checks``: commands, events, tools, matchers, models), and report every problem
 of every file as ``file: json.path: message`` (errors, then warnings), then a summary line;
 exit 1 on any error. A project or user config is checked whether approved or not (nothing
 runs), and its approval state is shown: ``prompthooks trust`` approves it.
@@ -13,6 +13,10 @@ import os
 from .. import paths
 from ..api import load_config
 from ..errors import EXIT_ERROR, EXIT_OK
+from ..loading.checks import check_sources, unique
+from ..loading.ignored_files import unread_in_sources
+from ..loading.managed import compiled_notes
+from ..model.pinned import unpinned_warnings
 from . import output
 
 
@@ -30,10 +34,6 @@ def main(args: argparse.Namespace) -> int:
     project = paths.project_dir()
     env = {**os.environ, "PROMPTHOOKS_NO_CACHE": "1"}  # validate the files themselves
     config = load_config(args.config or None, project, env, trusted_only=False)
-    from ..config.checks import check_sources, unique
-    from ..config.managed import compiled_notes
-    from ..config.unread import unread_in_sources
-    from ..model.pinned import unpinned_warnings
 
     failures = config.loaded.failures
     found = check_sources(config.loaded, project, env)

@@ -4,21 +4,25 @@ its ``prompthooks`` block, and one handler made into a :class:`Hook`. Each host'
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..core.hook import Hook, PromptSettings, Source, unlisted_variables
 from ..core.matchers import MATCH_ALL, Matcher
 from ..errors import ConfigError
+from ..transcripts.conversation import DEFAULT_ENTRIES
 from . import files
-from .loaded import Loaded
+from .load_result import Loaded
+from .pack_hooks import pack_hooks
 
 if TYPE_CHECKING:
-    from ..hosts.protocol import Host
+    from .pack_hooks import Dialect
 
 PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
 # Every dialect's http hooks: Claude Code documents none of its own for them, and a policy
@@ -83,7 +87,7 @@ def matcher(make: Callable[[str | None], Matcher], pattern: str | None, path: Pa
 
 
 def validate(model: Any, data: Mapping[str, Any], path: Path) -> Any:
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # pydantic: a load from the cache validates nothing
 
     try:
         return model.model_validate(data)
@@ -146,6 +150,8 @@ def file_settings(model: Any, path: Path, source: Source, loaded: Loaded,
 
 def check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
                        problems: list[ConfigError]) -> None:
+    # A command-only run loads no model module (and model/ is above config/: see the
+    # layer test's TEMPORARY).
     from ..model.templates import TemplateError, resolve_prompt_file
 
     if name:
@@ -157,8 +163,6 @@ def check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
 
 def transcript_entries(value: bool | int | str | None) -> int | None:
     """A handler's ``transcript``: a number of entries, true (the default) or false (0)."""
-    from ..transcripts.conversation import DEFAULT_ENTRIES
-
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     if isinstance(value, str):  # a Cline prompt file's front matter
@@ -215,9 +219,6 @@ def hook(handler: Any, *, label: str, where: str, path: Path, loaded: Loaded,
 
 def local_or_encrypted(url: str) -> bool:
     """Whether an http hook's URL is https://, or http:// to this machine (loopback)."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.scheme == "https" or host == "localhost" or host.endswith(".localhost"):
@@ -236,10 +237,10 @@ def unknown_event_message(path: Path, key: str, title: str, known: Iterable[str]
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'X'?)`` for the known name closest to ``name``, or nothing."""
-    import difflib
-
     if len(name) > 100:  # no event or tool is named that long: nothing to compare
         return ""
+    import difflib  # only a misspelt name needs it: `run` never loads it
+
     choices = sorted(known)
     same_letters = [c for c in choices if c.lower() == name.lower()]
     close = same_letters or difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
@@ -253,12 +254,11 @@ def unknown_event(path: Path, key: str, title: str, known: Iterable[str],
 
 def packs(model: Any, path: Path, source: Source, prompt_settings: PromptSettings | None,
           first_index: int, loaded: Loaded, problems: list[ConfigError],
-          canonical: Host) -> list[Hook]:
+          canonical: Dialect) -> list[Hook]:
     """The hooks of the file's ``prompthooks.packs`` (config.pack_hooks), in ``canonical``'s
     vocabulary (the dialect packs are written in)."""
     if not (model.prompthooks and model.prompthooks.packs):
         return []
-    from .pack_hooks import pack_hooks
 
     loaded.uses_packs = True
     return pack_hooks(model.prompthooks, path, source, prompt_settings, first_index, os.environ,

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import paths
+from ..paths import read_state
 from . import packs
 from .packs import FULL_SHA, PackError
 
@@ -110,8 +112,6 @@ def checkout(repo: str, rev: str, dest: Path) -> str:
 
 
 def _write_json(path: Path, data: Mapping[str, object]) -> None:
-    from .. import paths
-
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         paths.atomic_write(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(),
@@ -159,8 +159,6 @@ def fetch(repo: str, rev: str, environ: Mapping[str, str]) -> Fetched:
 
 def _intact(folder: Path, record: Mapping[str, object]) -> bool:
     try:
-        from ..paths import read_state
-
         old = json.loads(read_state(packs.record_path(folder), 64 * 1024) or b"null")
         _, policies = packs.read_manifest(folder)
         return bool(old == record and packs.digest(folder, policies) == record["digest"])

@@ -10,16 +10,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..core.hook import Hook, PromptSettings, Source
+from ..core.hook import Hook, MatchOn, PromptSettings, Source, Trigger
+from ..core.matchers import Matcher
 from ..errors import ConfigError
 from . import packs
 from .packs import PackError
 
-if TYPE_CHECKING:
-    from ..hosts._common import ConfigEvent
-    from ..hosts.protocol import Host
+
+class EventKey(Protocol):
+    """What an event key of a dialect's config stands for (a host's ``ConfigEvent``)."""
+
+    @property
+    def trigger(self) -> Trigger: ...
+
+    @property
+    def match_on(self) -> MatchOn: ...
+
+
+class Dialect(Protocol):
+    """What config reading needs of a dialect (a host from the registry, handed down by the
+    loader): this module sits below ``hosts/``, so it names no host and imports none."""
+
+    @property
+    def NAME(self) -> str: ...
+
+    @property
+    def TITLE(self) -> str: ...
+
+    @property
+    def CONFIG_EVENTS(self) -> Mapping[str, EventKey]: ...
+
+    def make_matcher(self, pattern: str | None, match_on: MatchOn) -> Matcher: ...
+
 
 PROMPT_TIMEOUT = 30.0
 
@@ -37,7 +61,7 @@ def _open(use: Any, config_dir: str, source: Source, environ: Mapping[str, str])
 def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings | None,
                first_index: int, environ: Mapping[str, str],
                problems: list[ConfigError], checks: list[dict[str, Any]],
-               canonical: Host) -> list[Hook]:
+               canonical: Dialect) -> list[Hook]:
     """The hooks of every pack use in a validated ``prompthooks`` block; what is wrong goes
     to ``problems`` (the file then fails as a whole, as for any other bad value), and what
     a cached load must check again to ``checks``. ``canonical`` is the dialect packs are
@@ -70,6 +94,7 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
                 if raw is None:
                     raw = packs.read(pack.root, policy.prompt_file)
                 text = raw.decode("utf-8-sig")
+                # model/ is above config/ (the layer test's TEMPORARY)
                 from ..model.templates import parse_front_matter
 
                 _, body = parse_front_matter(text)
@@ -105,7 +130,7 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
     return out
 
 
-def fail_closed_events(data: Any, table: Mapping[str, ConfigEvent]
+def fail_closed_events(data: Any, table: Mapping[str, EventKey]
                        ) -> tuple[set[str], bool]:
     """For a broken file: the canonical events of its pack uses marked ``failClosed`` (in the
     use or, unknowable once the pack cannot be read, not at all), and whether one is marked

@@ -188,6 +188,7 @@ def read(root: Path, relative: str, cached: bool = False) -> bytes:
 
 @functools.cache
 def _manifest_model() -> Any:
+    # pydantic only to read a manifest (a fetch, a cache miss), never on a cached run
     from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
     class PolicyEntry(BaseModel):
@@ -216,6 +217,7 @@ def read_manifest(root: Path, raw: bytes | None = None) -> tuple[str, dict[str, 
     """The pack's name and its policies by id (from ``raw`` when the manifest was read
     already); PackError for a manifest that is missing, unsafe, not YAML, or names a file
     outside the pack."""
+    # yaml and pydantic only to read a manifest (a fetch, a cache miss)
     import yaml
     from pydantic import ValidationError
 

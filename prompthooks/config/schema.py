@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -52,8 +53,6 @@ class JsonlExport(BaseModel):
 
 def is_http_url(value: str) -> bool:
     """Whether ``value`` is an absolute http:// or https:// URL with a host and a valid port."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 - raises for a port that is not a number

@@ -1,9 +1,10 @@
-"""One discovered source's approval state (config.trust decides it) and the digest it was
+"""One discovered source's approval state (loading.trust decides it) and the digest it was
 decided on, apart from the hashing and the store, so that what a load reports
-(config.loaded) does not import them."""
+(config.load_result) does not import them."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,8 +95,6 @@ class TrustState:
 
 
 def approve_command(source: Source) -> str:
-    import shlex
-
     if source.name == "user":
         return "prompthooks trust --user"
     return f"prompthooks trust --project {shlex.quote(str(Path(source.path).parent))}"

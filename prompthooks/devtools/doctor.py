@@ -10,8 +10,11 @@ the redaction pass: a key never appears, only whether one is set.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
+import shlex
+import shutil
 import socket
 import stat
 import sys
@@ -23,11 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..api import Config
-from ..core.hook import Hook
+from ..core.hook import Hook, origin
 from ..errors import PromptHooksError
+from ..executors import http
 from ..executors.project_tools import TOOLS
-from ..hosts import Host
+from ..hosts import FOLDER_DIALECT, Host
+from ..install import launcher
+from ..install.glue import choose, is_glue
+from ..loading.ignored_files import unread_in_sources
+from ..loading.managed import compiled_notes
+from ..model import worker
+from ..model.pinned import unpinned_warnings
+from ..model.settings import endpoint_for
 from ..redaction import redact
+from ..setup.registry import HOSTS, location
 
 if TYPE_CHECKING:
     from ..install.host import HostGlue
@@ -68,13 +80,10 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
                 yield check("config error", "fail", message)
     for message in config.unknown_events:
         yield check("config error", "fail", message)
-    from ..config.unread import unread_in_sources
-    from ..model.pinned import unpinned_warnings
 
     for warning in [*config.warnings, *unpinned_warnings(config.hooks),
                     *unread_in_sources(config.loaded.sources)]:
         yield check("config warning", "warn", warning)
-    from ..config.managed import compiled_notes
 
     for note in compiled_notes(config.loaded.sources):  # it works, but validates each event
         yield check("managed compiled", "warn", note)
@@ -87,8 +96,6 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
 def http_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
     """Each http hook's URL answers (once per URL and proxy rule): one that does not blocks
     every event a fail-closed hook applies to, and lets them all through if fail-open."""
-    from ..core.hook import origin
-
     hooks: dict[tuple[str | None, bool, str | None], list[Hook]] = {}
     for hook in config.hooks:
         if hook.kind == "http":
@@ -96,15 +103,13 @@ def http_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
             hooks.setdefault((hook.url, hook.managed, proxy), []).append(hook)
     if not hooks:
         return
-    from ..executors.http import probe
-
     for group in hooks.values():
         hook = group[0]
         if offline:
             yield check(f"http {hook.name}", "ok",
                         f"{origin(hook.url or '')} (not contacted: --offline)")
             continue
-        ok, detail = probe(hook, 3.0)
+        ok, detail = http.probe(hook, 3.0)
         closed = any(h.fail_closed for h in group)
         status = "ok" if ok else "fail" if closed else "warn"
         if not ok:
@@ -114,8 +119,6 @@ def http_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
 
 
 def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], list[Hook]]:
-    from ..model.settings import endpoint_for
-
     groups: dict[tuple[str, str | None, bool, bool], list[Hook]] = {}
     for hook in hooks:
         if hook.judged:
@@ -128,15 +131,14 @@ def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], li
 def probe(hook: Hook) -> tuple[bool, str]:
     """One tiny request through the real call path (no cassette, no worker, no dead-endpoint
     memory; a managed hook's pinned path): the direct client or litellm, as a run would."""
-    import os
-
+    # The model call's modules (asyncio with them) only when a model is probed: install
+    # imports this module for this function, and a doctor --offline calls none.
     from ..model import direct
     from ..model.call import complete as through_litellm
     from ..model.call import prepare
     from ..model.chain import require_key
     from ..model.pinned import complete as pinned
     from ..model.route import direct_route
-    from ..model.settings import endpoint_for
     from ..model.types import ModelError, ModelRequest
 
     endpoint = endpoint_for(hook)
@@ -194,8 +196,6 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
 
 
 def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
-    from ..model import worker
-
     if not worker.enabled(environ):
         return check("warm worker", "skip", "off (PROMPTHOOKS_RESIDENT=0)")
     path = worker.socket_path(environ)
@@ -257,11 +257,7 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
 
 def _glue_commands(place: Path) -> Iterator[str]:
     """The glue commands in a host config file, or in a Cline hook folder."""
-    import json
-
-    from ..hosts import FOLDER_DIALECT
     from ..hosts.cline.install import is_ours
-    from ..install.glue import is_glue
 
     def walk(value: Any) -> Iterator[str]:
         if isinstance(value, dict):
@@ -292,7 +288,6 @@ def _import_path_warning(place: Path) -> str | None:
     """Installed glue of the ``python -m prompthooks run`` form without ``-P`` (written by
     earlier versions): the host runs it in the project, whose folder then comes first on the
     import path, so a ``prompthooks/`` written there would run instead."""
-    import shlex
 
     for command in _glue_commands(place):
         with contextlib.suppress(ValueError):
@@ -305,9 +300,6 @@ def _import_path_warning(place: Path) -> str | None:
 
 def _path_warning(place: Path, scope: str) -> str | None:
     """Why installed glue that names prompthooks by PATH may not find it, if it may not."""
-    import shutil
-
-    from ..install.glue import choose
 
     if not any(command.split() == ["prompthooks", "run"] for command in _glue_commands(place)):
         return None
@@ -349,7 +341,7 @@ def export_checks(config: Config, offline: bool,
         else:
             yield check("audit export (jsonl)", "ok", str(path))
     if settings.otlp is not None:
-        from ..audit.otlp import MISSING_EXTRA, send
+        from ..audit.otlp import MISSING_EXTRA, send  # the optional otel extra
         from ..audit.records import ExportError
 
         target = settings.otlp
@@ -373,8 +365,6 @@ def export_checks(config: Config, offline: bool,
 
 def glue_checks(project: Path) -> Iterator[dict[str, str]]:
     """Where each host's glue is installed (every scope)."""
-    from ..install.registry import HOSTS, location
-
     found = False
     for glue in HOSTS.values():
         for scope in ("project", "local", "user", "managed"):
@@ -405,8 +395,6 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
 def _launcher_checks(glue: HostGlue, project: Path, place: Path) -> Iterator[dict[str, str]]:
     """A project launcher that is not what install writes: something rewrote it (it is a
     file the agent can write), and it may skip prompthooks altogether."""
-    from ..install import launcher
-
     altered = list(glue.altered(place))
     if glue.launcher:
         path = project / glue.launcher
@@ -422,8 +410,6 @@ def _launcher_checks(glue: HostGlue, project: Path, place: Path) -> Iterator[dic
 def _keys_reaching(host: Host, hook: Hook) -> list[str]:
     """The host's event keys that would run ``hook`` (its canonical event, and the host's
     rule for which of its events serve which hooks), in the host's order."""
-    import json
-
     keys = []
     for key, config_event in host.CONFIG_EVENTS.items():
         if config_event.trigger.event != hook.trigger.event:
@@ -443,7 +429,6 @@ def reach_checks(config: Config, project: Path) -> Iterator[dict[str, str]]:
     glue is on, and Cursor runs each of its events' own hooks (a Cursor style
     ``beforeShellExecution`` handler never runs from ``preToolUse``)."""
     from ..hosts import get
-    from ..install.registry import HOSTS, location
 
     for glue in HOSTS.values():
         glued: set[str] = set()

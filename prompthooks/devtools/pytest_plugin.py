@@ -74,7 +74,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 @pytest.fixture
 def prompthooks_event() -> Callable[..., dict[str, Any]]:
     """Build a host-native event: ``prompthooks_event(host, event_name, **fields)``."""
-    from .testing import event
+    from ..testing import event
 
     return event
 
@@ -106,7 +106,7 @@ def prompthooks_run(request: pytest.FixtureRequest,
     def run(data: Mapping[str, Any] | bytes | str, *, config: Any = None,
             cassette: str | Path | None = None, host: str | None = None, budget: float = 60.0,
             model: str | None = None) -> Outcome:
-        from .testing import run as run_event
+        from ..testing import run as run_event
 
         config = config if config is not None else marked.get("config")
         if config is None:

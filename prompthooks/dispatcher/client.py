@@ -182,7 +182,7 @@ _USER = -1  # _hand_over_to: the user's resident process
 def _hand_over_to(job: Job) -> int:
     """Whom the run may go to: :data:`_NO`, :data:`_USER`, or under a managed policy the uid
     that owns every managed folder (the system resident process must be that uid's)."""
-    from .address import resident_enabled
+    from ..address import resident_enabled
 
     if not resident_enabled(os.environ):
         return _NO
@@ -324,7 +324,7 @@ def _connect(give_up: float) -> _socket.socket | None:
     place that chooses the socket and checks who is behind it."""
     import _socket
 
-    from .address import MAX_SOCKET_PATH, private_dir, socket_name
+    from ..address import MAX_SOCKET_PATH, private_dir, socket_name
 
     path = socket_name(os.environ)
     if len(os.fsencode(path)) >= MAX_SOCKET_PATH or not private_dir(os.path.dirname(path)):
@@ -350,7 +350,7 @@ def _connect_system(give_up: float, owner: int) -> _socket.socket | None:
     else is never trusted, whoever bound it."""
     import _socket
 
-    from .address import MAX_SOCKET_PATH, owned_closed_dir
+    from ..address import MAX_SOCKET_PATH, owned_closed_dir
 
     path = os.environ.get("PROMPTHOOKS_SYSTEM_SOCKET") or SYSTEM_SOCKET
     if (len(os.fsencode(path)) >= MAX_SOCKET_PATH

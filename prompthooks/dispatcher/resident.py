@@ -26,9 +26,9 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..address import LOCK_FD_VAR, SYSTEM_SOCKET, owned_closed_dir
 from ..model.worker import answer_request, lock_path, private_dir, socket_path
 from ..paths import open_state
-from .address import LOCK_FD_VAR, SYSTEM_SOCKET, owned_closed_dir
 from .protocol import UNAVAILABLE
 from .run_process import SYSTEM
 from .server import Zygote, first_bytes, first_line, is_run, warm
@@ -112,9 +112,9 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
     longer names its socket (removed, or replaced). Returns an exit code.
 
     ``system``: the system resident process, for managed events (see
-    :mod:`prompthooks.dispatcher.server`): its socket is :data:`~.address.SYSTEM_SOCKET`, open
-    to every user, it serves runs only (no model request: it never calls a model for anyone)
-    and never exits for idleness."""
+    :mod:`prompthooks.dispatcher.server`): its socket is
+    :data:`prompthooks.address.SYSTEM_SOCKET`, open to every user, it serves runs only (no model
+    request: it never calls a model for anyone) and never exits for idleness."""
     from ..model.call import prepare
 
     env = dict(os.environ if environ is None else environ)
@@ -148,7 +148,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
     # (forking the process that holds litellm would copy its page tables on every run).
     warm()
     if system:  # read once here: the runs forked from now on find it in memory
-        from ..config.managed import preload
+        from ..loading.managed import preload
 
         preload(env)
     SYSTEM[0] = system

@@ -21,13 +21,13 @@ from dataclasses import replace
 from typing import NoReturn
 
 from .._version import __version__
+from ..address import model_environment, model_environment_of
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
 from ..runner.fallback import answer_unjudged, guess
 from ..runner.job import Job
 from ..runner.judge import case_of, judge
 from ..runner.supervisor import SWITCH_INTERVAL, fallback_reserve, reply_bytes
-from .address import model_environment, model_environment_of
 from .protocol import (
     ALIVE,
     ALIVE_EVERY,

@@ -17,8 +17,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
+from ..address import model_environment
 from ..model import direct
-from .address import model_environment
 from .protocol import MAGIC, passed_fds
 from .run_process import FIRST_READ, recv, run
 
@@ -34,19 +34,10 @@ def warm() -> None:
 
     from .. import api, audit, hosts, redaction  # noqa: F401
     from ..audit import rows, store  # noqa: F401
-    from ..commands import output  # noqa: F401
-    from ..config import (  # noqa: F401  # noqa: F401
-        approved_copy,
-        covered,
-        discovery,
-        loader,
-        schema,
-        shell_words,
-        trust,
-        unread,
-    )
+    from ..config import approved_copy, discovery, schema, shell_words  # noqa: F401
     from ..core import stop_cap  # noqa: F401
     from ..executors import agent, command, http, project_tools, prompt  # noqa: F401
+    from ..loading import covered, ignored_files, loader, trust  # noqa: F401
     from ..model import cassette, chain, direct, prices, verdict_models, worker  # noqa: F401
     from ..runner import once  # noqa: F401
 

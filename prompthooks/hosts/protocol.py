@@ -17,7 +17,7 @@ from ._common import ConfigEvent, RawHandler, Reply
 from ._framing import Framed
 
 if TYPE_CHECKING:
-    from ..config.loaded import Loaded
+    from ..config.load_result import Loaded
     from ..core.events import Event
     from ..core.hook import Hook, MatchOn, Source
     from ..core.matchers import Matcher

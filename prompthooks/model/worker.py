@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._version import __version__
-from ..dispatcher.address import LOCK_FD_VAR as LOCK_FD_VAR
-from ..dispatcher.address import MAX_SOCKET_PATH, resident_enabled, socket_name
-from ..dispatcher.address import model_environment as model_environment
-from ..dispatcher.address import private_dir as is_private
+from ..address import LOCK_FD_VAR as LOCK_FD_VAR
+from ..address import MAX_SOCKET_PATH, resident_enabled, socket_name
+from ..address import model_environment as model_environment
+from ..address import private_dir as is_private
 from ..paths import open_state
 from .settings import Endpoint
 from .types import ModelError, ModelReply, ModelRequest, ModelTimeout

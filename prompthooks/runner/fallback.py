@@ -25,7 +25,7 @@ from ..hosts import Host
 from .channel import Report
 
 if TYPE_CHECKING:
-    from ..config.loader import Loaded
+    from ..loading.loader import Loaded
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def managed_guard(canonical: str | None, managed: Sequence[Path],
 
     def load() -> None:
         from ..config import discovery
-        from ..config.sources import load_sources
+        from ..loading.sources import load_sources
 
         sources = discovery.explicit([], managed)
         loaded = load_sources(sources, os.getcwd())

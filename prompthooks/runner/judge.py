@@ -148,7 +148,7 @@ def _start_resident(managed: Sequence[Path]) -> None:
     unless one runs or is starting, or it is turned off: the session's next events are handed
     to it, whatever their hooks. Not where a managed policy applies: its events are never
     handed over."""
-    from ..dispatcher.address import resident_enabled
+    from ..address import resident_enabled
 
     if any(os.path.lexists(folder) for folder in managed) or not resident_enabled(os.environ):
         return
@@ -160,7 +160,7 @@ def _start_resident(managed: Sequence[Path]) -> None:
 
 def _warn_once(outcome: Outcome) -> None:
     """A config problem that makes hooks silently never run, said once per config change."""
-    from ..config.unread import unread_in_sources
+    from ..loading.ignored_files import unread_in_sources
     from .once import to_say
 
     loaded = outcome.config.loaded

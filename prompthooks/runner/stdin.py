@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import select
+import sys
 import time
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
@@ -67,3 +68,15 @@ def _more_now(fd: int) -> bool:
         return bool(select.select([fd], [], [], 0)[0])
     except OSError:
         return False
+
+
+def stdin_hint(command: str) -> None:
+    """One line for a person who ran the command at a terminal, which would otherwise wait in
+    silence for input (a host always pipes the event in)."""
+    try:
+        interactive = os.isatty(0)
+    except OSError:
+        return
+    if interactive:
+        print(f"prompthooks {command}: reading the event as JSON from stdin (end it with "
+              f"Ctrl-D), e.g. prompthooks {command} < event.json", file=sys.stderr, flush=True)

@@ -29,7 +29,7 @@ from ..hosts import HOSTS
 from .channel import Channel, Report, open_channel
 from .fallback import answer_unjudged, guess
 from .judge import Case, case_of, judge
-from .stdin import read_event
+from .stdin import read_event, stdin_hint
 
 if TYPE_CHECKING:
     from .job import Job
@@ -205,8 +205,6 @@ def run_here(job: Job) -> int:
     this process's supervision (the resident process is started after the reply, if none
     runs); the exit code."""
     if job.partial:
-        from ..commands.output import stdin_hint  # the hint's module: only for a partial event
-
         stdin_hint("run")
     return supervise(replace(case_of(job), start_resident=True), job)
 

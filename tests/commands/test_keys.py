@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.dispatcher import address
+from prompthooks import address
 from prompthooks.model import keys
 
 from ..fake_model import FakeModel, error, serve, verdict

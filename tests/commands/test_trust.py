@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config import trust
-from prompthooks.install.starter import STARTER
+from prompthooks.loading import trust
+from prompthooks.setup.starter import STARTER
 
 from ..helpers import claude_bash, claude_config, write_script
 

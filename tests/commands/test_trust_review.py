@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from prompthooks.config import approved_copy, trust
+from prompthooks.config import approved_copy
 from prompthooks.core.hook import Source
+from prompthooks.loading import trust
 
 from ..helpers import write_json, write_script
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config import loader, trust
 from prompthooks.core.hook import Source
+from prompthooks.loading import loader, trust
 
 from ..helpers import (
     approve,

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config import loader, trust
 from prompthooks.core.hook import Source
 from prompthooks.executors.prompt import template_text
+from prompthooks.loading import loader, trust
 
 from ..fake_model import Answer, FakeModel, verdict
 from ..helpers import approve, claude_bash, reply, run_cli, write_json, write_script

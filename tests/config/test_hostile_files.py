@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config import files, loader
+from prompthooks.config import files
 from prompthooks.config.discovery import discover
 from prompthooks.hosts.claude import config as claude_config_reader
+from prompthooks.loading import loader
 from prompthooks.model.templates import TemplateError, load_template_file
 
 from ..helpers import (
@@ -232,8 +233,8 @@ def test_the_fingerprint_never_reads_a_sparse_terabyte_or_opens_a_fifo(
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", spy)
-    from prompthooks.config import cache
     from prompthooks.core.hook import Source
+    from prompthooks.loading import cache
 
     key = cache.fingerprint([(Source("project", str(folder), 1), folder)], str(tmp_path))
     assert opened == [str(folder / "hooks.json")]  # the only regular file under the cap
@@ -241,8 +242,8 @@ def test_the_fingerprint_never_reads_a_sparse_terabyte_or_opens_a_fifo(
 
 
 def test_a_planted_cache_entry_is_a_miss(tmp_path: Path) -> None:
-    from prompthooks.config import cache
     from prompthooks.core.hook import Source
+    from prompthooks.loading import cache
 
     cfg = claude_config(tmp_path / "conf" / "hooks.json", "PreToolUse", {"command": "first"})
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config.loader import detect_dialect
+from prompthooks.loading.loader import detect_dialect
 
 from ..helpers import approve, claude_config, cursor_config, write_json, write_script
 

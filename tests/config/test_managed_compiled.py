@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.config import managed
-from prompthooks.config.managed import COMPILED_NAME, compiled_state
 from prompthooks.core.hook import Source
+from prompthooks.loading import managed
+from prompthooks.loading.managed import COMPILED_NAME, compiled_state
 
 from ..helpers import claude_bash, claude_config
 
@@ -171,9 +171,9 @@ def test_a_compiled_policy_is_served_without_pydantic(world: Path) -> None:
         "managed: no"
     imported = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines()
                 if line.startswith("import time:") and "|" in line}
-    assert "prompthooks.config.managed" in imported  # the canary: the managed load ran
+    assert "prompthooks.loading.managed" in imported  # the canary: the managed load ran
     assert not {m.split(".")[0] for m in imported} & {"pydantic", "litellm", "httpx"}
-    assert "prompthooks.config.loader" not in imported
+    assert "prompthooks.loading.loader" not in imported
 
 
 @pytest.mark.slow

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from prompthooks.config.checks import command_problem
 from prompthooks.config.shell_words import first_words
+from prompthooks.loading.checks import command_problem
 
 ENV = {"CLAUDE_PROJECT_DIR": "/work/my project", "HOME": "/home/dev", "EMPTY": ""}
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from prompthooks.address import socket_name
 from prompthooks.dispatcher import client
-from prompthooks.dispatcher.address import socket_name
 from prompthooks.dispatcher.protocol import exit_frame
 from prompthooks.runner.job import Job
 
@@ -307,7 +307,7 @@ def test_a_job_crosses_the_socket_whole() -> None:
 
 
 ALLOWED = {"prompthooks", "prompthooks._version", "prompthooks.dispatcher",
-           "prompthooks.dispatcher.client", "prompthooks.dispatcher.address",
+           "prompthooks.dispatcher.client", "prompthooks.address",
            "prompthooks.dispatcher.protocol", "prompthooks.runner", "prompthooks.runner.started",
            "prompthooks.runner.stdin", "prompthooks.runner.job", "_socket", "select", "zlib",
            "time"}
@@ -576,7 +576,7 @@ def test_a_run_is_taken_only_with_the_resident_processs_model_environment() -> N
     """The variables that change a model call are compared as the socket's name counts them
     (``str.upper``), also for a name that is not ASCII."""
     from prompthooks._version import __version__
-    from prompthooks.dispatcher.address import model_environment
+    from prompthooks.address import model_environment
     from prompthooks.dispatcher.run_process import _acceptable
 
     odd = "opena\u0131_API_BASE"  # a dotless i: "OPENAI_API_BASE" once upper-cased

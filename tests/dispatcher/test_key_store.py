@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.dispatcher.address import socket_name
+from prompthooks.address import socket_name
 
 from ..fake_model import FakeModel, serve
 from ..helpers import claude_bash, write_json

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from prompthooks.dispatcher.address import socket_name
+from prompthooks.address import socket_name
 from prompthooks.dispatcher.protocol import ALIVE, MAGIC, TERMINATE, exit_frame
 
 from ..fake_model import FakeModel

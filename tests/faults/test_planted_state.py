@@ -207,7 +207,7 @@ def test_a_fifo_at_a_stop_count(tmp_path: Path, model: FakeModel, isolated_home:
 
 def test_a_fifo_at_the_config_cache_entry(tmp_path: Path, model: FakeModel,
                                           isolated_home: Path) -> None:
-    """The cache is never read in a run with a managed policy (see config/sources.py): the
+    """The cache is never read in a run with a managed policy (see loading/sources.py): the
     fail-closed hook is the gate here."""
     model.script(verdict(False, MODEL_REASON))
     cfg = _config(tmp_path)
@@ -350,12 +350,12 @@ def test_a_fifo_or_link_at_the_install_record_is_no_record(
         tmp_path: Path, isolated_home: Path, planted: str) -> None:
     """The folders install created, which uninstall removes once empty: a planted record
     must neither hold uninstall nor name folders for it to remove."""
-    from prompthooks.install import made
+    from prompthooks.install import created_folders
 
     env = dict(os.environ)
-    made.remember([str(tmp_path / "made-by-install")], env)
-    record = isolated_home / ".local" / "share" / "prompthooks" / made.RECORD
-    assert made._read(env) == [str(tmp_path / "made-by-install")]  # canary: read from there
+    created_folders.remember([str(tmp_path / "made-by-install")], env)
+    record = isolated_home / ".local" / "share" / "prompthooks" / created_folders.RECORD
+    assert created_folders._read(env) == [str(tmp_path / "made-by-install")]  # canary: read from there
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"folders": [str(tmp_path / "someone-elses")]}))
     record.unlink()
@@ -364,5 +364,5 @@ def test_a_fifo_or_link_at_the_install_record_is_no_record(
     else:
         record.symlink_to(other)
     started = time.monotonic()
-    assert made._read(env) == []
+    assert created_folders._read(env) == []
     assert time.monotonic() - started < IN_TIME

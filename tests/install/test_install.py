@@ -16,7 +16,7 @@ import pytest
 from prompthooks.hosts.cline.install import CANCEL, MARKER
 from prompthooks.install import launcher, originals
 from prompthooks.install.glue import glue_command, is_glue
-from prompthooks.install.starter import STARTER
+from prompthooks.setup.starter import STARTER
 
 from ..helpers import REPO, approve, cline_event, cursor_event, write_json, write_script
 

@@ -15,7 +15,7 @@ import pytest
 
 from prompthooks.hosts.claude.install import managed_location as claude_managed
 from prompthooks.hosts.cursor.install import managed_location as cursor_managed
-from prompthooks.install.starter import STARTER
+from prompthooks.setup.starter import STARTER
 
 SCRIPT = Path(sys.executable).parent / "prompthooks"
 

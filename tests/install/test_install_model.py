@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.install.starter import STARTER
+from prompthooks.setup.starter import STARTER
 
 from ..fake_model import Listing, error, serve_listing
 

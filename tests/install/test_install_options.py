@@ -16,7 +16,7 @@ import pytest
 
 from prompthooks.install import originals
 from prompthooks.install.glue import choose
-from prompthooks.install.starter import STARTER
+from prompthooks.setup.starter import STARTER
 
 from ..helpers import write_script
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.hosts.cline.install import MARKER as CLINE_MARKER
-from prompthooks.install import launcher, made, originals
+from prompthooks.install import created_folders, launcher, originals
 
 from ..helpers import approve, claude_bash, cline_event, cursor_event, write_json, write_script
 
@@ -377,7 +377,7 @@ def test_a_fifo_for_the_folders_record_cannot_stall_uninstall(project: Path) -> 
     """The record of the folders install created is in the user's data folder, which the
     agent can write: a FIFO put there would hold a plain read forever."""
     assert cli("install", "--host", "cursor", cwd=project).returncode == 0
-    record = made._record(os.environ)
+    record = created_folders._record(os.environ)
     record.unlink()
     os.mkfifo(record)
     assert stat.S_ISFIFO(os.stat(record).st_mode)  # canary: where uninstall reads

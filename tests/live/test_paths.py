@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from prompthooks.dispatcher.address import socket_name
+from prompthooks.address import socket_name
 
 from ..helpers import REPO, claude_bash, claude_event, reply, run_cli, write_json
 from .conftest import (

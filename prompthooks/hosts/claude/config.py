@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...config import handlers
-from ...config.loaded import Loaded
+from ...config.load_result import Loaded
 from ...core.hook import Hook, Source
 from ...errors import ConfigError
 from .._common import RawHandler

@@ -32,7 +32,7 @@ from .wire import render as render
 from .wire import with_input as with_input
 
 if TYPE_CHECKING:
-    from ...config.loaded import Loaded
+    from ...config.load_result import Loaded
     from ...core.events import Event
     from ...core.hook import Hook, MatchOn, Source
     from ...core.matchers import Matcher

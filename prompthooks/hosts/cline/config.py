@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...config import files
 from ...config.handlers import AGENT_TIMEOUT, PROMPT_TIMEOUT, transcript_entries
-from ...config.loaded import Loaded, LoadFailure
+from ...config.load_result import Loaded, LoadFailure
 from ...core.hook import MAX_TURNS, Hook, Source, check_name
 from ...errors import ConfigError
 from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME

@@ -22,7 +22,7 @@ class LoadFailure:
     fail_closed: bool
     events: frozenset[str] | None = None  # canonical events; None = every event
     details: tuple[str, ...] = ()  # every problem, when the file has several
-    # "config": it is broken; "untrusted": not approved (config.trust); "managed_only": the
+    # "config": it is broken; "untrusted": not approved (loading.trust); "managed_only": the
     # managed policy allows managed hooks only. The last two never block.
     kind: str = "config"
 
@@ -53,7 +53,7 @@ class Loaded:
     # The approval state of each project and user source, checked on every load.
     trust: list[TrustState] = field(default_factory=list)
     managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
-    # What the load depended on (config.cache); changes whenever a loaded file does.
+    # What the load depended on (loading.cache); changes whenever a loaded file does.
     fingerprint: str = ""
     # A file uses policy packs: what a cached load must check again (config.packs), and
     # whether any is used (a load whose packs failed is not cached: a fetch would not be seen).

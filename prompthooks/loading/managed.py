@@ -28,9 +28,10 @@ from typing import Any
 
 from .. import paths
 from .._version import __version__
+from ..config.discovery import MANAGED_DIR, discover
+from ..config.load_result import Loaded
 from ..core.hook import Source
 from . import cache
-from .loaded import Loaded
 
 COMPILED_NAME = "compiled-policy.json"  # in the managed folder; the loader never reads it
 _FORMAT = 1
@@ -71,8 +72,6 @@ def preload(environ: Mapping[str, str]) -> None:
     """Keep ``/etc/prompthooks``'s compiled policy in this process's memo (the system resident
     process, before it forks runs: while the policy is unchanged they read it from memory, as
     whichever user they run as). Whatever goes wrong leaves the runs to load it themselves."""
-    from .discovery import MANAGED_DIR, discover
-
     sources = [(s, p) for s, p in discover(_NO_PROJECT, environ, MANAGED_DIR)
                if s.name == "managed"]
     for source, folder in sources:

@@ -31,14 +31,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import files, handlers
+from ..config.load_result import Loaded
+from ..config.shell_words import ASSIGNMENT, INTERPRETERS, TOO_LONG, Word, first_words
 from ..core.events import MCP_PREFIX
 from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from ..errors import ConfigError
+from ..hosts import FOLDER_DIALECT, HOSTS, file_dialect
+from ..model.reach import problem
+from ..model.settings import endpoint_for
 from ..redaction import redact
-from . import files, handlers
-from .loaded import Loaded
-from .shell_words import ASSIGNMENT, INTERPRETERS, TOO_LONG, Word, first_words
 
 if TYPE_CHECKING:
     from ..hosts import Host
@@ -68,8 +71,6 @@ _SUBCOMMAND_RUN = frozenset({"deno", "bun"})  # deno run x.ts, bun run x.ts
 
 def check_sources(loaded: Loaded, project_dir: str, environ: Mapping[str, str]) -> Findings:
     """Every problem of the sources ``loaded`` read (its ``sources``), beyond its own."""
-    from ..hosts import FOLDER_DIALECT
-
     found = Findings()
     for source in loaded.sources:
         path = Path(source.path)
@@ -89,8 +90,6 @@ def check_sources(loaded: Loaded, project_dir: str, environ: Mapping[str, str]) 
 
 def _check_json(path: Path, source: Source, project_dir: str, environ: Mapping[str, str],
                 found: Findings) -> None:
-    from ..hosts import file_dialect
-
     try:
         data = handlers.parse_json(handlers.read_text(path), path)
     except (ConfigError, ValueError):
@@ -151,9 +150,6 @@ def _check_prompt(raw: RawHandler, path: Path, source: Source, host: Host,
 
 
 def _check_model(hook: Hook, environ: Mapping[str, str], found: Findings) -> None:
-    from ..model.reach import problem
-    from ..model.settings import endpoint_for
-
     why = problem(endpoint_for(hook, environ), environ)
     if why is not None:
         found.warnings.append(f"{hook.label}: {why}")
@@ -163,8 +159,6 @@ def _check_model(hook: Hook, environ: Mapping[str, str], found: Findings) -> Non
 
 def _canonical_tools() -> set[str]:
     """Every tool some host is known to send, in canonical words."""
-    from ..hosts import HOSTS
-
     return {host.TOOL_NAMES.get(name, name) for host in HOSTS.values()
             for name in host.KNOWN_TOOLS}
 
@@ -212,8 +206,6 @@ def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path:
 def _check_subject(matcher: Matcher, event: str, where: str, found: Findings) -> None:
     """A matcher on SessionStart, PreCompact, SessionEnd or Notification: its names against
     the values hosts send there."""
-    from ..hosts import HOSTS
-
     seen = {value for host in HOSTS.values() for value in host.KNOWN_SUBJECTS.get(event, ())}
     seen |= {ce.trigger.subject for host in HOSTS.values()
              for ce in host.CONFIG_EVENTS.values()
@@ -235,8 +227,6 @@ def _check_tool_name(name: str, host: Host, event_key: str, seen: set[str], ever
                      where: str, found: Findings, canonical: bool) -> None:
     """``canonical``: the matcher compares canonical tool names, and so also takes a calling
     host's own name for the tool under that host (``Hook.matches_host_name``)."""
-    from ..hosts import HOSTS
-
     if name in seen or name.startswith((MCP_PREFIX, "MCP:")):
         return
     if name in every:

@@ -3,7 +3,7 @@
 Claude Code style, which serves every host. Uninstall removes it only while it is byte for
 byte what install wrote and no other host's glue of the same scope still uses it.
 
-Install approves the starter for ``run`` (config.trust) when it wrote it, or when the folder
+Install approves the starter for ``run`` (loading.trust) when it wrote it, or when the folder
 holds exactly the starter and nothing else prompthooks would load: anything else the user
 approves with ``prompthooks trust`` after reading it."""
 
@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..config import trust
 from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME
-from ..config.loader import CONFIG_FILE, HOOKS_DIR
 from ..core.hook import Source
-from ..hosts import FOLDER_DIALECT as cline
-from . import files
-from .host import Say, Scope
+from ..hosts import FOLDER_DIALECT
+from ..install import files
+from ..install.host import Say, Scope
+from ..loading import trust
+from ..loading.loader import CONFIG_FILE, HOOKS_DIR
+from ..loading.managed import compile_folder, compiled_path
 
 POLICY = "destructive-shell"
 # 20 s leaves room inside the shortest run budget (Cline's 28 s).
@@ -32,7 +33,7 @@ _HOOKS = {"PreToolUse": [{"matcher": "Bash", "hooks": [
 
 def content(settings: Mapping[str, str] | None = None) -> bytes:
     """The starter's bytes, with a ``prompthooks`` block naming its model when install found
-    one other than the default (install/model_choice.py)."""
+    one other than the default (setup/model_choice.py)."""
     data: dict[str, Any] = {"hooks": _HOOKS}
     if settings:
         data = {"prompthooks": dict(settings), **data}
@@ -65,11 +66,11 @@ def folder(scope: Scope, project: Path, root: Path = Path("/")) -> Path:
 
 
 def _holds_config(location: Path) -> bool:
-    """Whether prompthooks would load anything from this folder (see config.loader)."""
+    """Whether prompthooks would load anything from this folder (see loading.loader)."""
     if files.exists(location / CONFIG_FILE) or files.exists(location / HOOKS_DIR):
         return True
     return any(files.exists(location / name) or files.exists(location / f"{name}.md")
-               for name in cline.CONFIG_EVENTS)
+               for name in FOLDER_DIALECT.CONFIG_EVENTS)
 
 
 def write(location: Path, say: Say, scope: Scope = "project",
@@ -125,13 +126,11 @@ def _holds_more(location: Path) -> bool:
     if files.exists(location / HOOKS_DIR):
         return True
     return any(files.exists(location / name) or files.exists(location / f"{name}.md")
-               for name in cline.CONFIG_EVENTS)
+               for name in FOLDER_DIALECT.CONFIG_EVENTS)
 
 
 def compile_managed(location: Path, say: Say) -> None:
-    """Compile the managed policy install just wrote (see config.managed)."""
-    from ..config.managed import compile_folder
-
+    """Compile the managed policy install just wrote (see loading.managed)."""
     try:
         path = compile_folder(Source("managed", str(location), 0), location)
     except (ValueError, OSError) as exc:
@@ -152,7 +151,6 @@ def remove(location: Path, used_by: list[str], say: Say) -> None:
     else:
         files.remove(path)
         say(f"removed {path}")
-        from ..config.managed import compiled_path  # a managed folder's compiled starter
 
         if os.path.lexists(compiled_path(location)):
             files.remove(compiled_path(location))

@@ -17,12 +17,13 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from ..config import files
+from ..config.load_result import Loaded, LoadFailure
+from ..config.trust_state import TrustState
 from ..core.hook import Hook, Source
-from . import cache, files
-from .loaded import Loaded, LoadFailure
+from . import cache
 from .managed import load as managed_load
 from .managed import merge
-from .trust_state import TrustState
 
 # Part of the cache's key: entries written before hooks carried their approved bytes are
 # not served.
@@ -32,10 +33,10 @@ _COVERED = "covered 1"
 def load_sources(sources: Sequence[tuple[Source, Path]], project_dir: str,
                  environ: Mapping[str, str] | None = None, *,
                  trusted_only: bool = True) -> Loaded:
-    """Load every source: the managed policy by itself (``config.managed``), the others from
+    """Load every source: the managed policy by itself (``loading.managed``), the others from
     the cache of validated configs when nothing changed.
 
-    A project or user source loads only while approved (config.trust): checked on every run,
+    A project or user source loads only while approved (loading.trust): checked on every run,
     on the real files, before the cache is consulted (the approved hashes are part of the
     cache's key). ``trusted_only=False`` loads them all and only records their state (for
     ``validate`` and ``explain``, which run nothing)."""
@@ -108,7 +109,7 @@ def _cached(key: str, env: Mapping[str, str]) -> Loaded | None:
     except Exception:
         return None  # a cache from another layout, or damaged: rebuild it
     # A policy pack's files live outside the fingerprinted folders: check them again.
-    from . import packs  # only a load that uses packs needs it
+    from ..config import packs  # only a load that uses packs needs it
 
     if not all(packs.still_valid(check, env) for check in loaded.pack_checks):
         return None
@@ -141,7 +142,7 @@ def _as_checked(state: TrustState | None) -> Iterator[None]:
     if state is None or state.covered is None:
         yield
         return
-    from . import packs  # only a miss loads, and only then with its packs
+    from ..config import packs  # only a miss loads, and only then with its packs
 
     with files.served(state.covered.view), packs.approved(dict(state.pack_digests)):
         yield
@@ -157,7 +158,7 @@ def _with_covered(hook: Hook, state: TrustState) -> Hook:
         data = covered.templates.get((hook.config_dir or "", hook.prompt_file))
         if data is None:
             return hook
-        from ..model.templates import parse_front_matter
+        from ..model.templates import parse_front_matter  # only for a template hook
 
         try:
             _, body = parse_front_matter(data.decode("utf-8-sig"))
@@ -183,7 +184,7 @@ def _uncovered(loaded: Loaded, checked: Mapping[Source, TrustState]
         template = False
         if hook.judged and hook.prompt_file and hook.prompt is None:
             if shipped is None:
-                from ..model.templates import library
+                from ..model.templates import library  # only for a template hook
 
                 shipped = library()
             template = hook.prompt_file not in shipped

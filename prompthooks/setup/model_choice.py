@@ -10,6 +10,7 @@ not there); none sends a key anywhere but to the endpoint it belongs to.
 from __future__ import annotations
 
 import json
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -39,8 +40,6 @@ class Choice:
 def _get_json(url: str, key: str | None = None) -> object:
     """A bounded GET of a JSON document on a local or configured endpoint (no proxy: the
     address is the user's own), or None."""
-    import urllib.request
-
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"}
                                      if key else {})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))

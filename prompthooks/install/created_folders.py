@@ -4,14 +4,12 @@ again, and never a folder that was there before install."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ..paths import data_home, read_state
+from ..paths import atomic_write, data_home, read_state
 from . import files
 from .host import Say
 
@@ -34,17 +32,14 @@ def _read(environ: Mapping[str, str]) -> list[str]:
 
 def _write(folders: list[str], environ: Mapping[str, str]) -> None:
     path = _record(environ)
+    body = json.dumps({"folders": sorted(set(folders))}, indent=1)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{RECORD}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"folders": sorted(set(folders))}, handle, indent=1)
-        os.replace(tmp, path)
+        atomic_write(path, body.encode("utf-8"))
     except OSError:
         # Not remembered: uninstall will then leave those folders in place, which is only
         # untidy.
-        with contextlib.suppress(OSError, UnboundLocalError):
-            Path(tmp).unlink()
+        pass
 
 
 def remember(folders: Iterable[str], environ: Mapping[str, str]) -> None:

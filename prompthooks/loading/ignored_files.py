@@ -12,8 +12,9 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ..config.files import CONFIG_FILE, HOOKS_DIR
 from ..core.hook import Source
-from .files import CONFIG_FILE, HOOKS_DIR
+from ..hosts import FOLDER_DIALECT
 
 _FORMATS = {"yaml": "YAML", "yml": "YAML", "toml": "TOML", "jsonc": "JSON with comments",
             "json5": "JSON5", "hjson": "Hjson", "ini": "INI", "js": "JavaScript",
@@ -36,9 +37,7 @@ def _config_names() -> Iterator[tuple[str, str]]:
 
 
 def _hook_names() -> Iterator[tuple[str, str]]:
-    from ..hosts import FOLDER_DIALECT as cline
-
-    for hook in cline.CONFIG_EVENTS:
+    for hook in FOLDER_DIALECT.CONFIG_EVENTS:
         for suffix in _SCRIPT_SUFFIXES:
             yield f"{hook}{suffix}", (f"not run: a Cline-style hook is named exactly {hook} "
                                       f"(an executable, no extension), or {hook}.md for a "

@@ -2,7 +2,7 @@
 project (``<project>/.prompthooks/``) or user (``$XDG_CONFIG_HOME/prompthooks/``) source runs
 only while what prompthooks loads from it is exactly what the user approved.
 
-What is approved is every file whose content decides what runs (config.covered): ``hooks.json``
+What is approved is every file whose content decides what runs (loading.covered): ``hooks.json``
 and the Cline-style hook files (executables named after a Cline hook, ``<Hook>.md``) in the
 folder and in its ``hooks/`` folder, by name, mode and content (sha256), and the templates
 ``hooks.json`` names; a ``hooks.json`` that runs a script inside the project by its path
@@ -20,6 +20,7 @@ host's own config, which is as trusted as the command line) need no approval.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import time
@@ -29,14 +30,27 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..config import approved_copy, files, packs
+from ..config.discovery import PROJECT_DIR_NAME
+from ..config.packs import (
+    FETCH_COMMAND,
+    PackError,
+    folder_key,
+    folders,
+    normalize,
+    open_folder,
+    open_pinned,
+    references,
+    resolutions,
+)
+from ..config.trust_state import State as State
+from ..config.trust_state import TrustState as TrustState
+from ..config.trust_state import approve_command as approve_command
 from ..core.hook import Source
-from . import approved_copy, covered, files
+from . import covered
 from .covered import MAX_FILE as MAX_FILE
 from .covered import Digest as Digest
 from .covered import Unapprovable as Unapprovable
-from .trust_state import State as State
-from .trust_state import TrustState as TrustState
-from .trust_state import approve_command as approve_command
 
 CHECKED = ("project", "user")  # the discovered sources that need an approval
 STORE_NAME = "trust.json"
@@ -48,10 +62,8 @@ _CONFIG_FILE = "hooks.json"
 # --- hashing --------------------------------------------------------------------------------
 
 def digest(folder: Path) -> Digest:
-    """What an approval of ``folder`` covers, now (config.covered); its project is the folder's
+    """What an approval of ``folder`` covers, now (loading.covered); its project is the folder's
     parent for a project's ``.prompthooks``. Raises :class:`Unapprovable`."""
-    from .discovery import PROJECT_DIR_NAME
-
     return covered.digest(folder, folder.parent if folder.name == PROJECT_DIR_NAME else None)
 
 
@@ -115,8 +127,6 @@ def _write_store(store: Store) -> None:
 @contextlib.contextmanager
 def _locked(environ: Mapping[str, str]) -> Iterator[None]:
     """Serialise read-modify-write of the store between two ``prompthooks trust`` runs."""
-    import fcntl
-
     folder = paths.data_home(environ)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(folder / f"{STORE_NAME}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -138,7 +148,6 @@ def pack_pins(folder: Path, environ: Mapping[str, str]) -> dict[str, str]:
     (config.packs): an approval records it, so a tag that moves is a change to review."""
     if not os.path.lexists(folder / _CONFIG_FILE):
         return {}
-    from .packs import resolutions
 
     return resolutions(folder / _CONFIG_FILE, environ)
 
@@ -161,8 +170,6 @@ def _moved_pack(record: Mapping[str, Any], pins: Mapping[str, str]) -> str | Non
 def pack_drift(state: TrustState, store: Store, environ: Mapping[str, str]) -> str | None:
     """For an approved source: a pinned pack whose cached files are not the bytes approved
     (a load fails its config file then), in words; None when each is (or none is pinned)."""
-    from . import packs
-
     record = store.records.get(state.key) or {}
     contents = record.get("pack_files")
     contents = contents if isinstance(contents, dict) else {}
@@ -185,8 +192,6 @@ def pack_drift(state: TrustState, store: Store, environ: Mapping[str, str]) -> s
 def _changed_folder_pack(record: Mapping[str, Any]) -> str | None:
     """Which ``path`` pack's files differ from what the approval recorded (None: none). Such
     a pack is part of the config, as a template is: a change to it is a change to review."""
-    from . import packs
-
     contents = record.get("pack_files")
     for key, content in sorted(contents.items() if isinstance(contents, dict) else []):
         if not key.startswith("path "):
@@ -325,17 +330,6 @@ def _fetched_pins(folder: Path, environ: Mapping[str, str]
     """The pack pins to record, and the digest and files of each pinned pack's content as
     fetched; every pinned pack must be fetched and intact, or what the approval covers would
     be decided later by whatever the rev names then."""
-    from .packs import (
-        FETCH_COMMAND,
-        PackError,
-        folder_key,
-        folders,
-        normalize,
-        open_folder,
-        open_pinned,
-        references,
-    )
-
     pins = pack_pins(folder, environ)
     try:
         data = json.loads(files.read_bytes(folder / _CONFIG_FILE))

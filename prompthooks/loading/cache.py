@@ -24,10 +24,11 @@ from typing import Any
 
 from .. import paths
 from .._version import __version__
+from ..config import files
+from ..config.load_result import Loaded, LoadFailure
 from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
-from . import files
-from .loaded import Loaded, LoadFailure
+from ..hosts import FOLDER_DIALECT
 
 _FORMAT = 12  # 12: agent and http hooks (an older cache skipped them)
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # a larger entry is not read: the config is loaded anew
@@ -57,8 +58,6 @@ def _entry(path: Path, content: bool, strong: bool = False) -> list[Any]:
 
 
 def _folder(path: Path, strong: bool) -> list[Any]:
-    from ..hosts import FOLDER_DIALECT
-
     return [_entry(path / name, name.endswith(".md"), strong)
             for name in files.hook_file_names(FOLDER_DIALECT.CONFIG_EVENTS)]
 

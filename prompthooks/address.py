@@ -1,7 +1,8 @@
 """Where the resident process listens: one Unix socket per user, version and model environment.
 
 Standard library only (``os``, ``zlib``): the thin client computes the same name as the server
-without importing ``json``, ``pathlib`` or anything of prompthooks beyond this module.
+without importing ``json``, ``pathlib`` or anything of prompthooks beyond this module. A base
+module, below ``paths`` (whose runtime folder it names), the runner and the resident process.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 import stat
 import zlib
 
-from .._version import __version__
+from ._version import __version__
 
 TYPE_CHECKING = False  # not typing's: the thin client imports this module
 if TYPE_CHECKING:

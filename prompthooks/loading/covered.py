@@ -23,11 +23,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..config import files
+from ..config.files import View
+from ..config.shell_words import ASSIGNMENT, INTERPRETERS
+from ..config.trust_state import Digest as Digest
+from ..hosts import FOLDER_DIALECT
 from ..paths import read_upto
-from . import files
-from .files import View
-from .shell_words import ASSIGNMENT, INTERPRETERS
-from .trust_state import Digest as Digest
 
 MAX_FILE = 1024 * 1024  # bytes of one covered file: configs, templates and hook files are small
 _CONFIG_FILE = files.CONFIG_FILE
@@ -217,8 +218,6 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
     over the ``hooks/`` folder's own link target, and over every template ``hooks.json``
     names; ``root`` is the project the folder belongs to (None for the user's folder). Raises
     :class:`Unapprovable`."""
-    from ..hosts import FOLDER_DIALECT as cline
-
     sha = hashlib.sha256(b"prompthooks trust 1\0")
     names: list[str] = []
     each: dict[str, str] = {}
@@ -243,7 +242,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
             sha.update(len(b"link").to_bytes(8, "big") + b"link")
             for part in (_HOOKS_DIR.encode(), link):
                 sha.update(len(part).to_bytes(8, "big") + part)
-        for name, path in _entries(folder, cline.CONFIG_EVENTS):
+        for name, path in _entries(folder, FOLDER_DIALECT.CONFIG_EVENTS):
             target = os.readlink(path) if path.is_symlink() else ""
             info, data = read_bounded(path)
             add(name, b"file", os.fsencode(name), os.fsencode(target),
@@ -261,7 +260,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
     missing: set[str] = set()
     templates = _templates(config, folder, add, missing, contents)
     view = View(served, frozenset({os.path.abspath(folder), os.path.abspath(hooks)}),
-                frozenset({_CONFIG_FILE, *files.hook_file_names(cline.CONFIG_EVENTS)}))
+                frozenset({_CONFIG_FILE, *files.hook_file_names(FOLDER_DIALECT.CONFIG_EVENTS)}))
     found = tuple(n for n in names if n not in missing)
     return Digest(sha.hexdigest(), found, each, view, templates, executables, contents)
 
@@ -273,7 +272,11 @@ def _templates(config: Any, folder: Path, add: Any, missing: set[str],
     wanted = sorted(set(_strings(config, "prompt_file"))) if config is not None else []
     if not wanted:
         return {}
-    from ..model.templates import TemplateError, library, resolve_prompt_file
+    from ..model.templates import (  # only a config with templates: runs load no model module
+        TemplateError,
+        library,
+        resolve_prompt_file,
+    )
 
     shipped = library()
     config_dir = str(folder.resolve())

@@ -7,7 +7,7 @@ that the engine turns into a failed hook, fail-closed when the source is the man
 or the file marks any of its hooks ``failClosed``. That holds whatever goes wrong: a hostile
 file (a 5000-digit number, JSON nested 100,000 deep, a FIFO, a terabyte) or a folder that
 cannot be read is one failure of its source, never an exception out of a load. Which sources
-are loaded at all (trust, the cache) is ``config.sources``.
+are loaded at all (trust, the cache) is ``loading.sources``.
 """
 
 from __future__ import annotations
@@ -17,23 +17,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..config import files
+from ..config.files import CONFIG_FILE as CONFIG_FILE
+from ..config.files import HOOKS_DIR as HOOKS_DIR
+from ..config.files import file_type as file_type
+from ..config.handlers import json_path as json_path
+from ..config.handlers import lenient_json, parse_json, read_text
+from ..config.load_result import Loaded as Loaded
+from ..config.load_result import LoadFailure as LoadFailure
+from ..config.pack_hooks import fail_closed_events
 from ..core.events import EVENTS
 from ..core.hook import Source
 from ..errors import ConfigError
-from . import files
-from .files import CONFIG_FILE as CONFIG_FILE
-from .files import HOOKS_DIR as HOOKS_DIR
-from .files import file_type as file_type
-from .handlers import json_path as json_path
-from .handlers import lenient_json, parse_json, read_text
-from .loaded import Loaded as Loaded
-from .loaded import LoadFailure as LoadFailure
+from ..hosts import CANONICAL, FOLDER_DIALECT, file_dialect
 
 
 def detect_dialect(data: Mapping[str, Any]) -> str:
     """The name of the host whose config dialect ``data`` is written in."""
-    from ..hosts import file_dialect
-
     return file_dialect(data).NAME
 
 
@@ -45,8 +45,6 @@ def _marks_fail_closed(value: Any) -> bool:
 
 def _fail_closed_events(data: Any) -> frozenset[str]:
     """Canonical events of the handlers a (broken) file marks failClosed."""
-    from ..hosts import file_dialect
-
     events: set[str] = set()
     hooks = data.get("hooks") if isinstance(data, Mapping) else None
     if not isinstance(hooks, Mapping):
@@ -71,8 +69,6 @@ def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
             data = parse_json(text, path)
         if not isinstance(data, dict):
             raise ConfigError(str(path), "the top level must be a JSON object")
-        from ..hosts import CANONICAL, file_dialect
-
         hooks = file_dialect(data).load_file(data, path, source, loaded, project_dir,
                                              CANONICAL)
     except Exception as exc:  # whatever it is, it is this file's failure alone
@@ -97,9 +93,6 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
         events = _fail_closed_events(data)
         if not (isinstance(data.get("prompthooks"), dict) and "packs" in data["prompthooks"]):
             return events
-        from ..hosts import CANONICAL
-        from .pack_hooks import fail_closed_events
-
         pack_events, every = fail_closed_events(data, CANONICAL.CONFIG_EVENTS)
         if every:  # a failClosed pack policy whose events cannot be told: every event
             return frozenset(EVENTS)
@@ -110,8 +103,6 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
 
 def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
     """A folder of executables named after events (the folder dialect's reader)."""
-    from ..hosts import FOLDER_DIALECT
-
     FOLDER_DIALECT.load_folder(path, source, loaded)
 
 
