@@ -18,7 +18,7 @@ from . import files
 from .loaded import Loaded
 
 if TYPE_CHECKING:
-    from ..hosts.protocol import Host
+    from ..hosts.protocol import HostRoles
 
 PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
 # Every dialect's http hooks: Claude Code documents none of its own for them, and a policy
@@ -253,7 +253,7 @@ def unknown_event(path: Path, key: str, title: str, known: Iterable[str],
 
 def packs(model: Any, path: Path, source: Source, prompt_settings: PromptSettings | None,
           first_index: int, loaded: Loaded, problems: list[ConfigError],
-          canonical: Host) -> list[Hook]:
+          canonical: HostRoles) -> list[Hook]:
     """The hooks of the file's ``prompthooks.packs`` (config.pack_hooks), in ``canonical``'s
     vocabulary (the dialect packs are written in)."""
     if not (model.prompthooks and model.prompthooks.packs):

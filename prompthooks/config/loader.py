@@ -34,7 +34,7 @@ def detect_dialect(data: Mapping[str, Any]) -> str:
     """The name of the host whose config dialect ``data`` is written in."""
     from ..hosts import file_dialect
 
-    return file_dialect(data).NAME
+    return file_dialect(data).name
 
 
 def _marks_fail_closed(value: Any) -> bool:
@@ -51,7 +51,7 @@ def _fail_closed_events(data: Any) -> frozenset[str]:
     hooks = data.get("hooks") if isinstance(data, Mapping) else None
     if not isinstance(hooks, Mapping):
         return frozenset()
-    table = file_dialect(data).CONFIG_EVENTS
+    table = file_dialect(data).wire.CONFIG_EVENTS
     for key, entries in hooks.items():
         if key in table and _marks_fail_closed(entries):
             events.add(table[key].trigger.event)
@@ -73,8 +73,8 @@ def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
             raise ConfigError(str(path), "the top level must be a JSON object")
         from ..hosts import CANONICAL, file_dialect
 
-        hooks = file_dialect(data).load_file(data, path, source, loaded, project_dir,
-                                             CANONICAL)
+        hooks = file_dialect(data).config.load_file(data, path, source, loaded,
+                                                    project_dir, CANONICAL)
     except Exception as exc:  # whatever it is, it is this file's failure alone
         error = (exc if isinstance(exc, ConfigError)
                  else ConfigError(str(path), files.describe(exc)))
@@ -100,7 +100,7 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
         from ..hosts import CANONICAL
         from .pack_hooks import fail_closed_events
 
-        pack_events, every = fail_closed_events(data, CANONICAL.CONFIG_EVENTS)
+        pack_events, every = fail_closed_events(data, CANONICAL.wire.CONFIG_EVENTS)
         if every:  # a failClosed pack policy whose events cannot be told: every event
             return frozenset(EVENTS)
         return events | pack_events
@@ -110,9 +110,9 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
 
 def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
     """A folder of executables named after events (the folder dialect's reader)."""
-    from ..hosts import FOLDER_DIALECT
+    from ..hosts import folder_dialect
 
-    FOLDER_DIALECT.load_folder(path, source, loaded)
+    folder_dialect().load_folder(path, source, loaded)
 
 
 def _load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:

@@ -18,8 +18,7 @@ from . import packs
 from .packs import PackError
 
 if TYPE_CHECKING:
-    from ..hosts._common import ConfigEvent
-    from ..hosts.protocol import Host
+    from ..hosts.protocol import ConfigEvent, HostRoles
 
 PROMPT_TIMEOUT = 30.0
 
@@ -37,7 +36,7 @@ def _open(use: Any, config_dir: str, source: Source, environ: Mapping[str, str])
 def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings | None,
                first_index: int, environ: Mapping[str, str],
                problems: list[ConfigError], checks: list[dict[str, Any]],
-               canonical: Host) -> list[Hook]:
+               canonical: HostRoles) -> list[Hook]:
     """The hooks of every pack use in a validated ``prompthooks`` block; what is wrong goes
     to ``problems`` (the file then fails as a whole, as for any other bad value), and what
     a cached load must check again to ``checks``. ``canonical`` is the dialect packs are
@@ -78,20 +77,20 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
                 continue
             matcher_text = chosen.matcher if chosen.matcher is not None else policy.matcher
             try:
-                matcher = canonical.make_matcher(matcher_text, "tool")
+                matcher = canonical.config.make_matcher(matcher_text, "tool")
             except ValueError as exc:
                 problems.append(ConfigError(str(path), str(exc), f"{at}.matcher"))
                 continue
             origin = f"{pack.name}@{use.rev}" if use.rev else pack.name
             for event_key in chosen.events or policy.events:
-                config_event = canonical.CONFIG_EVENTS.get(event_key)
+                config_event = canonical.wire.CONFIG_EVENTS.get(event_key)
                 if config_event is None:
                     problems.append(ConfigError(
-                        str(path), f"unknown {canonical.TITLE} event {event_key!r} (a pack's "
+                        str(path), f"unknown {canonical.title} event {event_key!r} (a pack's "
                         "events are Claude Code event names)", f"{at}.events"))
                     continue
                 out.append(Hook(
-                    source=source, dialect=canonical.NAME, config_event=event_key,
+                    source=source, dialect=canonical.name, config_event=event_key,
                     index=first_index + len(out), trigger=config_event.trigger,
                     kind="prompt", label=f"{path}: {at} ({chosen.id} from {origin})",
                     matcher=matcher, match_on=config_event.match_on, prompt=body,

@@ -38,7 +38,7 @@ def _config_names() -> Iterator[tuple[str, str]]:
 def _hook_names() -> Iterator[tuple[str, str]]:
     from ..hosts import FOLDER_DIALECT as cline
 
-    for hook in cline.CONFIG_EVENTS:
+    for hook in cline.wire.CONFIG_EVENTS:
         for suffix in _SCRIPT_SUFFIXES:
             yield f"{hook}{suffix}", (f"not run: a Cline-style hook is named exactly {hook} "
                                       f"(an executable, no extension), or {hook}.md for a "

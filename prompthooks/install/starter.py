@@ -69,7 +69,7 @@ def _holds_config(location: Path) -> bool:
     if files.exists(location / CONFIG_FILE) or files.exists(location / HOOKS_DIR):
         return True
     return any(files.exists(location / name) or files.exists(location / f"{name}.md")
-               for name in cline.CONFIG_EVENTS)
+               for name in cline.wire.CONFIG_EVENTS)
 
 
 def write(location: Path, say: Say, scope: Scope = "project",
@@ -125,7 +125,7 @@ def _holds_more(location: Path) -> bool:
     if files.exists(location / HOOKS_DIR):
         return True
     return any(files.exists(location / name) or files.exists(location / f"{name}.md")
-               for name in cline.CONFIG_EVENTS)
+               for name in cline.wire.CONFIG_EVENTS)
 
 
 def compile_managed(location: Path, say: Say) -> None:
