@@ -157,7 +157,7 @@ def home(hook: Hook, event: Event) -> Host:
     return get(event.host if hook.raw_event else hook.dialect)
 
 
-def names(patterns: Iterable[str], name: str) -> bool:
+def _named(patterns: Iterable[str], name: str) -> bool:
     """Whether ``name`` is one of ``patterns`` (a trailing ``*`` matches any rest)."""
     return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in patterns)
 
@@ -170,6 +170,6 @@ def hook_variables(hook: Hook, event: Event, base: Mapping[str, str]) -> dict[st
     if event.host == world.name:
         return {**base, **event.env}
     sender = get(event.host).wire.HOOK_VARIABLES
-    env = {name: value for name, value in base.items() if not names(sender, name)}
+    env = {name: value for name, value in base.items() if not _named(sender, name)}
     env.update(world.wire.dialect_env(event))
     return env
