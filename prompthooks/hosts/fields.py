@@ -22,8 +22,8 @@ def text(raw: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def host_event(raw: Mapping[str, Any], key: str, given: str | None, title: str,
-               known: Mapping[str, str]) -> str:
+def known_event(raw: Mapping[str, Any], key: str, given: str | None, title: str,
+                known: Mapping[str, str]) -> str:
     """The event name given on the command line, else the input's own; it must be known."""
     name = given or text(raw, key)
     if not name:

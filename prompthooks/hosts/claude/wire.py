@@ -24,8 +24,7 @@ from ...core.events import CANONICAL_TOOLS, Event
 from ...core.hook import Trigger
 from ...core.merge import Decision
 from ...errors import EXIT_BLOCK
-from .. import fields
-from ..fields import canonical_input, dumps, project_dir, shell_command, text
+from ..fields import canonical_input, dumps, known_event, project_dir, rebuilt, shell_command, text
 from ..framing import Framed, decode, exit_2_block, failed, load_object
 from ..markers import TITLES
 from ..protocol import ConfigEvent, Reply
@@ -108,7 +107,7 @@ _CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
 
 def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
           environ: Mapping[str, str]) -> Event:
-    host_event = fields.host_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
+    host_event = known_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
     tool_name = text(raw, "tool_name")
     tool_input = raw.get("tool_input")
     subject_field = _SUBJECT_FIELD[host_event]
@@ -150,7 +149,7 @@ def hook_env(event: Event) -> dict[str, str]:
 
 def with_input(event: Event, tool_input: Mapping[str, Any]) -> Event:
     """The event with its tool input rewritten (to judge an ``updatedInput`` again)."""
-    return fields.rebuilt(event, {**event.raw, "tool_input": dict(tool_input)}, tool_input)
+    return rebuilt(event, {**event.raw, "tool_input": dict(tool_input)}, tool_input)
 
 
 def render(decision: Decision, event: Event) -> Reply:

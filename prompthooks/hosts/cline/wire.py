@@ -41,8 +41,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.events import MCP_PREFIX, UNKNOWN_MCP_SERVER, Event
 from ...core.hook import Trigger
 from ...core.merge import Decision
-from .. import fields
-from ..fields import canonical_input, dumps, first_root, project_dir, text
+from ..fields import canonical_input, dumps, first_root, known_event, project_dir, text
 from ..framing import Framed, ReplyError, decode, failed, last_json_object, load_object
 from ..markers import TITLES
 from ..protocol import ConfigEvent, Reply
@@ -184,7 +183,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
           environ: Mapping[str, str]) -> Event:
-    host_event = fields.host_event(raw, "hookName", event_name, TITLE, HOST_EVENTS)
+    host_event = known_event(raw, "hookName", event_name, TITLE, HOST_EVENTS)
     file_event = SDK_EVENTS.get(host_event, host_event)
     data = _mapping(raw.get(_data_key(file_event)))  # both dialects carry this block
     cline_tool = text(data, "toolName")

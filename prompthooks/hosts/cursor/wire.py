@@ -24,8 +24,16 @@ from ...core.events import MCP_PREFIX, UNKNOWN_MCP_SERVER, Event
 from ...core.hook import Trigger
 from ...core.merge import Decision
 from ...errors import EXIT_BLOCK
-from .. import fields
-from ..fields import canonical_input, dumps, first_root, project_dir, shell_command, text
+from ..fields import (
+    canonical_input,
+    dumps,
+    first_root,
+    known_event,
+    project_dir,
+    rebuilt,
+    shell_command,
+    text,
+)
 from ..framing import Framed, decode, exit_2_block, failed, load_object
 from ..markers import TITLES
 from ..protocol import ConfigEvent, Reply
@@ -133,7 +141,7 @@ def _tool(host_event: str, raw: Mapping[str, Any]) -> tuple[str | None, str | No
 
 def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
           environ: Mapping[str, str]) -> Event:
-    host_event = fields.host_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
+    host_event = known_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
     tool, cursor_tool, tool_input, tool_response = _tool(host_event, raw)
     loop_count = raw.get("loop_count")
     if not isinstance(loop_count, int) or isinstance(loop_count, bool):
@@ -188,7 +196,7 @@ def with_input(event: Event, tool_input: Mapping[str, Any]) -> Event:
         raw["file_path"] = tool_input.get("file_path")
     else:
         raw["tool_input"] = dict(tool_input)
-    return fields.rebuilt(event, raw, tool_input)
+    return rebuilt(event, raw, tool_input)
 
 
 def render(decision: Decision, event: Event) -> Reply:
