@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .protocol import Dialect, FolderDialect, Wire
 
 __all__ = ["CANONICAL", "FOLDER_DIALECT", "HOSTS", "NAMES", "Host", "budget", "detect",
-           "file_dialect", "get", "home", "hook_variables", "host_tool"]
+           "file_dialect", "folder_dialect", "get", "home", "hook_variables", "host_tool"]
 
 
 class Host:

@@ -257,8 +257,9 @@ def test_a_user_prompt_submit_command_hook_has_claude_codes_default_timeout(
 
 
 def test_the_thin_clients_event_budgets_are_the_hosts() -> None:
-    """The client that hands runs to the resident process keeps its own copy (it imports no
-    host module): it must give up no later than the run it handed over."""
+    """The client that hands runs to the resident process reads the hosts' table
+    (``hosts/markers.py``), never a host module: it must give up no later than the run it
+    handed over."""
     from prompthooks import hosts
     from prompthooks.dispatcher import client
 
