@@ -26,7 +26,8 @@ from .core.events import Event
 from .core.hook import Source
 from .core.merge import Decision
 from .errors import InputError
-from .hosts import Host, Reply
+from .hosts import Host
+from .hosts.protocol import Reply
 from .loading.sources import load_sources
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 # The run's whole budget per host (seconds), each host's own BUDGET (a few of its events have
 # less: ``hosts.budget``).
-DEFAULT_BUDGET: dict[str, float] = {name: host.BUDGET for name, host in hosts.HOSTS.items()}
+DEFAULT_BUDGET: dict[str, float] = {name: host.budget for name, host in hosts.HOSTS.items()}
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -113,8 +114,8 @@ def parse_event(data: bytes | str | Mapping[str, Any], host: str | None = None,
     else:
         raw, raw_bytes = read_event_bytes(data.encode() if isinstance(data, str) else data)
     module = hosts.get(host) if host else hosts.detect(raw)
-    event = module.parse(raw, raw_bytes, event_name, env)
-    return module, replace(event, env=module.hook_env(event))
+    event = module.wire.parse(raw, raw_bytes, event_name, env)
+    return module, replace(event, env=module.wire.hook_env(event))
 
 
 def load_config(paths: Sequence[str] | None = None, project_dir: str | None = None,
@@ -177,7 +178,7 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     if notice:
         decision = replace(decision, system_message="\n".join(
             m for m in (decision.system_message, notice) if m))
-    reply = module.render(decision, event)
+    reply = module.wire.render(decision, event)
     if notice and notices.shown(notice, reply.stdout):
         notices.record(notice, event.session_id, env)
     if config.errors and reply.exit_code == 0 and _says_nothing(decision):
@@ -193,7 +194,7 @@ def _decide(config: Config, event: Event, deadline: float, cancel: threading.Eve
 
     cap = stop_cap.for_event(event, config.loaded.hooks, environ) if count_stops else None
     hooks = config.loaded.hooks
-    failed = [f.stand_in(event, hosts.CANONICAL.NAME) for f in config.loaded.failures]
+    failed = [f.stand_in(event, hosts.CANONICAL.name) for f in config.loaded.failures]
     capped = cap is not None and cap.reached
     if capped:
         hooks = [h for h in hooks if h.managed]
@@ -211,7 +212,7 @@ def _decide(config: Config, event: Event, deadline: float, cancel: threading.Eve
 
 def _reread(event: Event, tool_input: Mapping[str, Any]) -> Event:
     """``event`` with a rewritten tool input, as its host would send it."""
-    return hosts.get(event.host).with_input(event, tool_input)
+    return hosts.get(event.host).wire.with_input(event, tool_input)
 
 
 def _says_nothing(decision: Decision) -> bool:

@@ -30,7 +30,7 @@ def event(host: str, name: str, **fields: Any) -> dict[str, Any]:
     Cline, ``fields`` go under the event's own key, as Cline nests them)."""
     if host not in HOSTS:
         raise ValueError(f"unknown host {host!r}; use {', '.join(NAMES)}")
-    return HOSTS[host].sample_event(name, fields)
+    return HOSTS[host].wire.sample_event(name, fields)
 
 
 def as_config(config: str | Path | Sequence[str | Path] | Mapping[str, Any] | Config) -> Config:

@@ -26,7 +26,9 @@ from prompthooks.errors import InputError
 from prompthooks.executors.evaluator import KNOWN_TOOLS, system_message
 from prompthooks.executors.prompt import build_request
 from prompthooks.executors.replies import ReplyError, read_reply
-from prompthooks.hosts import HOSTS, claude, cursor
+from prompthooks.hosts import HOSTS
+from prompthooks.hosts.claude import wire as claude
+from prompthooks.hosts.cursor import wire as cursor
 from prompthooks.model.chain import Models
 from prompthooks.model.templates import event_json, render
 from prompthooks.model.types import ModelReply, ModelRequest
@@ -44,7 +46,7 @@ json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
     max_leaves=12)
-EVENT_NAMES = sorted({n for host in HOSTS.values() for n in host.HOST_EVENTS} | {"Bogus"})
+EVENT_NAMES = sorted({n for host in HOSTS.values() for n in host.wire.HOST_EVENTS} | {"Bogus"})
 KEYS = ["hook_event_name", "hookName", "session_id", "conversation_id", "cursor_version",
         "clineVersion", "tool_name", "tool_input", "command", "prompt", "cwd",
         "workspace_roots", "workspaceRoots", "preToolUse", "postToolUse", "loop_count",
@@ -61,7 +63,7 @@ def test_any_event_object_parses_or_is_bad_input(raw: dict[str, Any], host: str 
         module, event = parse_event(json.dumps(raw).encode(), host=host, environ={})
     except InputError:
         return
-    assert event.host == module.NAME and isinstance(event.name, str)
+    assert event.host == module.name and isinstance(event.name, str)
 
 
 @PROPS
@@ -76,7 +78,7 @@ def test_any_bytes_on_stdin_parse_or_are_bad_input(data: bytes) -> None:
 
 
 def _event(host: str, name: str) -> Event:
-    return Event(host=host, host_event=name, name=HOSTS[host].HOST_EVENTS[name], raw={},
+    return Event(host=host, host_event=name, name=HOSTS[host].wire.HOST_EVENTS[name], raw={},
                  raw_bytes=b"{}", project_dir="/tmp")
 
 
@@ -87,7 +89,7 @@ decisions = st.builds(
     updated_input=st.none() | st.dictionaries(text, json_values, max_size=3),
     halt=st.booleans(), stop_reason=st.none() | any_text,
     env=st.dictionaries(text, text, max_size=2))
-host_events = st.sampled_from([(h, n) for h, m in HOSTS.items() for n in m.HOST_EVENTS])
+host_events = st.sampled_from([(h, n) for h, m in HOSTS.items() for n in m.wire.HOST_EVENTS])
 
 
 @pytest.mark.slow
@@ -96,7 +98,7 @@ host_events = st.sampled_from([(h, n) for h, m in HOSTS.items() for n in m.HOST_
 def test_every_decision_renders_as_valid_host_output(decision: Decision,
                                                      host_event: tuple[str, str]) -> None:
     host, name = host_event
-    reply = HOSTS[host].render(decision, _event(host, name))
+    reply = HOSTS[host].wire.render(decision, _event(host, name))
     reply.stdout.encode("ascii")  # safe to write whatever the strings held
     assert reply.exit_code == 0
     if reply.stdout or host != "claude":
@@ -211,7 +213,7 @@ def shaped_events(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     """(host, event): a host's own event shape, with any of its event names and hostile or
     arbitrary values in the fields hooks and policies read."""
     host = draw(st.sampled_from(sorted(HOSTS)))
-    name = draw(st.sampled_from(sorted(HOSTS[host].HOST_EVENTS)))
+    name = draw(st.sampled_from(sorted(HOSTS[host].wire.HOST_EVENTS)))
     tool = draw(st.sampled_from(TOOLS[host]) | hostile)
     if host == "cline":
         params = draw(st.dictionaries(st.sampled_from(
@@ -463,7 +465,7 @@ def test_any_bytes_on_stdin_get_a_documented_answer_that_never_fails_open(
     if module is not None:
         assert code == 0, stderr
         expected = _fail_closed_expectation(event, reply)
-        _check_host_output(module.NAME, event.host_event, stdout.removesuffix("\n"), expected)
+        _check_host_output(module.name, event.host_event, stdout.removesuffix("\n"), expected)
         return
     assert stderr.startswith("prompthooks: ")
     if code == 1:

@@ -35,7 +35,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         output.print_json(report)
     else:
-        _print(report, host.TITLE)
+        _print(report, host.title)
     return EXIT_OK
 
 

@@ -29,20 +29,30 @@ class EventKey(Protocol):
     def match_on(self) -> MatchOn: ...
 
 
+class _DialectWire(Protocol):
+    @property
+    def CONFIG_EVENTS(self) -> Mapping[str, EventKey]: ...
+
+
+class _DialectConfig(Protocol):
+    def make_matcher(self, pattern: str | None, match_on: MatchOn) -> Matcher: ...
+
+
 class Dialect(Protocol):
     """What config reading needs of a dialect (a host from the registry, handed down by the
     loader): this module sits below ``hosts/``, so it names no host and imports none."""
 
     @property
-    def NAME(self) -> str: ...
+    def name(self) -> str: ...
 
     @property
-    def TITLE(self) -> str: ...
+    def title(self) -> str: ...
 
     @property
-    def CONFIG_EVENTS(self) -> Mapping[str, EventKey]: ...
+    def wire(self) -> _DialectWire: ...
 
-    def make_matcher(self, pattern: str | None, match_on: MatchOn) -> Matcher: ...
+    @property
+    def config(self) -> _DialectConfig: ...
 
 
 PROMPT_TIMEOUT = 30.0
@@ -103,20 +113,20 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
                 continue
             matcher_text = chosen.matcher if chosen.matcher is not None else policy.matcher
             try:
-                matcher = canonical.make_matcher(matcher_text, "tool")
+                matcher = canonical.config.make_matcher(matcher_text, "tool")
             except ValueError as exc:
                 problems.append(ConfigError(str(path), str(exc), f"{at}.matcher"))
                 continue
             origin = f"{pack.name}@{use.rev}" if use.rev else pack.name
             for event_key in chosen.events or policy.events:
-                config_event = canonical.CONFIG_EVENTS.get(event_key)
+                config_event = canonical.wire.CONFIG_EVENTS.get(event_key)
                 if config_event is None:
                     problems.append(ConfigError(
-                        str(path), f"unknown {canonical.TITLE} event {event_key!r} (a pack's "
+                        str(path), f"unknown {canonical.title} event {event_key!r} (a pack's "
                         "events are Claude Code event names)", f"{at}.events"))
                     continue
                 out.append(Hook(
-                    source=source, dialect=canonical.NAME, config_event=event_key,
+                    source=source, dialect=canonical.name, config_event=event_key,
                     index=first_index + len(out), trigger=config_event.trigger,
                     kind="prompt", label=f"{path}: {at} ({chosen.id} from {origin})",
                     matcher=matcher, match_on=config_event.match_on, prompt=body,

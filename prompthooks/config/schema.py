@@ -1,5 +1,5 @@
 """The pydantic models every JSON config dialect shares: a handler's common keys and our own
-``prompthooks`` block. Each host's file shape is in ``hosts/<name>/schema.py``.
+``prompthooks`` block. Each host's file shape is in ``hosts/<name>/config.py``.
 
 Host-native files are read leniently: keys we do not know are kept in ``model_extra`` and
 reported as warnings by the loader, never as errors, so a copy of a real ``settings.json``

@@ -56,7 +56,7 @@ MCP_PREFIX = "mcp__"
 UNKNOWN_MCP_SERVER = "unknown"
 
 # Canonical tool names (Claude Code's); each host maps its own onto these
-# (``hosts/<name>/tools.py``). "Delete" is Cursor's, with no Claude Code equivalent.
+# (``hosts/<name>/wire.py``). "Delete" is Cursor's, with no Claude Code equivalent.
 CANONICAL_TOOLS: tuple[str, ...] = ("Bash", "Read", "Write", "Edit", "MultiEdit",
                                     "NotebookEdit", "Grep", "Glob", "Task", "WebFetch",
                                     "Delete")

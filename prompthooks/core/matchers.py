@@ -1,5 +1,5 @@
 """Matchers: a name list, or a regular expression searched or matched whole. Which a
-config's pattern becomes is its dialect's rule (``hosts/<name>/matchers.py``).
+config's pattern becomes is its dialect's rule (``hosts/<name>/config.py``).
 
 Patterns come from config files (which an agent may write) and are searched in text the agent
 chose, so they run on RE2 (the ``google-re2`` package), whose time is linear in the text

@@ -272,7 +272,7 @@ def _glue_commands(place: Path) -> Iterator[str]:
 
     try:
         if place.is_dir():
-            for event in FOLDER_DIALECT.CONFIG_EVENTS:
+            for event in FOLDER_DIALECT.wire.CONFIG_EVENTS:
                 text = (place / event).read_text(encoding="utf-8", errors="replace") \
                     if (place / event).is_file() else ""
                 lines = text.splitlines()
@@ -411,12 +411,13 @@ def _keys_reaching(host: Host, hook: Hook) -> list[str]:
     """The host's event keys that would run ``hook`` (its canonical event, and the host's
     rule for which of its events serve which hooks), in the host's order."""
     keys = []
-    for key, config_event in host.CONFIG_EVENTS.items():
+    wire = host.wire
+    for key, config_event in wire.CONFIG_EVENTS.items():
         if config_event.trigger.event != hook.trigger.event:
             continue
-        sample = host.sample_event(key, {})
+        sample = wire.sample_event(key, {})
         try:
-            event = host.parse(sample, json.dumps(sample).encode(), key, {})
+            event = wire.parse(sample, json.dumps(sample).encode(), key, {})
         except PromptHooksError:
             continue
         if hook.served_by(event):

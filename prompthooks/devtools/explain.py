@@ -26,7 +26,7 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
     """Whether ``hook`` applies to ``event`` (its event being the right one), and why."""
     trigger = hook.trigger
     if not hook.served_by(event):
-        title = get_host(event.host).TITLE
+        title = get_host(event.host).title
         if hook.dialect == event.host:
             return False, (f"{title} runs it for {hook.config_event}, not for "
                            f"{event.host_event}")
@@ -46,12 +46,12 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
     subject = hook.match_subject(event, host_tool)
     what = f"the {_WHAT[hook.match_on]} {subject!r}"
     if hook.unchecked_server(event):
-        what += (f" ({get_host(event.host).TITLE} names no MCP server: the matcher's server "
+        what += (f" ({get_host(event.host).title} names no MCP server: the matcher's server "
                  "part is not checked)")
     ok = (matcher.matches_any_server(subject) if hook.unchecked_server(event)
           else matcher.matches(subject))
     if not ok and hook.matches_host_name(event):
-        ok, what = True, (f"{get_host(event.host).TITLE}'s own name for the tool, "
+        ok, what = True, (f"{get_host(event.host).title}'s own name for the tool, "
                           f"{event.host_tool_name!r}")
     pattern = matcher.pattern
     if matcher.mode == "names":

@@ -43,6 +43,10 @@ import os
 import sys
 import time
 
+# Standard library only, like this module: the table the registry reads too.
+from ..hosts.markers import BUDGETS as BUDGETS
+from ..hosts.markers import EVENT_BUDGETS, MARKERS
+
 TYPE_CHECKING = False  # not typing's: importing typing would cost more than this whole module
 if TYPE_CHECKING:
     import _socket
@@ -50,12 +54,14 @@ if TYPE_CHECKING:
 
     from ..runner.job import Job
 
-# The hosts' budgets (prompthooks.hosts.*.BUDGET; a test checks they agree) and the smallest,
-# used when the host cannot be told without parsing the event.
-BUDGETS = {"claude": 590.0, "cursor": 55.0, "cline": 28.0}
+# The smallest budget, used when the host cannot be told without parsing the event.
 SMALLEST = min(BUDGETS.values())
-# The events a host gives less time (prompthooks.hosts.*.EVENT_BUDGETS; the same test).
-EVENT_BUDGETS = {"UserPromptSubmit": 28.0}
+# The events some host gives less time (a quoted name found anywhere only ever shortens it).
+_EVENT_BUDGETS = {name: seconds for each in EVENT_BUDGETS.values()
+                  for name, seconds in each.items()}
+# Each host's marker keys as they appear in the event's bytes, most specific host first.
+_MARKS = tuple((name, tuple(tuple(b'"' + key.encode() + b'"' for key in group)
+                            for group in groups)) for name, groups in MARKERS.items())
 MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
 # The system resident process's socket (address.SYSTEM_SOCKET); PROMPTHOOKS_SYSTEM_SOCKET may
 # name another, which is safe only because the folder and peer checks decide whom to trust.
@@ -157,19 +163,16 @@ def _budget(job: Job) -> float | None:
 def _sniff(data: bytes) -> float:
     """The budget of the host the event could come from, the shortest when in doubt: a key
     found anywhere in the bytes counts, so a nested one only ever shortens it."""
-    if b'"hookName"' in data or b'"clineVersion"' in data:
-        return BUDGETS["cline"]
-    if b'"cursor_version"' in data or b'"conversation_id"' in data:
-        return BUDGETS["cursor"]
-    if b'"session_id"' in data and b'"hook_event_name"' in data:
-        return BUDGETS["claude"]
+    for name, groups in _MARKS:
+        if any(all(key in data for key in group) for group in groups):
+            return BUDGETS[name]
     return SMALLEST
 
 
 def _event_budget(data: bytes, total: float) -> float:
     """``total``, shortened when an event name a host gives less time appears in the bytes
     (anywhere: a quoted one elsewhere only ever shortens it)."""
-    for name, seconds in EVENT_BUDGETS.items():
+    for name, seconds in _EVENT_BUDGETS.items():
         if b'"' + name.encode() + b'"' in data:
             total = min(total, seconds)
     return total

@@ -44,8 +44,8 @@ def warm() -> None:
     direct.preload()  # a prompt hook's direct path: httpx and the TLS contexts, shared
     prices.preload()  # the audit's price table (read after every prompt hook's reply)
     http.preload()  # an http hook's TLS contexts
-    for name in hosts.NAMES:  # what reading a changed config takes (a cache miss)
-        for part in ("config", "matchers", "schema"):
+    for name in hosts.NAMES:  # every host's wire, and what reading a changed config takes
+        for part in ("wire", "config"):
             with contextlib.suppress(ImportError):
                 importlib.import_module(f"{hosts.__name__}.{name}.{part}")
     redaction.redact("-")  # its patterns, compiled once (for what a prompt hook sends, audit)

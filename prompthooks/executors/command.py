@@ -25,7 +25,7 @@ from ..core.events import Event
 from ..core.hook import Hook
 from ..core.result import HookResult
 from ..hosts import get as dialect
-from ..hosts.environment import home, hook_variables
+from ..hosts import home, hook_variables
 from .replies import result_from_reply
 
 # Who hears of each command hook's process group as it starts and ends: the supervisor of a
@@ -63,7 +63,7 @@ class _Outcome:
 def working_dir(hook: Hook, event: Event) -> str:
     """The hook's own directory if it has one, else the rule of the host whose world it runs
     in (its dialect's, or the sending host's for a ``raw_event`` hook), else ours."""
-    candidates = [*home(hook, event).working_dirs(hook, event), event.project_dir]
+    candidates = [*home(hook, event).wire.working_dirs(hook, event), event.project_dir]
     found = next((c for c in candidates if c and os.path.isdir(c)), None)
     if found:
         return found
@@ -76,7 +76,7 @@ def working_dir(hook: Hook, event: Event) -> str:
 def hook_input(hook: Hook, event: Event) -> bytes:
     """The event as the hook's own dialect would have sent it: the host's bytes for a hook
     written for that host (or asking for them), a translation for any other."""
-    own = dialect(hook.dialect)
+    own = dialect(hook.dialect).wire
     if hook.raw_event or (event.host == hook.dialect and own.sends_as_is(event, hook)):
         return event.raw_bytes
     return own.translate(event, hook)
@@ -84,7 +84,7 @@ def hook_input(hook: Hook, event: Event) -> bytes:
 
 def hook_environment(hook: Hook, event: Event) -> dict[str, str]:
     """The caller's environment as the hook's own host would have given it (see
-    ``hosts.environment``), and ours on top."""
+    ``hosts.hook_variables``), and ours on top."""
     env = hook_variables(hook, event, os.environ)
     if hook.config_dir:
         env["PROMPTHOOKS_CONFIG_DIR"] = hook.config_dir

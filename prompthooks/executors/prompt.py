@@ -69,7 +69,7 @@ def prepare(hook: Hook, event: Event,
         from ..hosts import get as dialect
         from ..redaction import MAX_CHARS, config_keys, redact
 
-        conversation = transcripts.read(dialect(event.host).transcript_reader(), event.raw,
+        conversation = transcripts.read(dialect(event.host).transcript, event.raw,
                                         event.name)
         keys = [endpoint.api_key, *config_keys([hook.api_key_env])]
         text = transcripts.render(

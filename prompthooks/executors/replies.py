@@ -1,6 +1,6 @@
 """Reading a command hook's reply: the exit code and stdout framed by the rules of the host the
-hook was written for (its dialect's ``framing``, in ``hosts/<name>/``), then one reader for the
-reply fields of all three dialects.
+hook was written for (its dialect's ``frame_reply``, in ``hosts/<name>/wire.py``), then one
+reader for the reply fields of all three dialects.
 
 The field reader is hand-written rather than a pydantic model so that an event with only
 command hooks never pays pydantic's import (see docs/performance.md).
@@ -17,9 +17,9 @@ from ..core.hook import Hook
 from ..core.result import RANK, HookResult, Permission
 from ..errors import excerpt
 from ..hosts import get as dialect
-from ..hosts._framing import ReplyError as ReplyError
-from ..hosts._framing import describe_exit as describe_exit
-from ..hosts._framing import last_json_object as last_json_object
+from ..hosts.framing import ReplyError as ReplyError
+from ..hosts.framing import describe_exit as describe_exit
+from ..hosts.framing import last_json_object as last_json_object
 
 _DECISIONS: dict[str, Permission | None] = {
     "approve": "allow", "allow": "allow", "block": "deny", "deny": "deny", "ask": "ask",
@@ -65,7 +65,7 @@ def interpret(obj: Mapping[str, Any], hook: Hook, event: Event) -> dict[str, Any
     halt = False
     keep_going = _field(obj, "continue", bool)
     if keep_going is False:
-        if dialect(hook.dialect).CONTINUE_FALSE_BLOCKS:
+        if dialect(hook.dialect).wire.CONTINUE_FALSE_BLOCKS:
             verdicts.append(("deny", None))
         else:
             halt = True
@@ -119,7 +119,7 @@ def interpret(obj: Mapping[str, Any], hook: Hook, event: Event) -> dict[str, Any
 def read_reply(hook: Hook, event: Event, code: int, stdout: bytes,
                stderr: bytes) -> dict[str, Any]:
     """HookResult fields for a finished command; raises ReplyError for an unreadable reply."""
-    kind, value = dialect(hook.dialect).frame_reply(hook, event, code, stdout, stderr)
+    kind, value = dialect(hook.dialect).wire.frame_reply(hook, event, code, stdout, stderr)
     return interpret(value, hook, event) if kind == "json" else dict(value)
 
 

@@ -1,8 +1,14 @@
-"""The Host protocol: everything one host means to prompthooks, behind one face.
+"""What a host's modules offer, by role, and the values they trade.
 
-Each host is a package ``hosts/<name>/`` whose ``__init__`` satisfies this protocol. Code
-outside ``hosts/`` asks a host (found in the registry, ``hosts.HOSTS``) instead of branching
-on its name. The same object is the host's *config dialect*: a hook written in Cursor's
+A host (``hosts.Host``) reaches its modules by role: its ``wire`` module satisfies
+:class:`Wire` and its ``config`` module :class:`Dialect` (the folder dialect's,
+:class:`FolderDialect`); its ``install`` module holds its ``GLUE``
+(``install.host.HostGlue``) and its ``transcript`` module is a
+``transcripts.reading.TranscriptReader``. The registry imports them by name, on first use, so
+``tests/hosts/test_roles.py`` holds each against its role.
+
+Code outside ``hosts/`` asks a host (found in the registry, ``hosts.HOSTS``) instead of
+branching on its name. A host is also a *config dialect*: a hook written in Cursor's
 ``hooks.json`` has ``hook.dialect == "cursor"`` and is framed, matched and run by Cursor's
 rules whichever host sent the event.
 """
@@ -10,43 +16,62 @@ rules whichever host sent the event.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._common import ConfigEvent, RawHandler, Reply
-from ._framing import Framed
+from ..core.hook import MatchOn, Trigger
 
 if TYPE_CHECKING:
     from ..config.load_result import Loaded
     from ..core.events import Event
-    from ..core.hook import Hook, MatchOn, Source
+    from ..core.hook import Hook, Source
     from ..core.matchers import Matcher
     from ..core.merge import Decision
-    from ..install.host import HostGlue
-    from ..transcripts.reading import TranscriptReader
+    from .framing import Framed
 
 
-class Host(Protocol):
-    """One host: its wire format, its config dialect, and the glue that wires it to us."""
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What prompthooks prints for the host and the exit code it leaves with."""
+
+    stdout: str
+    exit_code: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEvent:
+    """What an event key of a dialect's config stands for."""
+
+    trigger: Trigger
+    match_on: MatchOn = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class RawHandler:
+    """One handler of a JSON config as written, found without validating the file: what
+    ``validate`` checks in every handler, even in a file whose other values are wrong."""
+
+    event_key: str
+    where: str  # the handler's JSON path: hooks.PreToolUse[0].hooks[1]
+    handler: Mapping[str, Any]
+    matcher: Any = None  # the matcher as written (None: no matcher)
+    matcher_where: str = ""
+    cwd: str = ""  # the folder a command hook runs in (the project, for the event's cwd)
+    env: Mapping[str, str] = field(default_factory=dict)  # the variables its host sets
+
+
+class Wire(Protocol):
+    """A host on the wire (what ``run`` needs): the events it sends and the replies it reads,
+    and how a hook written for it is run (what it is sent, in what world, and how its answer
+    is read)."""
 
     NAME: str
     TITLE: str
-    BUDGET: float  # the run's whole budget (seconds) when this host calls
-    # The host's events (its own names) it gives a hook less time than BUDGET allows.
-    EVENT_BUDGETS: dict[str, float]
     DEFAULT_TIMEOUT: float  # a command hook's timeout when its handler gives none
     CONFIG_EVENTS: dict[str, ConfigEvent]  # the dialect's event keys
     HOST_EVENTS: dict[str, str]  # the event names the host sends -> canonical events
     TOOL_NAMES: dict[str, str]  # the host's tool names -> canonical tools
-    # Every tool name the host is known to send (those of TOOL_NAMES and the ones passed on
-    # unchanged): what ``validate`` tells a misspelled or foreign tool in a matcher from.
-    KNOWN_TOOLS: frozenset[str]
-    # What the host sends as a matcher's subject, per canonical event (SessionStart's
-    # sources...), where the values are a fixed few; events whose values are open (agent
-    # types) are absent.
-    KNOWN_SUBJECTS: dict[str, frozenset[str]]
-    # Other names the host sends for its config's event keys (Cline's SDK: tool_call).
-    EVENT_ALIASES: dict[str, str]
     # A hook of this dialect that prints {"continue": false} blocks (Cursor's
     # beforeSubmitPrompt) instead of stopping everything (Claude Code).
     CONTINUE_FALSE_BLOCKS: bool
@@ -55,9 +80,7 @@ class Host(Protocol):
     # host's world beside a stdin in its own dialect.
     HOOK_VARIABLES: tuple[str, ...]
 
-    # The wire: what the host sends and what it reads back.
-    def looks_like(self, raw: Mapping[str, Any]) -> bool: ...
-
+    # Events in, replies out.
     def parse(self, raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
               environ: Mapping[str, str]) -> Event: ...
 
@@ -69,14 +92,13 @@ class Host(Protocol):
 
     def block_reply(self, message: str) -> Reply: ...
 
-    # The dialect: how hooks written for this host are matched, run and read.
-    def host_tool(self, tool: str) -> str:
-        """A canonical tool name in this dialect's words (what its matchers compare)."""
+    def sample_event(self, name: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """An event as the host would send it, for tests of policies."""
         ...
 
-    def make_matcher(self, pattern: str | None, match_on: MatchOn) -> Matcher:
-        """A matcher of this dialect for what ``match_on`` names; ValueError for a pattern
-        that does not compile."""
+    # Hooks written for this host: how they are sent an event, run and read.
+    def host_tool(self, tool: str) -> str:
+        """A canonical tool name in this dialect's words (what its matchers compare)."""
         ...
 
     def working_dirs(self, hook: Hook, event: Event) -> list[str | None]:
@@ -89,12 +111,46 @@ class Host(Protocol):
         """What a finished hook's exit code and output say, by this dialect's rules."""
         ...
 
+    def sends_as_is(self, event: Event, hook: Hook) -> bool:
+        """Whether this host itself would send ``event`` to ``hook`` as it came (not when a
+        Cursor hook on ``beforeShellExecution`` serves a ``preToolUse`` event)."""
+        ...
+
+    def translate(self, event: Event, hook: Hook) -> bytes:
+        """Another host's event as this host would have sent it to ``hook`` (the module says
+        what is kept and what is dropped)."""
+        ...
+
+    def dialect_env(self, event: Event) -> dict[str, str]:
+        """The variables this host sets for its hooks, for a hook of this dialect that
+        another host runs (set over the sending host's, which are taken away)."""
+        ...
+
+
+class Dialect(Protocol):
+    """A host's config dialect: the shape of its files, their reading, its matchers."""
+
+    # Every tool name the host is known to send (those of TOOL_NAMES and the ones passed on
+    # unchanged): what ``validate`` tells a misspelled or foreign tool in a matcher from.
+    KNOWN_TOOLS: frozenset[str]
+    # What the host sends as a matcher's subject, per canonical event (SessionStart's
+    # sources...), where the values are a fixed few; events whose values are open (agent
+    # types) are absent.
+    KNOWN_SUBJECTS: dict[str, frozenset[str]]
+    # Other names the host sends for its config's event keys (Cline's SDK: tool_call).
+    EVENT_ALIASES: dict[str, str]
+
+    def make_matcher(self, pattern: str | None, match_on: MatchOn) -> Matcher:
+        """A matcher of this dialect for what ``match_on`` names; ValueError for a pattern
+        that does not compile."""
+        ...
+
     def claims_file(self, data: Mapping[str, Any]) -> bool:
         """Whether a JSON config file has this dialect's shape."""
         ...
 
     def load_file(self, data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
-                  project_dir: str, canonical: Host) -> list[Hook]:
+                  project_dir: str, canonical: HostRoles) -> list[Hook]:
         """The hooks of a JSON config file in this dialect (raises ConfigError);
         ``canonical`` is the dialect its policy packs are written in."""
         ...
@@ -105,27 +161,25 @@ class Host(Protocol):
         values (for ``validate``); nothing for a shape it does not have."""
         ...
 
-    def sends_as_is(self, event: Event, hook: Hook) -> bool:
-        """Whether this host itself would send ``event`` to ``hook`` as it came (not when a
-        Cursor hook on ``beforeShellExecution`` serves a ``preToolUse`` event)."""
-        ...
 
-    def translate(self, event: Event, hook: Hook) -> bytes:
-        """Another host's event as this host would have sent it to ``hook`` (its
-        ``translation`` module says what is kept and what is dropped)."""
-        ...
+class FolderDialect(Dialect, Protocol):
+    """A dialect whose hooks are a folder of executables named after its events."""
 
-    def dialect_env(self, event: Event) -> dict[str, str]:
-        """The variables this host sets for its hooks, for a hook of this dialect that
-        another host runs (set over the sending host's, which are taken away)."""
-        ...
+    def load_folder(self, path: Path, source: Source, loaded: Loaded) -> None: ...
 
-    # Glue and samples, imported only when asked for (never on the ``run`` path).
-    def glue(self) -> HostGlue: ...
 
-    def sample_event(self, name: str, fields: Mapping[str, Any]) -> dict[str, Any]: ...
+class HostRoles(Protocol):
+    """A host as the registry holds it (``hosts.Host``), as far as a dialect's reader uses
+    one: the canonical host it is handed, whose vocabulary policy packs are written in."""
 
-    def transcript_reader(self) -> TranscriptReader | None:
-        """The reader of this host's session transcript (its ``transcript`` module), for
-        prompt hooks that judge the conversation; None when it keeps none we can read."""
-        ...
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def wire(self) -> Wire: ...
+
+    @property
+    def config(self) -> Dialect: ...

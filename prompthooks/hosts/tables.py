@@ -16,7 +16,7 @@ def _row(cells: list[str]) -> str:
 
 
 def _header(first: str) -> list[str]:
-    titles = [first, *(host.TITLE for host in HOSTS.values())]
+    titles = [first, *(host.title for host in HOSTS.values())]
     return [_row(titles), _row(["---"] * len(titles))]
 
 
@@ -24,22 +24,22 @@ def event_table() -> str:
     """Canonical events (with the subject that narrows some) and each host's keys for them."""
     order: list[str] = []
     for host in (CANONICAL, *HOSTS.values()):
-        for config_event in host.CONFIG_EVENTS.values():
+        for config_event in host.wire.CONFIG_EVENTS.values():
             if config_event.trigger.event not in order:
                 order.append(config_event.trigger.event)
     lines = _header("canonical event")
     for event in order:
         subjects: list[str | None] = [None]
         for host in HOSTS.values():
-            for ce in host.CONFIG_EVENTS.values():
+            for ce in host.wire.CONFIG_EVENTS.values():
                 if ce.trigger.event == event and ce.trigger.subject not in subjects:
                     subjects.append(ce.trigger.subject)
         for subject in subjects:
             cells = [f"`{event}`" + (f" (`{subject}`)" if subject else "")]
             for host in HOSTS.values():
-                aliases = {key: alias for alias, key in host.EVENT_ALIASES.items()}
+                aliases = {key: alias for alias, key in host.config.EVENT_ALIASES.items()}
                 keys = []
-                for key, ce in host.CONFIG_EVENTS.items():
+                for key, ce in host.wire.CONFIG_EVENTS.items():
                     if ce.trigger.event != event or ce.trigger.subject != subject:
                         continue
                     text = f"`{key}`"
@@ -60,9 +60,10 @@ def tool_table() -> str:
     for tool in CANONICAL_TOOLS:
         cells = [f"`{tool}`"]
         for host in HOSTS.values():
-            names = [f"`{name}`" for name, canon in host.TOOL_NAMES.items() if canon == tool]
-            shown = host.host_tool(tool)
-            if f"`{shown}`" not in names and shown in host.TOOL_NAMES:
+            wire = host.wire
+            names = [f"`{name}`" for name, canon in wire.TOOL_NAMES.items() if canon == tool]
+            shown = wire.host_tool(tool)
+            if f"`{shown}`" not in names and shown in wire.TOOL_NAMES:
                 names.append(f"`{shown}` (to its matchers)")
             cells.append(", ".join(names) or "—")
         lines.append(_row(cells))

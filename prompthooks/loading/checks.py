@@ -2,7 +2,7 @@
 
 Loading stops at a file's first layer that fails (its values, before its matchers and event
 names), and a command that does not exist loads like any other. These checks read every
-handler of every JSON file as written, whatever its other values (``Host.raw_handlers``), and
+handler of every JSON file as written, whatever its other values (a dialect's ``raw_handlers``), and
 every Cline-style hook file, so that one run names every mistake:
 
 - an event key the dialect does not have, with the closest one it has;
@@ -45,7 +45,7 @@ from ..redaction import redact
 
 if TYPE_CHECKING:
     from ..hosts import Host
-    from ..hosts._common import ConfigEvent, RawHandler
+    from ..hosts.protocol import ConfigEvent, RawHandler
 
 
 @dataclass
@@ -99,14 +99,14 @@ def _check_json(path: Path, source: Source, project_dir: str, environ: Mapping[s
     host = file_dialect(data)
     hooks = data.get("hooks")
     if isinstance(hooks, Mapping):
-        found.errors += [handlers.unknown_event_message(path, str(key), host.TITLE,
-                                                        host.CONFIG_EVENTS)
-                         for key in hooks if key not in host.CONFIG_EVENTS]
+        found.errors += [handlers.unknown_event_message(path, str(key), host.title,
+                                                        host.wire.CONFIG_EVENTS)
+                         for key in hooks if key not in host.wire.CONFIG_EVENTS]
     block = data.get("prompthooks")
     settings = _settings(block if isinstance(block, Mapping) else {})
     config_dir = str(path.parent.resolve())
-    for raw in host.raw_handlers(data, path, project_dir):
-        config_event = host.CONFIG_EVENTS.get(raw.event_key)
+    for raw in host.config.raw_handlers(data, path, project_dir):
+        config_event = host.wire.CONFIG_EVENTS.get(raw.event_key)
         if config_event is not None and isinstance(raw.matcher, str):
             _check_matcher(host, config_event, raw, path, found)
         kind = raw.handler.get("type", "command")
@@ -142,7 +142,7 @@ def _check_prompt(raw: RawHandler, path: Path, source: Source, host: Host,
     handlers.check_prompt_file(prompt_file, config_dir, path, raw.where, problems)
     found.errors += [p.message for p in problems]
     # The hook as it would load, as far as its model goes (its other values may be wrong).
-    hook = Hook(source=source, dialect=host.NAME, config_event=raw.event_key, index=0,
+    hook = Hook(source=source, dialect=host.name, config_event=raw.event_key, index=0,
                 trigger=Trigger(raw.event_key), kind="prompt", timeout=1.0,
                 label=f"{path}: {raw.where}", model=_text(raw.handler.get("model")),
                 prompt_settings=settings)
@@ -159,15 +159,15 @@ def _check_model(hook: Hook, environ: Mapping[str, str], found: Findings) -> Non
 
 def _canonical_tools() -> set[str]:
     """Every tool some host is known to send, in canonical words."""
-    return {host.TOOL_NAMES.get(name, name) for host in HOSTS.values()
-            for name in host.KNOWN_TOOLS}
+    return {host.wire.TOOL_NAMES.get(name, name) for host in HOSTS.values()
+            for name in host.config.KNOWN_TOOLS}
 
 
 def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path: Path,
                    found: Findings) -> None:
     where = f"{path}: {raw.matcher_where}"
     try:
-        matcher = host.make_matcher(raw.matcher, config_event.match_on)
+        matcher = host.config.make_matcher(raw.matcher, config_event.match_on)
     except ValueError as exc:
         found.errors.append(f"{where}: {exc}")
         return
@@ -185,8 +185,8 @@ def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path:
     tools = config_event.trigger.tools
     if MCP_PREFIX in tools:
         return  # MCP tools: their names are the user's own servers'
-    every = {host.host_tool(tool) for tool in _canonical_tools()}
-    seen = {host.host_tool(tool) for tool in tools} if tools else every
+    every = {host.wire.host_tool(tool) for tool in _canonical_tools()}
+    seen = {host.wire.host_tool(tool) for tool in tools} if tools else every
     pattern = matcher.pattern
     names = (matcher.names if matcher.mode == "names"
              else pattern.split("|") if len(pattern) <= _MAX_PATTERN
@@ -206,9 +206,9 @@ def _check_matcher(host: Host, config_event: ConfigEvent, raw: RawHandler, path:
 def _check_subject(matcher: Matcher, event: str, where: str, found: Findings) -> None:
     """A matcher on SessionStart, PreCompact, SessionEnd or Notification: its names against
     the values hosts send there."""
-    seen = {value for host in HOSTS.values() for value in host.KNOWN_SUBJECTS.get(event, ())}
+    seen = {value for host in HOSTS.values() for value in host.config.KNOWN_SUBJECTS.get(event, ())}
     seen |= {ce.trigger.subject for host in HOSTS.values()
-             for ce in host.CONFIG_EVENTS.values()
+             for ce in host.wire.CONFIG_EVENTS.values()
              if ce.trigger.event == event and ce.trigger.subject}
     if not seen or matcher.mode != "names":
         return
@@ -234,15 +234,15 @@ def _check_tool_name(name: str, host: Host, event_key: str, seen: set[str], ever
                             f"{', '.join(sorted(seen))} only")
         return
     for other in HOSTS.values():
-        if name in other.KNOWN_TOOLS:
-            ours = host.host_tool(other.TOOL_NAMES.get(name, name))
+        if name in other.config.KNOWN_TOOLS:
+            ours = host.wire.host_tool(other.wire.TOOL_NAMES.get(name, name))
             if canonical and other is not host:
-                found.warnings.append(f"{where}: {name!r} is {other.TITLE}'s name: it matches "
-                                      f"under {other.TITLE} only; a {host.TITLE} style matcher "
+                found.warnings.append(f"{where}: {name!r} is {other.title}'s name: it matches "
+                                      f"under {other.title} only; a {host.title} style matcher "
                                       f"says {ours!r} under every host")
             else:
-                found.errors.append(f"{where}: {name!r} never matches: it is {other.TITLE}'s "
-                                    f"name; a {host.TITLE} style matcher says {ours!r}")
+                found.errors.append(f"{where}: {name!r} never matches: it is {other.title}'s "
+                                    f"name; a {host.title} style matcher says {ours!r}")
             return
     suggestion = handlers.did_you_mean(name, seen)
     if suggestion:
@@ -354,7 +354,7 @@ def _missing_program(program: str, cwd: str, path: str) -> str | None:
 
 def _check_folder(folder: Path, dialect: Host, environ: Mapping[str, str],
                   found: Findings) -> None:
-    for name in files.hook_file_names(dialect.CONFIG_EVENTS):
+    for name in files.hook_file_names(dialect.wire.CONFIG_EVENTS):
         entry = folder / name
         if name.endswith(".md"):
             continue
@@ -365,7 +365,7 @@ def _check_folder(folder: Path, dialect: Host, environ: Mapping[str, str],
         if not stat.S_ISREG(mode):
             continue  # loading refuses it and says so
         if not os.access(entry, os.X_OK):
-            found.errors.append(f"{entry}: not executable: a {dialect.TITLE} style hook is run "
+            found.errors.append(f"{entry}: not executable: a {dialect.title} style hook is run "
                                 f"through its #! line (chmod +x {entry})")
             continue
         problem = _shebang_problem(entry, environ)

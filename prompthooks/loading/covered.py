@@ -242,7 +242,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
             sha.update(len(b"link").to_bytes(8, "big") + b"link")
             for part in (_HOOKS_DIR.encode(), link):
                 sha.update(len(part).to_bytes(8, "big") + part)
-        for name, path in _entries(folder, FOLDER_DIALECT.CONFIG_EVENTS):
+        for name, path in _entries(folder, FOLDER_DIALECT.wire.CONFIG_EVENTS):
             target = os.readlink(path) if path.is_symlink() else ""
             info, data = read_bounded(path)
             add(name, b"file", os.fsencode(name), os.fsencode(target),
@@ -260,7 +260,8 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
     missing: set[str] = set()
     templates = _templates(config, folder, add, missing, contents)
     view = View(served, frozenset({os.path.abspath(folder), os.path.abspath(hooks)}),
-                frozenset({_CONFIG_FILE, *files.hook_file_names(FOLDER_DIALECT.CONFIG_EVENTS)}))
+                frozenset({_CONFIG_FILE,
+                           *files.hook_file_names(FOLDER_DIALECT.wire.CONFIG_EVENTS)}))
     found = tuple(n for n in names if n not in missing)
     return Digest(sha.hexdigest(), found, each, view, templates, executables, contents)
 

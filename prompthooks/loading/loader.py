@@ -29,12 +29,12 @@ from ..config.pack_hooks import fail_closed_events
 from ..core.events import EVENTS
 from ..core.hook import Source
 from ..errors import ConfigError
-from ..hosts import CANONICAL, FOLDER_DIALECT, file_dialect
+from ..hosts import CANONICAL, file_dialect, folder_dialect
 
 
 def detect_dialect(data: Mapping[str, Any]) -> str:
     """The name of the host whose config dialect ``data`` is written in."""
-    return file_dialect(data).NAME
+    return file_dialect(data).name
 
 
 def _marks_fail_closed(value: Any) -> bool:
@@ -49,7 +49,7 @@ def _fail_closed_events(data: Any) -> frozenset[str]:
     hooks = data.get("hooks") if isinstance(data, Mapping) else None
     if not isinstance(hooks, Mapping):
         return frozenset()
-    table = file_dialect(data).CONFIG_EVENTS
+    table = file_dialect(data).wire.CONFIG_EVENTS
     for key, entries in hooks.items():
         if key in table and _marks_fail_closed(entries):
             events.add(table[key].trigger.event)
@@ -69,8 +69,8 @@ def load_file(path: Path, source: Source, project_dir: str, loaded: Loaded,
             data = parse_json(text, path)
         if not isinstance(data, dict):
             raise ConfigError(str(path), "the top level must be a JSON object")
-        hooks = file_dialect(data).load_file(data, path, source, loaded, project_dir,
-                                             CANONICAL)
+        hooks = file_dialect(data).config.load_file(data, path, source, loaded,
+                                                    project_dir, CANONICAL)
     except Exception as exc:  # whatever it is, it is this file's failure alone
         error = (exc if isinstance(exc, ConfigError)
                  else ConfigError(str(path), files.describe(exc)))
@@ -93,7 +93,7 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
         events = _fail_closed_events(data)
         if not (isinstance(data.get("prompthooks"), dict) and "packs" in data["prompthooks"]):
             return events
-        pack_events, every = fail_closed_events(data, CANONICAL.CONFIG_EVENTS)
+        pack_events, every = fail_closed_events(data, CANONICAL.wire.CONFIG_EVENTS)
         if every:  # a failClosed pack policy whose events cannot be told: every event
             return frozenset(EVENTS)
         return events | pack_events
@@ -103,7 +103,7 @@ def _told_events(data: Any, text: str | None) -> frozenset[str]:
 
 def load_dir(path: Path, source: Source, loaded: Loaded) -> None:
     """A folder of executables named after events (the folder dialect's reader)."""
-    FOLDER_DIALECT.load_folder(path, source, loaded)
+    folder_dialect().load_folder(path, source, loaded)
 
 
 def _load_path(path: Path, source: Source, project_dir: str, loaded: Loaded) -> None:

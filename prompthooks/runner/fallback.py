@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .. import hosts
 from ..errors import EXIT_ERROR, InputError
 from ..hosts import Host
+from ..hosts.markers import EVENT_KEYS
 from .channel import Report
 
 if TYPE_CHECKING:
@@ -61,11 +62,11 @@ def guess(data: bytes, host_name: str | None, event_name: str | None) -> Guess:
             host = None
     name = event_name  # as the hosts' parsers read it: an empty name is no name
     if not name and raw is not None and host is not None:
-        name = next((raw[key] for key in ("hook_event_name", "hookName")
+        name = next((raw[key] for key in dict.fromkeys(EVENT_KEYS.values())
                      if isinstance(raw.get(key), str) and raw[key]), None)
     if host is None or not name:
         return Guess(host, name, None, False)
-    canonical = host.HOST_EVENTS.get(name)
+    canonical = host.wire.HOST_EVENTS.get(name)
     return Guess(host, name, canonical, canonical is None)
 
 
@@ -132,7 +133,7 @@ def answer(problem: str, kind: str, found: Guess, guard: bool, audit: dict[str, 
     message = ("Blocked by prompthooks: a managed or fail-closed hook could not judge this "
                f"event ({problem})")
     say(f"prompthooks: {message}")
-    reply = (found.host or hosts.CANONICAL).block_reply(message)
+    reply = (found.host or hosts.CANONICAL).wire.block_reply(message)
     if reply.stdout:
         try:
             sys.stdout.write(reply.stdout + "\n")
@@ -152,7 +153,7 @@ def _log(settings: dict[str, Any], kind: str, found: Guess, reason: str | None, 
 
     hook = "(unreadable event)" if kind == "input" else "(internal error)"
     row = {"time": now(), "run_id": os.urandom(8).hex(),
-           "host": found.host.NAME if found.host else "?", "event": found.canonical or "?",
+           "host": found.host.name if found.host else "?", "event": found.canonical or "?",
            "host_event": redact(found.host_event) if found.host_event else "?",
            "hook": hook, "hook_label": "stdin",
            "source": "input", "kind": kind, "fail_closed": int(reason is not None),

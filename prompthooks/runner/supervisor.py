@@ -42,7 +42,7 @@ FALLBACK_RESERVE = 1.0
 TERM_GRACE = 1.0
 SWITCH_INTERVAL = 0.0005  # seconds: the work process's thread switch interval
 # The deadline for reading an event whose host is not known: the smallest host's.
-_SMALLEST_BUDGET = min(host.BUDGET for host in HOSTS.values())
+_SMALLEST_BUDGET = min(host.budget for host in HOSTS.values())
 
 
 def fallback_reserve(deadline: float, now: float) -> float:
@@ -218,7 +218,7 @@ def supervise(case: Case, job: Job) -> int:
 
     named = hosts.HOSTS.get(case.host) if case.host else None
     first = case.started + (case.budget if case.budget is not None else
-                            named.BUDGET if named else _SMALLEST_BUDGET)
+                            named.budget if named else _SMALLEST_BUDGET)
     if not job.partial:
         data, unreadable = job.data, job.unreadable
     else:

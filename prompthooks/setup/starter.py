@@ -70,7 +70,7 @@ def _holds_config(location: Path) -> bool:
     if files.exists(location / CONFIG_FILE) or files.exists(location / HOOKS_DIR):
         return True
     return any(files.exists(location / name) or files.exists(location / f"{name}.md")
-               for name in FOLDER_DIALECT.CONFIG_EVENTS)
+               for name in FOLDER_DIALECT.wire.CONFIG_EVENTS)
 
 
 def write(location: Path, say: Say, scope: Scope = "project",
@@ -126,7 +126,7 @@ def _holds_more(location: Path) -> bool:
     if files.exists(location / HOOKS_DIR):
         return True
     return any(files.exists(location / name) or files.exists(location / f"{name}.md")
-               for name in FOLDER_DIALECT.CONFIG_EVENTS)
+               for name in FOLDER_DIALECT.wire.CONFIG_EVENTS)
 
 
 def compile_managed(location: Path, say: Say) -> None:

@@ -42,7 +42,7 @@ def given(path: Path | None) -> Iterator[None]:
 def read(reader: TranscriptReader | None, raw: Mapping[str, Any], event_name: str,
          environ: Mapping[str, str] | None = None) -> Conversation:
     """The conversation of the session an event belongs to, read by its host's ``reader``
-    (``Host.transcript_reader()``); never raises for the file."""
+    (``Host.transcript``); never raises for the file."""
     env = os.environ if environ is None else environ
     if reader is None:
         return Conversation(unread="this host keeps no transcript prompthooks can read")

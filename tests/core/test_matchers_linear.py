@@ -13,8 +13,8 @@ import pytest
 
 from prompthooks.api import load_config
 from prompthooks.core.matchers import Matcher
-from prompthooks.hosts.claude.matchers import claude_matcher
-from prompthooks.hosts.cursor.matchers import cursor_matcher
+from prompthooks.hosts.claude.config import claude_matcher
+from prompthooks.hosts.cursor.config import cursor_matcher
 
 from ..helpers import (
     claude_event,

@@ -150,7 +150,7 @@ def test_a_project_rewrite_of_an_event_the_managed_policy_judged_is_ignored(
 def test_each_host_rebuilds_its_event_around_a_rewritten_input(
         raw: dict[str, Any], where: Callable[[dict[str, Any]], str]) -> None:
     host, event = parse_event(raw)
-    changed = host.with_input(event, {"command": EVIL})
+    changed = host.wire.with_input(event, {"command": EVIL})
     assert changed.command == EVIL and changed.tool_input == {"command": EVIL}
     assert where(json.loads(changed.raw_bytes)) == EVIL
     assert where(dict(changed.raw)) == EVIL

@@ -257,7 +257,7 @@ def test_the_thin_clients_tables_agree_with_the_package() -> None:
     from prompthooks import hosts
     from prompthooks.config.discovery import MANAGED_DIR
 
-    assert {name: host.BUDGET for name, host in hosts.HOSTS.items()} == client.BUDGETS
+    assert {name: host.budget for name, host in hosts.HOSTS.items()} == client.BUDGETS
     assert str(MANAGED_DIR) == client.MANAGED_DIR
 
 
@@ -308,7 +308,8 @@ def test_a_job_crosses_the_socket_whole() -> None:
 
 ALLOWED = {"prompthooks", "prompthooks._version", "prompthooks.dispatcher",
            "prompthooks.dispatcher.client", "prompthooks.address",
-           "prompthooks.dispatcher.protocol", "prompthooks.runner", "prompthooks.runner.started",
+           "prompthooks.dispatcher.protocol", "prompthooks.hosts", "prompthooks.hosts.markers",
+           "prompthooks.runner", "prompthooks.runner.started",
            "prompthooks.runner.stdin", "prompthooks.runner.job", "_socket", "select", "zlib",
            "time"}
 

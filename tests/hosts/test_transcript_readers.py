@@ -26,7 +26,7 @@ from ..transcripts.samples import (
 
 def _read(host: str, raw: Mapping[str, object], event_name: str) -> Conversation:
     """What the host's own reader (in its home) gives for an event."""
-    return transcripts.read(hosts.get(host).transcript_reader(), raw, event_name)
+    return transcripts.read(hosts.get(host).transcript, raw, event_name)
 
 
 def _roles(conversation: Conversation) -> list[tuple[str, str | None]]:

@@ -107,7 +107,7 @@ def test_claude_long_session_keeps_the_request_and_the_summary_however_far_back(
 
 
 def _read(host: str, raw: dict[str, Any]) -> transcripts.Conversation:
-    return transcripts.read(hosts.get(host).transcript_reader(), raw, "Stop")
+    return transcripts.read(hosts.get(host).transcript, raw, "Stop")
 
 
 def test_claude_request_after_the_compaction_comes_after_its_summary(

@@ -1,17 +1,28 @@
-"""Reading Claude Code's ``settings.json`` hooks: event -> matcher groups -> handlers."""
+"""Claude Code's config dialect: its ``settings.json`` hooks (event -> matcher groups ->
+handlers, as pydantic models), their reading, and its matchers.
+
+A matcher missing, ``""`` or ``"*"`` matches everything; a value made only of letters,
+digits, ``_``, ``-``, spaces, ``,`` and ``|`` is an exact name or a list of exact names;
+anything else is an unanchored regular expression (``Edit.*`` also matches
+``NotebookEdit``).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field, StrictBool, StrictStr
+
 from ...config import handlers
 from ...config.load_result import Loaded
-from ...core.hook import Hook, Source
+from ...config.schema import Handler, Lenient, PromptHooksBlock
+from ...core.hook import Hook, MatchOn, Source
+from ...core.matchers import MATCH_ALL, Matcher, check_regex, matches_everything
 from ...errors import ConfigError
-from .._common import RawHandler
-from .matchers import claude_matcher
+from ..protocol import RawHandler
 from .wire import (
     CONFIG_EVENTS,
     DEFAULT_TIMEOUT,
@@ -19,11 +30,75 @@ from .wire import (
     FAST_MODEL_VARIABLES,
     NAME,
     TITLE,
+    TOOL_NAMES,
 )
 
 if TYPE_CHECKING:
-    from ..protocol import Host
-    from .schema import ClaudeHandler
+    from ..protocol import HostRoles
+
+# Claude Code's built-in tools, past and present (its tools reference), beside the canonical
+# ones; MCP tools are mcp__<server>__<tool>.
+KNOWN_TOOLS = frozenset({
+    *TOOL_NAMES, "Agent", "AskUserQuestion", "BashOutput", "EnterPlanMode", "ExitPlanMode",
+    "KillBash", "KillShell", "LS", "LSP", "ListMcpResourcesTool", "NotebookRead",
+    "ReadMcpResourceTool", "Skill", "SlashCommand", "TaskCreate", "TaskGet", "TaskList",
+    "TaskOutput", "TaskStop", "TaskUpdate", "TodoRead", "TodoWrite", "ToolSearch",
+    "WebSearch"})
+# The values Claude Code documents for its matchers on non-tool events.
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {
+    "SessionStart": frozenset({"startup", "resume", "clear", "compact"}),
+    "PreCompact": frozenset({"manual", "auto"}),
+    "SessionEnd": frozenset({"clear", "logout", "prompt_input_exit", "other",
+                             "bypass_permissions_disabled"}),
+    "Notification": frozenset({"permission_prompt", "idle_prompt", "auth_success",
+                               "elicitation_dialog"}),
+}
+EVENT_ALIASES: dict[str, str] = {}
+_NAME_LIST = re.compile(r"[A-Za-z0-9_\- ,|]*")
+
+
+class ClaudeHandler(Handler):
+    statusMessage: StrictStr | None = None  # a spinner text: nothing to show it in
+    once: StrictBool | None = None  # honoured by Claude Code in skill front matter only
+    # false: a prompt hook's block also ends the turn (halt_on_block); unset or true: it goes
+    # back to the agent.
+    continueOnBlock: StrictBool | None = None
+    # Accepted and not honoured, each with its own warning (_NOT_HONOURED says what happens).
+    run_async: StrictBool | None = Field(None, alias="async")
+    asyncRewake: StrictBool | None = None
+    run_if: StrictStr | None = Field(None, alias="if")
+    args: list[StrictStr] | None = None
+    shell: StrictStr | None = None
+
+
+class ClaudeMatcherGroup(Lenient):
+    matcher: StrictStr | None = None
+    hooks: list[ClaudeHandler]
+
+
+class ClaudeFile(Lenient):
+    hooks: dict[str, list[ClaudeMatcherGroup]] = Field(default_factory=dict)
+    prompthooks: PromptHooksBlock | None = None
+
+
+def claude_matcher(pattern: str | None) -> Matcher:
+    """A Claude Code matcher; raises ValueError for a regex that does not compile."""
+    if pattern is None or matches_everything(pattern):
+        return MATCH_ALL
+    if _NAME_LIST.fullmatch(pattern):
+        names = tuple(n.strip() for n in re.split(r"[|,]", pattern) if n.strip())
+        return Matcher("names", pattern, names) if names else MATCH_ALL
+    check_regex(pattern)
+    return Matcher("search", pattern)
+
+
+def make_matcher(pattern: str | None, match_on: MatchOn) -> Matcher:
+    return claude_matcher(pattern)
+
+
+def claims_file(data: Mapping[str, Any]) -> bool:
+    """Claude Code's nested shape is the default: any JSON file no other dialect claims."""
+    return True
 
 # Where Claude Code ends the turn on a prompt hook's ok: false (its default since 2.1.210):
 # PreToolUse, PostToolUse and TeammateIdle unless the handler sets continueOnBlock, and
@@ -58,9 +133,7 @@ def not_honoured(handler: ClaudeHandler) -> list[str]:
 
 
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
-              project_dir: str, canonical: Host) -> list[Hook]:
-    from .schema import ClaudeFile
-
+              project_dir: str, canonical: HostRoles) -> list[Hook]:
     model = handlers.validate(ClaudeFile, data, path)
     out: list[Hook] = []
     problems: list[ConfigError] = []

@@ -1,25 +1,40 @@
-"""Claude Code on the wire: event names, input parsing, config event keys and rendering."""
+"""Claude Code on the wire: the events it sends (names, parsing, config event keys), the
+replies it reads (rendering), and how a hook written for it is run: what it is sent (any
+host's event as Claude Code would have sent it), in what world, and how its answer is read.
+
+A hook's answer: exit 2 blocks with stderr as the reason; exit 0 with stdout starting with
+``{`` is a JSON reply; other stdout is plain text (context for UserPromptSubmit and
+SessionStart); any other exit code is a hook error.
+
+What it is sent from another host's event: the event (its canonical name is Claude Code's),
+the session, the working folder, the tool's name and input (canonical: Bash's ``command``, a
+file's ``file_path``), the call's id where the sending host gives one, the tool's response,
+the prompt, a stop hook's ``stop_hook_active``, and what a matcher looks at (a session's
+source, a compaction's trigger, a subagent's type). Dropped: fields only the sending host has
+(Cursor's model and generation, Cline's user id and model); they are in the raw event, which
+``raw_event: true`` gives the hook instead."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...core.events import Event
+from ...core.events import CANONICAL_TOOLS, Event
 from ...core.hook import Trigger
 from ...core.merge import Decision
 from ...errors import EXIT_BLOCK
-from .. import _common
-from .._common import ConfigEvent, Reply, dumps, project_dir, shell_command, text
+from ..fields import canonical_input, dumps, known_event, project_dir, rebuilt, shell_command, text
+from ..framing import Framed, decode, exit_2_block, failed, load_object
+from ..markers import TITLES
+from ..protocol import ConfigEvent, Reply
+
+if TYPE_CHECKING:
+    from ...core.hook import Hook
 
 NAME = "claude"
-TITLE = "Claude Code"
-# The run's whole budget (seconds): Claude Code gives a command hook 600 s.
-BUDGET = 590.0
+TITLE = TITLES[NAME]
 DEFAULT_TIMEOUT = 600.0  # a command hook's own timeout when its handler gives none
-# UserPromptSubmit lowers a command hook's default to 30 s: a glue entry without a timeout of
-# its own is killed then, and a killed hook is no block, so the run answers before.
-EVENT_BUDGETS: dict[str, float] = {"UserPromptSubmit": 28.0}
 # Where Claude Code reads the model of its prompt hooks when the handler names none (its fast,
 # Haiku-class model; the second is the older name it still honours).
 FAST_MODEL_VARIABLES = ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_SMALL_FAST_MODEL")
@@ -61,6 +76,11 @@ _SUBJECT_FIELD: dict[str, str | None] = {
     "ElicitationResult": "mcp_server_name",
 }
 HOST_EVENTS: dict[str, str] = {name: name for name in _SUBJECT_FIELD}
+TOOL_NAMES = {tool: tool for tool in CANONICAL_TOOLS if tool != "Delete"}
+CONTINUE_FALSE_BLOCKS = False  # {"continue": false} stops everything
+# Hooks run with Claude Code's own environment: CLAUDE_PROJECT_DIR, CLAUDE_ENV_FILE,
+# CLAUDE_CODE_REMOTE, CLAUDE_PLUGIN_ROOT..., and CLAUDECODE=1 with CLAUDE_CODE_ENTRYPOINT.
+HOOK_VARIABLES: tuple[str, ...] = ("CLAUDE_*", "CLAUDECODE")
 
 CONFIG_EVENTS: dict[str, ConfigEvent] = {
     name: ConfigEvent(
@@ -85,13 +105,9 @@ _CONTEXT_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure",
                              "SubagentStop", "UserPromptExpansion", "PostToolBatch", "Setup"})
 
 
-def looks_like(raw: Mapping[str, Any]) -> bool:
-    return "session_id" in raw and "hook_event_name" in raw
-
-
 def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
           environ: Mapping[str, str]) -> Event:
-    host_event = _common.host_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
+    host_event = known_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
     tool_name = text(raw, "tool_name")
     tool_input = raw.get("tool_input")
     subject_field = _SUBJECT_FIELD[host_event]
@@ -133,7 +149,7 @@ def hook_env(event: Event) -> dict[str, str]:
 
 def with_input(event: Event, tool_input: Mapping[str, Any]) -> Event:
     """The event with its tool input rewritten (to judge an ``updatedInput`` again)."""
-    return _common.rebuilt(event, {**event.raw, "tool_input": dict(tool_input)}, tool_input)
+    return rebuilt(event, {**event.raw, "tool_input": dict(tool_input)}, tool_input)
 
 
 def render(decision: Decision, event: Event) -> Reply:
@@ -186,3 +202,80 @@ def render(decision: Decision, event: Event) -> Reply:
 def block_reply(message: str) -> Reply:
     """A block when no event could be read: exit 2, the message goes to stderr."""
     return Reply("", EXIT_BLOCK)
+
+
+# Hooks written for Claude Code.
+def host_tool(tool: str) -> str:
+    return tool  # the canonical vocabulary is Claude Code's own
+
+
+def working_dirs(hook: Hook, event: Event) -> list[str | None]:
+    """Claude Code runs hooks in the session's working directory."""
+    return [hook.cwd, event.cwd]
+
+
+def sends_as_is(event: Event, hook: Hook) -> bool:
+    return True  # a hook's event key is the event's own name
+
+
+_TEXT_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})  # plain stdout is context
+
+
+def frame_reply(hook: Hook, event: Event, code: int, stdout: bytes, stderr: bytes) -> Framed:
+    if code == 2:
+        return exit_2_block(hook.name, stderr)
+    if code != 0:
+        raise failed(code, stderr)
+    text = decode(stdout).strip()
+    if not text:
+        return "fields", {}
+    if not text.startswith("{"):
+        return "fields", {"contexts": (text,)} if event.name in _TEXT_CONTEXT else {}
+    return "json", load_object(text)
+
+
+# Event -> the input field its subject (a matcher's target) is sent in.
+_SUBJECT_SENT = {"SessionStart": "source", "PreCompact": "trigger", "SessionEnd": "reason",
+                 "Notification": "notification_type", "SubagentStart": "agent_type",
+                 "SubagentStop": "agent_type"}
+
+
+def _translated(event: Event, hook: Hook) -> dict[str, Any]:
+    out: dict[str, Any] = {"session_id": event.session_id or "",
+                           "transcript_path": event.transcript_path,
+                           "cwd": event.cwd or event.project_dir,
+                           "hook_event_name": event.name}
+    if event.tool_name:
+        out["tool_name"] = event.tool_name
+        out["tool_input"] = canonical_input(event)
+        if event.tool_use_id:
+            out["tool_use_id"] = event.tool_use_id
+        if event.name != "PreToolUse" and event.tool_response is not None:
+            out["tool_response"] = event.tool_response
+    if event.prompt is not None:
+        out["prompt"] = event.prompt
+    if event.name in ("Stop", "SubagentStop"):
+        out["stop_hook_active"] = event.stop_hook_active
+    if event.name in _SUBJECT_SENT and event.subject is not None:
+        out[_SUBJECT_SENT[event.name]] = event.subject
+    return out
+
+
+def dialect_env(event: Event) -> dict[str, str]:
+    """Claude Code's documented variable for every hook; CLAUDE_ENV_FILE (SessionStart) has no
+    file behind it under another host, so it is left unset."""
+    return {"CLAUDE_PROJECT_DIR": event.project_dir}
+
+
+def translate(event: Event, hook: Hook) -> bytes:
+    return json.dumps(_translated(event, hook)).encode()
+
+
+_SAMPLE: dict[str, Any] = {"session_id": "test-session",
+                           "transcript_path": "/tmp/transcript.jsonl", "cwd": "/tmp",
+                           "permission_mode": "default"}
+
+
+def sample_event(name: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """An event as Claude Code would send it, for tests of policies."""
+    return {**_SAMPLE, "hook_event_name": name, **fields}

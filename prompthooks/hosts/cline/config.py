@@ -1,18 +1,55 @@
-"""Reading a Cline-style hook folder: each file named after a Cline hook is a command hook of
-that event (run through its shebang), and ``<Hook>.md`` a prompt hook of that event."""
+"""Cline's config dialect: a hook folder, never a JSON file. Each file named after a Cline
+hook is a command hook of that event (run through its shebang), and ``<Hook>.md`` a prompt
+hook of that event. Cline has no matchers: a hook runs for every event of its name."""
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...config import files
 from ...config.handlers import AGENT_TIMEOUT, PROMPT_TIMEOUT, transcript_entries
 from ...config.load_result import Loaded, LoadFailure
-from ...core.hook import MAX_TURNS, Hook, Source, check_name
+from ...core.hook import MAX_TURNS, Hook, MatchOn, Source, check_name
+from ...core.matchers import MATCH_ALL, Matcher
 from ...errors import ConfigError
-from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME
+from ..protocol import RawHandler
+from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, FROM_CLINE, NAME, SDK_EVENTS
+
+if TYPE_CHECKING:
+    from ..protocol import HostRoles
+
+# Every tool Cline is known to send: the extension's and the SDK's (the ones FROM_CLINE does
+# not map are passed on under their own names).
+KNOWN_TOOLS = frozenset({
+    *FROM_CLINE, "access_mcp_resource", "ask_followup_question", "ask_question",
+    "attempt_completion", "browser_action", "condense", "list_code_definition_names",
+    "load_mcp_documentation", "new_rule", "new_task", "plan_mode_respond", "report_bug",
+    "skills", "submit_and_exit", "summarize_task", "use_mcp_tool", "web_search"})
+# Cline has no matchers; the subjects its hook names stand for are in CONFIG_EVENTS.
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {}
+EVENT_ALIASES = SDK_EVENTS
+
+
+def make_matcher(pattern: str | None, match_on: MatchOn) -> Matcher:
+    return MATCH_ALL  # Cline has no matchers
+
+
+def claims_file(data: Mapping[str, Any]) -> bool:
+    return False  # Cline's hooks are a folder of executables, never a JSON file
+
+
+def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
+              project_dir: str, canonical: HostRoles) -> list[Hook]:
+    raise ConfigError(str(path), "Cline hooks are a folder of executables, not a JSON file")
+
+
+def raw_handlers(data: Mapping[str, Any], path: Path,
+                 project_dir: str) -> Iterator[RawHandler]:
+    return iter(())  # Cline's hooks are never a JSON file
 
 
 def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:

@@ -1,21 +1,69 @@
-"""Reading Cursor's ``hooks.json``: ``version``, then event -> a flat list of handlers."""
+"""Cursor's config dialect: its ``hooks.json`` (``version``, then event -> a flat list of
+handlers, as pydantic models), its reading, and its matchers.
+
+A Cursor matcher is a regular expression searched for anywhere in what the event's key
+compares (the tool type, ``Shell`` or ``MCP:<tool>``; a shell command string; a subagent
+type), as Cursor's own ``new RegExp(matcher).test(value)`` does: ``MCP:*`` fires on every MCP
+tool, ``Write`` on ``TabWrite`` too, ``curl|wget`` on any command holding either.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field, StrictStr
 
 from ...config import handlers
 from ...config.load_result import Loaded
-from ...core.hook import Hook, Source
+from ...config.schema import Handler, Lenient, PromptHooksBlock
+from ...core.hook import Hook, MatchOn, Source
+from ...core.matchers import MATCH_ALL, Matcher, check_regex, matches_everything
 from ...errors import ConfigError
-from .._common import RawHandler
-from .matchers import cursor_matcher, fixed_subject_missed
-from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, NAME, TITLE
+from ..protocol import RawHandler
+from .wire import CONFIG_EVENTS, DEFAULT_TIMEOUT, FROM_CURSOR, NAME, TITLE
 
 if TYPE_CHECKING:
-    from ..protocol import Host
+    from ..protocol import HostRoles
+
+KNOWN_TOOLS = frozenset(FROM_CURSOR)  # the tool types Cursor sends (MCP tools: MCP:<tool>)
+KNOWN_SUBJECTS: dict[str, frozenset[str]] = {}  # its matchers see tools, commands, agents
+EVENT_ALIASES: dict[str, str] = {}
+# Events whose matcher Cursor compares with a fixed word: it selects every such event or none.
+FIXED_SUBJECTS = {"beforeSubmitPrompt": "UserPromptSubmit", "stop": "Stop",
+                  "afterAgentResponse": "AgentResponse", "afterAgentThought": "AgentThought"}
+
+
+class CursorHandler(Handler):
+    matcher: StrictStr | None = None
+    loop_limit: Annotated[int, Field(ge=0, strict=True)] | None = 5
+
+
+class CursorFile(Lenient):
+    version: Annotated[int, Field(strict=True)] = 1
+    hooks: dict[str, list[CursorHandler]] = Field(default_factory=dict)
+    prompthooks: PromptHooksBlock | None = None
+
+
+def fixed_subject_missed(key: str, matcher: Matcher) -> str | None:
+    """The word ``matcher`` is compared with under ``key`` when it never matches it (the
+    handler never runs), else None."""
+    word = FIXED_SUBJECTS.get(key)
+    return word if word is not None and not matcher.matches(word) else None
+
+
+def cursor_matcher(pattern: str | None) -> Matcher:
+    """A Cursor matcher (RE2, searched); ValueError for a pattern that does not compile."""
+    if matches_everything(pattern):
+        return MATCH_ALL
+    assert pattern is not None
+    check_regex(pattern)
+    return Matcher("search", pattern)
+
+
+def make_matcher(pattern: str | None, match_on: MatchOn) -> Matcher:
+    return cursor_matcher(pattern)
 
 
 def claims_file(data: Mapping[str, Any]) -> bool:
@@ -44,9 +92,7 @@ def working_dir(path: Path, project_dir: str) -> str:
 
 
 def load_file(data: Mapping[str, Any], path: Path, source: Source, loaded: Loaded,
-              project_dir: str, canonical: Host) -> list[Hook]:
-    from .schema import CursorFile
-
+              project_dir: str, canonical: HostRoles) -> list[Hook]:
     model = handlers.validate(CursorFile, data, path)
     out: list[Hook] = []
     problems: list[ConfigError] = []

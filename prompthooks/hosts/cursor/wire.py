@@ -1,25 +1,79 @@
-"""Cursor on the wire: event names, input parsing, config event keys and rendering."""
+"""Cursor on the wire: the events it sends (names, parsing, config event keys, its tool
+types), the replies it reads (rendering), and how a hook written for it is run: what it is
+sent, in what world, and how its answer is read.
+
+A hook's answer: exit 2 blocks (Cursor's deny), with the hook's own ``user_message``/
+``agent_message`` when its stdout is a JSON object holding them, else its stderr; exit 0 with
+stdout is a JSON reply, empty stdout no opinion; any other exit code is a hook error.
+
+What it is sent: any host's event as Cursor would have sent it to the hook's own event key (a
+hook on ``beforeShellExecution`` gets ``command`` and ``cwd``, one on ``preToolUse`` gets the
+tool type, ``Shell``, and its input, one on ``beforeReadFile`` the ``file_path``). Kept: the
+event (as the hook's own key), the session (as ``conversation_id``), the project folder (as
+``workspace_roots``), the tool's Cursor type and input, its output (as Cursor's JSON string),
+the prompt, a stop's ``loop_count``. Dropped: fields only the sending host has (Claude Code's
+permission mode, Cline's user id); ``model`` and ``generation_id`` are empty."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...core.events import Event
+from ...core.events import MCP_PREFIX, UNKNOWN_MCP_SERVER, Event
 from ...core.hook import Trigger
 from ...core.merge import Decision
 from ...errors import EXIT_BLOCK
-from .. import _common
-from .._common import ConfigEvent, Reply, dumps, first_root, project_dir, shell_command, text
-from .tools import tool_from_cursor
+from ..fields import (
+    canonical_input,
+    dumps,
+    first_root,
+    known_event,
+    project_dir,
+    rebuilt,
+    shell_command,
+    text,
+)
+from ..framing import Framed, decode, exit_2_block, failed, load_object
+from ..markers import TITLES
+from ..protocol import ConfigEvent, Reply
+
+if TYPE_CHECKING:
+    from ...core.hook import Hook
 
 NAME = "cursor"
-TITLE = "Cursor"
-# The run's whole budget (seconds): Cursor documents no default; the glue sets 60 s.
-BUDGET = 55.0
+TITLE = TITLES[NAME]
 # A command hook's own timeout when its handler gives none: Cursor documents none; Cline's.
 DEFAULT_TIMEOUT = 30.0
+
+# Canonical tool -> Cursor tool type; Claude Code's edit tools are all Cursor's "Write".
+TO_CURSOR: dict[str, str] = {
+    "Bash": "Shell", "Read": "Read", "Write": "Write", "Edit": "Write", "MultiEdit": "Write",
+    "NotebookEdit": "Write", "Grep": "Grep", "Task": "Task", "Delete": "Delete",
+}
+FROM_CURSOR: dict[str, str] = {"Shell": "Bash", "Read": "Read", "Write": "Write",
+                               "Grep": "Grep", "Task": "Task", "Delete": "Delete"}
+TOOL_NAMES = FROM_CURSOR
+CONTINUE_FALSE_BLOCKS = True  # beforeSubmitPrompt's {"continue": false} refuses the prompt
+# CURSOR_PROJECT_DIR, CURSOR_VERSION, CURSOR_USER_EMAIL, CURSOR_TRANSCRIPT_PATH and the
+# editor's own (CURSOR_TRACE_ID...), with CLAUDE_PROJECT_DIR as Cursor's alias of the first
+# (and CLAUDE_PLUGIN_ROOT of CURSOR_PLUGIN_ROOT for a plugin's hooks).
+HOOK_VARIABLES: tuple[str, ...] = ("CURSOR_*", "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT")
+
+
+def tool_from_cursor(name: str) -> str:
+    """Cursor tool type (``Shell``, ``MCP:tool``) to the canonical tool name."""
+    if name.startswith("MCP:"):
+        return f"{MCP_PREFIX}{UNKNOWN_MCP_SERVER}__{name[4:]}"
+    return FROM_CURSOR.get(name, name)
+
+
+def host_tool(name: str) -> str:
+    """Canonical tool name to Cursor's tool type (what Cursor-dialect matchers see)."""
+    if name.startswith(MCP_PREFIX):
+        return "MCP:" + name.split("__", 2)[-1]
+    return TO_CURSOR.get(name, name)
+
 
 _EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 # Cursor event -> (canonical event, the canonical tools it stands for, the matcher subject).
@@ -55,10 +109,6 @@ _CONTEXT_EVENTS = frozenset({"postToolUse", "afterShellExecution", "afterMCPExec
                              "afterFileEdit", "postToolUseFailure"})
 
 
-def looks_like(raw: Mapping[str, Any]) -> bool:
-    return "cursor_version" in raw or "conversation_id" in raw
-
-
 def _json_or_text(value: Any) -> Any:
     """Cursor sends MCP tool input as a JSON string; give hooks and policies the object."""
     if isinstance(value, str):
@@ -82,17 +132,17 @@ def _tool(host_event: str, raw: Mapping[str, Any]) -> tuple[str | None, str | No
     if host_event == "afterFileEdit":
         return "Write", "Write", {"file_path": raw.get("file_path"),
                                   "edits": raw.get("edits")}, None
-    host_tool = text(raw, "tool_name")
-    if host_tool is None:
+    cursor_tool = text(raw, "tool_name")
+    if cursor_tool is None:
         return None, None, None, None
-    return (tool_from_cursor(host_tool), host_tool, raw.get("tool_input"),
+    return (tool_from_cursor(cursor_tool), cursor_tool, raw.get("tool_input"),
             raw.get("tool_output"))
 
 
 def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
           environ: Mapping[str, str]) -> Event:
-    host_event = _common.host_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
-    tool, host_tool, tool_input, tool_response = _tool(host_event, raw)
+    host_event = known_event(raw, "hook_event_name", event_name, TITLE, HOST_EVENTS)
+    tool, cursor_tool, tool_input, tool_response = _tool(host_event, raw)
     loop_count = raw.get("loop_count")
     if not isinstance(loop_count, int) or isinstance(loop_count, bool):
         loop_count = None
@@ -109,7 +159,7 @@ def parse(raw: Mapping[str, Any], raw_bytes: bytes, event_name: str | None,
         session_id=text(raw, "conversation_id") or text(raw, "session_id"),
         transcript_path=text(raw, "transcript_path"),
         tool_name=tool,
-        host_tool_name=host_tool,
+        host_tool_name=cursor_tool,
         tool_use_id=text(raw, "tool_use_id"),
         tool_input=tool_input,
         tool_response=tool_response,
@@ -146,7 +196,7 @@ def with_input(event: Event, tool_input: Mapping[str, Any]) -> Event:
         raw["file_path"] = tool_input.get("file_path")
     else:
         raw["tool_input"] = dict(tool_input)
-    return _common.rebuilt(event, raw, tool_input)
+    return rebuilt(event, raw, tool_input)
 
 
 def render(decision: Decision, event: Event) -> Reply:
@@ -207,3 +257,118 @@ def render(decision: Decision, event: Event) -> Reply:
 def block_reply(message: str) -> Reply:
     """A block when no event could be read: exit 2 (Cursor's deny), message on stderr."""
     return Reply("", EXIT_BLOCK)
+
+
+# Hooks written for Cursor.
+def working_dirs(hook: Hook, event: Event) -> list[str | None]:
+    """The folder fixed when the config was read (the project root, or the config's own)."""
+    return [hook.cwd]
+
+
+def sends_as_is(event: Event, hook: Hook) -> bool:
+    """Cursor sends each hook the event of its own key (the only event that runs it)."""
+    return hook.config_event == event.host_event
+
+
+def frame_reply(hook: Hook, event: Event, code: int, stdout: bytes, stderr: bytes) -> Framed:
+    if code == 2:
+        return _exit_2(hook, stdout, stderr)
+    if code != 0:
+        raise failed(code, stderr)
+    text = decode(stdout).strip()
+    return ("json", load_object(text)) if text else ("fields", {})
+
+
+def _message(reply: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = reply.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _exit_2(hook: Hook, stdout: bytes, stderr: bytes) -> Framed:
+    """Exit 2 is a deny whatever stdout says; Cursor keeps the messages of a JSON deny
+    printed with it, verbatim, so they are the block's text (stderr's where one is missing).
+    Read only for its messages: a reply that is not JSON, or has fields of the wrong type,
+    still blocks."""
+    kind, fields = exit_2_block(hook.name, stderr)
+    try:
+        reply = json.loads(stdout.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return kind, fields
+    if not isinstance(reply, dict):
+        return kind, fields
+    agent = _message(reply, "agent_message", "agentMessage")
+    user = _message(reply, "user_message", "userMessage")
+    if agent:
+        fields = {**fields, "reason": agent}
+    if user:
+        fields = {**fields, "user_message": user}
+    return kind, fields
+
+
+def _translated(event: Event, hook: Hook) -> dict[str, Any]:
+    key = hook.config_event
+    tool_input = canonical_input(event)
+    out: dict[str, Any] = {"conversation_id": event.session_id or "", "generation_id": "",
+                           "model": "", "hook_event_name": key, "cursor_version": "",
+                           "workspace_roots": [event.project_dir], "user_email": None,
+                           "transcript_path": event.transcript_path}
+    cwd = event.cwd or event.project_dir
+    if key in ("beforeShellExecution", "afterShellExecution"):
+        out.update(command=event.command or "", cwd=cwd)
+        if key == "afterShellExecution":
+            out["output"] = _text(event.tool_response)
+    elif key in ("beforeMCPExecution", "afterMCPExecution"):
+        out.update(tool_name=host_tool(event.tool_name or "")[4:],
+                   tool_input=json.dumps(tool_input))
+        if key == "afterMCPExecution":
+            out["result_json"] = _text(event.tool_response)
+    elif key == "beforeReadFile":
+        out.update(file_path=tool_input.get("file_path", ""), content="", attachments=[])
+    elif key == "afterFileEdit":
+        out.update(file_path=tool_input.get("file_path", ""), edits=tool_input.get("edits", []))
+    elif event.tool_name:
+        out.update(tool_name=host_tool(event.tool_name), tool_input=tool_input, cwd=cwd)
+        if event.tool_use_id:
+            out["tool_use_id"] = event.tool_use_id
+        if event.name != "PreToolUse":
+            out["tool_output"] = _text(event.tool_response)
+    if event.prompt is not None:
+        out.update(prompt=event.prompt, attachments=[])
+    if key in ("stop", "subagentStop"):
+        out.update(status="completed", loop_count=event.loop_count or 0)
+    return out
+
+
+def _text(value: Any) -> str:
+    """Cursor sends tool output as a (JSON) string."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def dialect_env(event: Event) -> dict[str, str]:
+    """Cursor's variables, as the translated stdin has them: the project folder (Cursor sets
+    CLAUDE_PROJECT_DIR as its alias) and the transcript; its version and the user's email
+    are empty in stdin and so left unset."""
+    env = {"CURSOR_PROJECT_DIR": event.project_dir, "CLAUDE_PROJECT_DIR": event.project_dir}
+    if event.transcript_path:
+        env["CURSOR_TRANSCRIPT_PATH"] = event.transcript_path
+    return env
+
+
+def translate(event: Event, hook: Hook) -> bytes:
+    return json.dumps(_translated(event, hook)).encode()
+
+
+_SAMPLE: dict[str, Any] = {"conversation_id": "test-conversation",
+                           "generation_id": "test-generation", "model": "test",
+                           "cursor_version": "1.7.2", "workspace_roots": ["/tmp"],
+                           "user_email": None, "transcript_path": None}
+
+
+def sample_event(name: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """An event as Cursor would send it, for tests of policies."""
+    return {**_SAMPLE, "hook_event_name": name, **fields}

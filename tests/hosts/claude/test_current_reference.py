@@ -71,7 +71,7 @@ SUBJECTS = {"PermissionDenied": None, "UserPromptExpansion": "example-skill",
 @pytest.mark.parametrize("name", sorted(EVENTS))
 def test_the_newer_events_are_read(name: str) -> None:
     host, event = parse_event(EVENTS[name])
-    assert (host.NAME, event.name, event.host_event) == ("claude", name, name)
+    assert (host.name, event.name, event.host_event) == ("claude", name, name)
     assert event.subject == SUBJECTS[name]
     if name == "PermissionDenied":
         assert (event.tool_name, event.command) == ("Bash", "rm -rf /tmp/build")
@@ -218,7 +218,7 @@ def test_the_budget_follows_the_event() -> None:
 
     claude = hosts.get("claude")
     assert hosts.budget(claude, "UserPromptSubmit") == 28.0
-    assert hosts.budget(claude, "PreToolUse") == claude.BUDGET == 590.0
+    assert hosts.budget(claude, "PreToolUse") == claude.budget == 590.0
     assert hosts.budget(hosts.get("cline"), "UserPromptSubmit") == 28.0
 
 
@@ -257,14 +257,15 @@ def test_a_user_prompt_submit_command_hook_has_claude_codes_default_timeout(
 
 
 def test_the_thin_clients_event_budgets_are_the_hosts() -> None:
-    """The client that hands runs to the resident process keeps its own copy (it imports no
-    host module): it must give up no later than the run it handed over."""
+    """The client that hands runs to the resident process reads the hosts' table
+    (``hosts/markers.py``), never a host module: it must give up no later than the run it
+    handed over."""
     from prompthooks import hosts
     from prompthooks.dispatcher import client
 
     expected = {event: seconds for host in hosts.HOSTS.values()
-                for event, seconds in host.EVENT_BUDGETS.items()}
-    assert expected == client.EVENT_BUDGETS
+                for event, seconds in host.event_budgets.items()}
+    assert expected == client._EVENT_BUDGETS
     event = json.dumps(_event("UserPromptSubmit", prompt="hi")).encode()
     assert client._event_budget(event, 590.0) == 28.0
     assert client._event_budget(json.dumps(EVENTS["ConfigChange"]).encode(), 590.0) == 590.0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from prompthooks.hosts.claude.matchers import claude_matcher
-from prompthooks.hosts.cursor.matchers import cursor_matcher
+from prompthooks.hosts.claude.config import claude_matcher
+from prompthooks.hosts.cursor.config import cursor_matcher
 
 CLAUDE = [
     (None, "Bash", True),

@@ -12,7 +12,7 @@ from ...helpers import claude_bash, claude_event
 def test_claude_pre_tool_use() -> None:
     data = json.dumps(claude_bash("rm -rf build", cwd="/work/p")).encode()
     host, event = parse_event(data, environ={"CLAUDE_PROJECT_DIR": "/work/p"})
-    assert host.NAME == "claude"
+    assert host.name == "claude"
     assert (event.name, event.tool_name, event.command) == ("PreToolUse", "Bash", "rm -rf build")
     assert event.project_dir == "/work/p"
     assert event.raw_bytes == data
@@ -29,4 +29,4 @@ def test_claude_stop_and_session_start_subject() -> None:
 def test_host_and_event_can_be_named() -> None:
     raw = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
     host, event = parse_event(raw, host="claude", event_name="PreToolUse", environ={})
-    assert host.NAME == "claude" and event.command == "ls"
+    assert host.name == "claude" and event.command == "ls"

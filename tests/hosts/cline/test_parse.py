@@ -28,7 +28,7 @@ from ...helpers import cline_event
 def test_cline_events(hook: str, data: dict[str, object], name: str, tool: str | None,
                       subject: str | None) -> None:
     host, event = parse_event(cline_event(hook, root="/ws", **data), environ={})
-    assert host.NAME == "cline"
+    assert host.name == "cline"
     assert (event.name, event.tool_name, event.subject) == (name, tool, subject)
     assert event.project_dir == "/ws"
 

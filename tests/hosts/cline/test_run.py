@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.hosts.cline import MAX_CONTEXT
+from prompthooks.hosts.cline.wire import MAX_CONTEXT
 
 from ...helpers import (
     cline_event,

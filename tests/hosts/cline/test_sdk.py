@@ -112,7 +112,7 @@ case "$input" in *push*--force*) echo "no force push" >&2; exit 2 ;; esac
 def test_sdk_engine_events_are_understood(hook_name: str, event: str,
                                           subject: str | None) -> None:
     host, parsed = parse_event(_sdk(hook_name), environ={})
-    assert host.NAME == "cline"
+    assert host.name == "cline"
     assert (parsed.host_event, parsed.name, parsed.subject) == (hook_name, event, subject)
 
 

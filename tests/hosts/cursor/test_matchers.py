@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from prompthooks.hosts.cursor.matchers import cursor_matcher
+from prompthooks.hosts.cursor.config import cursor_matcher
 
 CURSOR_MATCHES = [
     ("Shell", "Shell", True),

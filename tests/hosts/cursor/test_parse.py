@@ -28,7 +28,7 @@ from ...helpers import cursor_event
 def test_cursor_events(cursor_name: str, fields: dict[str, object], name: str,
                        tool: str | None, command: str | None) -> None:
     host, event = parse_event(cursor_event(cursor_name, root="/p", **fields), environ={})
-    assert host.NAME == "cursor"
+    assert host.name == "cursor"
     assert (event.name, event.tool_name, event.command) == (name, tool, command)
     assert event.project_dir == "/p"
     assert event.env["CURSOR_PROJECT_DIR"] == "/p" and event.env["CLAUDE_PROJECT_DIR"] == "/p"

@@ -1,48 +1,19 @@
-"""Small helpers shared by the host modules."""
+"""Reading and writing the fields every host's events share: a field of a type, the event's
+name, its project folder, a shell command, the canonical tool input; an event rebuilt with
+a rewritten input, a reply's JSON."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..core.hook import MatchOn, Trigger
 from ..errors import InputError
 
 if TYPE_CHECKING:
     from ..core.events import Event
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What prompthooks prints for the host and the exit code it leaves with."""
-
-    stdout: str
-    exit_code: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigEvent:
-    """What an event key of a dialect's config stands for."""
-
-    trigger: Trigger
-    match_on: MatchOn = "none"
-
-
-@dataclass(frozen=True, slots=True)
-class RawHandler:
-    """One handler of a JSON config as written, found without validating the file: what
-    ``validate`` checks in every handler, even in a file whose other values are wrong."""
-
-    event_key: str
-    where: str  # the handler's JSON path: hooks.PreToolUse[0].hooks[1]
-    handler: Mapping[str, Any]
-    matcher: Any = None  # the matcher as written (None: no matcher)
-    matcher_where: str = ""
-    cwd: str = ""  # the folder a command hook runs in (the project, for the event's cwd)
-    env: Mapping[str, str] = field(default_factory=dict)  # the variables its host sets
 
 
 def text(raw: Mapping[str, Any], key: str) -> str | None:
@@ -51,8 +22,8 @@ def text(raw: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def host_event(raw: Mapping[str, Any], key: str, given: str | None, title: str,
-               known: Mapping[str, str]) -> str:
+def known_event(raw: Mapping[str, Any], key: str, given: str | None, title: str,
+                known: Mapping[str, str]) -> str:
     """The event name given on the command line, else the input's own; it must be known."""
     name = given or text(raw, key)
     if not name:
@@ -92,3 +63,18 @@ def rebuilt(event: Event, raw: Mapping[str, Any], tool_input: Mapping[str, Any])
     return replace(event, raw=raw, raw_bytes=json.dumps(raw).encode(),
                    tool_input=dict(tool_input),
                    command=shell_command(tool_input) if event.tool_name == "Bash" else None)
+
+
+def canonical_input(event: Event) -> dict[str, Any]:
+    """The tool input in Claude Code's words (the canonical vocabulary): a shell command as
+    ``command``, a file as ``file_path``, whatever else the host sent kept beside them."""
+    given = event.tool_input
+    out: dict[str, Any] = dict(given) if isinstance(given, Mapping) else {}
+    if event.tool_name == "Bash" and event.command is not None:
+        out = {"command": event.command}
+    elif "file_path" not in out:
+        for key in ("path", "filePath"):
+            if isinstance(out.get(key), str):
+                out["file_path"] = out[key]
+                break
+    return out

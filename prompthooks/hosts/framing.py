@@ -1,5 +1,5 @@
 """Reading a command hook's stdout and exit code: the pieces every dialect's framing rule is
-made of (each host's ``framing`` module says which apply to hooks written for it)."""
+made of (each host's ``wire.frame_reply`` says which apply to hooks written for it)."""
 
 from __future__ import annotations
 
