@@ -144,6 +144,13 @@ class Cassette:
     model_option: str = "--model {model}"
     _entries: dict[str, dict[str, Any]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Each entry's YAML text beside the entry it was made from, and the file as this object
+    # last wrote it (inode, size, change time): a write dumps only the entries it has not
+    # dumped before and re-reads the file only when another writer changed it. Dumping and
+    # reading the whole file on every write made recording n replies cost n² entry dumps
+    # (PyYAML's dumper is pure Python): minutes for the shipped library.
+    _texts: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    _written: tuple[int, int, int] | None = None
 
     def _read(self) -> dict[str, dict[str, Any]]:
         import yaml
@@ -202,21 +209,43 @@ class Cassette:
             os.close(fd)  # closing the descriptor releases the lock
 
     def write(self, entry: Mapping[str, Any]) -> None:
-        """Add or replace one entry: re-read under the lock, then replace the file atomically."""
-        import yaml
-
+        """Add or replace one entry: under the lock, with what other writers added, replace the
+        file atomically. The file is what one ``yaml.dump`` of every entry, sorted by key,
+        would write; only the new entry is dumped."""
         if self.path.suffix not in (".yaml", ".yml"):
             # A case file names its cassette: whoever wrote it must not get a recording (their
             # own prompt text included) written over a shell profile or another tool's file.
             raise CassetteError(f"cassette {self.path}: not written (a cassette is a .yaml or "
                                 ".yml file)")
         with self._lock, self._locked():
-            entries = self._read()
+            entries = self._current()
             entries[entry["key"]] = dict(entry)
-            body = yaml.dump({"version": 1, "entries": [entries[k] for k in sorted(entries)]},
-                             Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
-            paths.atomic_write(self.path, (HEADER + body).encode("utf-8"), durable=True)
+            dumper = _dumper()
+            body = "".join(self._text(entries[k], dumper) for k in sorted(entries))
+            data = (HEADER + "version: 1\nentries:\n" + body).encode("utf-8")
+            paths.atomic_write(self.path, data, durable=True)
             self._entries = entries
+            self._written = _signature(self.path)
+
+    def _current(self) -> dict[str, dict[str, Any]]:
+        """The entries on disk now (the lock held): this object's own when the file is still
+        the one it wrote last, else read again."""
+        if (self._entries is not None and self._written is not None
+                and _signature(self.path) == self._written):
+            return dict(self._entries)
+        return self._read()
+
+    def _text(self, entry: dict[str, Any], dumper: Any) -> str:
+        """One entry as the whole file's dump holds it (an item of its ``entries`` list)."""
+        import yaml
+
+        kept = self._texts.get(entry["key"])
+        if kept is not None and kept[0] == entry:
+            return kept[1]
+        text: str = yaml.dump([entry], Dumper=dumper, sort_keys=False, allow_unicode=True,
+                              width=100)
+        self._texts[entry["key"]] = (entry, text)
+        return text
 
     def complete(self, request: ModelRequest, deadline: float, hook: Hook,
                  call_model: Callable[[ModelRequest, float], ModelReply]) -> ModelReply:
@@ -349,6 +378,16 @@ class Cassette:
         with self._lock:
             self.unrecorded.append(line)
         print(redact(f"prompthooks: {line}"), file=sys.stderr, flush=True)
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """What tells one version of a cassette file from another: every write replaces the file
+    (a new inode), and its size and change time go with it."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_ctime_ns
 
 
 def is_reference(entry: Mapping[str, Any]) -> bool:
