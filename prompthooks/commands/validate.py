@@ -33,7 +33,7 @@ def main(args: argparse.Namespace) -> int:
     from ..config.checks import check_sources, unique
     from ..config.managed import compiled_notes
     from ..config.unread import unread_in_sources
-    from ..model.pinned import unpinned_warnings
+    from ..model.chain import unpinned_warnings
 
     failures = config.loaded.failures
     found = check_sources(config.loaded, project, env)

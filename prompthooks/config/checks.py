@@ -151,8 +151,7 @@ def _check_prompt(raw: RawHandler, path: Path, source: Source, host: Host,
 
 
 def _check_model(hook: Hook, environ: Mapping[str, str], found: Findings) -> None:
-    from ..model.reach import problem
-    from ..model.settings import endpoint_for
+    from ..model.endpoint import endpoint_for, problem
 
     why = problem(endpoint_for(hook, environ), environ)
     if why is not None:

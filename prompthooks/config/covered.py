@@ -273,7 +273,7 @@ def _templates(config: Any, folder: Path, add: Any, missing: set[str],
     wanted = sorted(set(_strings(config, "prompt_file"))) if config is not None else []
     if not wanted:
         return {}
-    from ..model.templates import TemplateError, library, resolve_prompt_file
+    from .templates import TemplateError, library, resolve_prompt_file
 
     shipped = library()
     config_dir = str(folder.resolve())

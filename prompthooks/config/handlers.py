@@ -146,7 +146,7 @@ def file_settings(model: Any, path: Path, source: Source, loaded: Loaded,
 
 def check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
                        problems: list[ConfigError]) -> None:
-    from ..model.templates import TemplateError, resolve_prompt_file
+    from .templates import TemplateError, resolve_prompt_file
 
     if name:
         try:

@@ -69,7 +69,7 @@ def config_checks(config: Config) -> Iterator[dict[str, str]]:
     for message in config.unknown_events:
         yield check("config error", "fail", message)
     from ..config.unread import unread_in_sources
-    from ..model.pinned import unpinned_warnings
+    from ..model.chain import unpinned_warnings
 
     for warning in [*config.warnings, *unpinned_warnings(config.hooks),
                     *unread_in_sources(config.loaded.sources)]:
@@ -114,7 +114,7 @@ def http_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
 
 
 def _endpoints(hooks: list[Hook]) -> dict[tuple[str, str | None, bool, bool], list[Hook]]:
-    from ..model.settings import endpoint_for
+    from ..model.endpoint import endpoint_for
 
     groups: dict[tuple[str, str | None, bool, bool], list[Hook]] = {}
     for hook in hooks:
@@ -131,13 +131,11 @@ def probe(hook: Hook) -> tuple[bool, str]:
     import os
 
     from ..model import direct
-    from ..model.call import complete as through_litellm
-    from ..model.call import prepare
+    from ..model.chain import complete_pinned as pinned
     from ..model.chain import require_key
-    from ..model.pinned import complete as pinned
-    from ..model.route import direct_route
-    from ..model.settings import endpoint_for
-    from ..model.types import ModelError, ModelRequest
+    from ..model.endpoint import ModelError, ModelRequest, direct_route, endpoint_for
+    from ..model.litellm_client import complete as through_litellm
+    from ..model.litellm_client import prepare
 
     endpoint = endpoint_for(hook)
     # An agent hook's model must take tools: its probe offers them, so an endpoint that
@@ -194,11 +192,11 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
 
 
 def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
-    from ..model import worker
+    from ..model import chain
 
-    if not worker.enabled(environ):
+    if not chain.worker_enabled(environ):
         return check("warm worker", "skip", "off (PROMPTHOOKS_RESIDENT=0)")
-    path = worker.socket_path(environ)
+    path = chain.socket_path(environ)
     if not path.exists():
         return check("warm worker", "ok", f"not running; `prompthooks run` starts one on the "
                                           f"first prompt hook ({path})")

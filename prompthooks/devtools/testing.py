@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Config, Outcome, config_from_data, dispatch, load_config
-from ..model.cassette import Cassette, Mode
+from ..model.recording import Cassette, Mode
 
 
 def event(host: str, name: str, **fields: Any) -> dict[str, Any]:
@@ -52,9 +52,9 @@ def run(data: Mapping[str, Any] | bytes | str, *,
         raise AssertionError(f"config does not load: {loaded.errors[0]}")
     if not isinstance(cassette, Cassette):
         cassette = Cassette(Path(cassette), mode) if cassette else None
-    from ..model.chain import Models
+    from ..model.chain import ModelChain
 
-    models = Models(cassette=cassette, model=model, suite=True)
+    models = ModelChain(cassette=cassette, model=model, suite=True)
     return dispatch(data, host=host, config=loaded, budget=budget, count_stops=False,
                     models=models)
 

@@ -2,6 +2,6 @@
 
 ``client`` is the console script's entry point and imports the standard library only;
 ``address`` names the per-user socket; ``protocol`` frames what goes over it; ``resident`` is
-the resident process's serving loop (``prompthooks serve``) and ``server`` its run side
-(:mod:`prompthooks.model.worker` is its model side).
+the resident process's serving loop (``prompthooks serve``) with its model side (the answer to
+a prompt hook's call from :mod:`prompthooks.model.chain`), and ``server`` its run side.
 """

@@ -20,7 +20,7 @@ from ..helpers import REPO, claude_bash, claude_event, reply, run_cli, write_jso
 
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_imported() -> None:
-    from prompthooks.model.call import import_litellm
+    from prompthooks.model.litellm_client import import_litellm
 
     import_litellm()
 
@@ -118,10 +118,10 @@ def test_same_event_same_key_other_model_other_key(tmp_path: Path, model: FakeMo
     cfg, tape = _config(tmp_path), tmp_path / "keys.yaml"
     for _ in range(2):
         dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
-    from prompthooks.model.cassette import Cassette
-    from prompthooks.model.chain import Models
+    from prompthooks.model.chain import ModelChain
+    from prompthooks.model.recording import Cassette
 
-    models = Models(cassette=Cassette(tape, "auto"))
+    models = ModelChain(cassette=Cassette(tape, "auto"))
     dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60, models=models)
     dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60, models=models)
     assert len(_entries(tape)) == 1  # the second call was a replay
@@ -336,7 +336,7 @@ def _entry(i: int) -> dict[str, Any]:
 
 def test_a_recording_write_dumps_its_own_entry_only(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from prompthooks.model.cassette import HEADER, Cassette, _dumper
+    from prompthooks.model.recording import HEADER, Cassette, _dumper
 
     real_dump, real_load = yaml.dump, yaml.load
     dumped: list[int] = []  # entries serialized, per yaml.dump call

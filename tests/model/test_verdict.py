@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prompthooks.model.verdicts import VerdictError, parse_verdict
+from prompthooks.model.verdict import VerdictError, parse_verdict
 
 GOOD = [
     ('{"ok": true}', None, None),
