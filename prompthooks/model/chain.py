@@ -90,7 +90,7 @@ class ModelChain:
     def cassette_in_use(self) -> Cassette | None:
         if self.cassette is not None:
             return self.cassette
-        from .recording import from_environment
+        from .recording import from_environment  # the cassette code: only when one is named
 
         return from_environment(self.env)
 

@@ -212,8 +212,6 @@ def tool_calls_of(message: Any) -> tuple[ToolCall, ...]:
 
 
 def _dumped(value: Any) -> str:
-    import json
-
     try:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -272,7 +272,7 @@ def unjudged(error: str, endpoint: Endpoint, managed: bool = False) -> str | Non
     (a timeout, a 500, a reply that is not a verdict). Read from the error's line, so an error
     that came back from the warm worker reads the same. A managed hook's set-up is its
     administrator's: the user's key store and variables do not reach it."""
-    from .keys import provider
+    from .keys import provider  # the audit reads this module's lines: the key store only here
 
     model = endpoint.model
     name = None if managed else provider(model, endpoint.api_base)
@@ -312,8 +312,6 @@ def settled(name: str, endpoint: Endpoint, deadline: float, environ: Mapping[str
     hooks) answers at once, no call starts past ``deadline``, and a failure (``Failed``)
     becomes one accurate line, remembering a dead endpoint; a success forgets it. ``call``
     counts its attempts in the list it is given."""
-    import concurrent.futures
-
     # Imported here: the audit reads this module's lines without loading the endpoint's
     from .endpoint import ModelError, ModelTimeout
 

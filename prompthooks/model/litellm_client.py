@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import failures, verdict
+from .cost import from_litellm
 from .endpoint import ModelError, ModelReply, ModelRequest, ModelTimeout, tool_calls_of
 from .failures import MIN_ATTEMPT, Failure
 
@@ -225,8 +226,6 @@ def _cost(response: Any, litellm: Any) -> float | None:
     """What the call cost in US dollars, from litellm's local price map; when the model is
     not in it (a local server, a proxy alias), what a LiteLLM Proxy said in its cost header;
     else None."""
-    from .cost import from_litellm
-
     try:
         cost = litellm.completion_cost(completion_response=response)
     except Exception:

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -366,9 +367,7 @@ class Cassette:
     def _unrecorded(self, hook: Hook, exc: Exception) -> None:
         """One line on stderr for a reply that could not be recorded, kept in
         :attr:`unrecorded` too."""
-        import sys
-
-        from ..redaction import redact
+        from ..redaction import redact  # its patterns: only for a reply not recorded
 
         if isinstance(exc, CassetteError):
             why = str(exc)
