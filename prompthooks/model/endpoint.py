@@ -1,8 +1,8 @@
 """The endpoint a prompt hook calls and what is exchanged with it: which model, address and key
 a hook uses (its handler, ``PROMPTHOOKS_*``, its file, the user's aliases and stored keys),
 which path a call takes (the direct OpenAI-compatible client or litellm), whether the model
-can be reached at all, told without calling it, and the request, reply and errors every path
-shares."""
+can be reached at all, told without calling it, and the request, reply (with the verdict read
+from it) and errors every path shares."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from ..core.hook import Hook
 from ..core.result import Permission
 from . import keys
 
+# --- Model aliases -------------------------------------------------------------------------------
 # Model aliases: short names the user gives models (``prompthooks aliases set fast
 # openai/gpt-4.1-mini``), as ``llm aliases`` keeps them: ``aliases.json`` in the user's config
 # folder, read with :func:`paths.read_state`. A hook's model (its handler's, ``PROMPTHOOKS_MODEL``
