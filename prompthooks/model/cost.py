@@ -69,7 +69,7 @@ def _table() -> dict[str, tuple[float, float]]:
     """Model name -> (input, output) dollars per token, for the entries that give both; only
     those two numbers are kept (the table itself is megabytes: a resident process keeps this
     in the zygote its runs are forked from)."""
-    import importlib.util
+    import importlib.util  # finds litellm's table without importing litellm
 
     try:
         spec = importlib.util.find_spec("litellm")

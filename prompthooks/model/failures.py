@@ -149,7 +149,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
         return max(float(value), 0.0)
     except ValueError:
         pass
-    import email.utils
+    import email.utils  # only for a Retry-After given as a date
 
     try:
         when = email.utils.parsedate_to_datetime(str(value)).timestamp()
@@ -182,7 +182,7 @@ def _json_message(text: str) -> str | None:
         data = json.loads(text)
     except ValueError:
         try:
-            import ast
+            import ast  # only for a body that is not JSON
 
             data = ast.literal_eval(text)  # litellm quotes a body as a Python dict
         except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -210,7 +210,7 @@ def message(failure: Failure, model: str, attempts: int, redact: Callable[[str],
 
 def redact_error(text: str, endpoint: Endpoint) -> str:
     """A model error's text, fit to show: the redaction pass, the key in use hidden too."""
-    from ..redaction import redact
+    from ..redaction import redact  # its patterns: only for an error shown
 
     return redact(text, extra=[endpoint.api_key])
 
@@ -225,6 +225,7 @@ def dead_message(seen: tuple[str, float], model: str) -> str:
 def retrying(describe: Callable[[BaseException], Failure], deadline: float) -> Any:
     """tenacity's retry loop for one call: jittered backoff, never shorter than what the
     endpoint asked for, and no attempt started that could not finish before ``deadline``."""
+    # tenacity: only for a call made (a replay, a cached verdict and the audit need none)
     from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
     from tenacity.wait import wait_random_exponential
 

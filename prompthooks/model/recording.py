@@ -112,7 +112,7 @@ def _calls(entry: Mapping[str, Any]) -> tuple[ToolCall, ...]:
 
 
 def _dumper() -> Any:
-    import yaml
+    import yaml  # yaml only for a cassette read or written: request_key needs none
 
     class Dumper(yaml.SafeDumper):
         pass
@@ -162,7 +162,7 @@ class Cassette:
     _written: tuple[int, int, int] | None = None
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        import yaml
+        import yaml  # see _dumper
 
         try:
             # Never a blocking open: a FIFO named as the cassette would hold the run (and a
@@ -246,7 +246,7 @@ class Cassette:
 
     def _text(self, entry: dict[str, Any], dumper: Any) -> str:
         """One entry as the whole file's dump holds it (an item of its ``entries`` list)."""
-        import yaml
+        import yaml  # see _dumper
 
         kept = self._texts.get(entry["key"])
         if kept is not None and kept[0] == entry:
@@ -299,7 +299,7 @@ class Cassette:
                 self.drift.append(Drift(hook.name, key, recorded["reply"], reply.text))
             return reply
         user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
-        from ..redaction import redact
+        from ..redaction import redact  # its patterns: only for an entry written
 
         # What is stored passes the redaction pass (the key stays computed from the real
         # request): a cassette is committed to a repository and read by people.
@@ -602,7 +602,7 @@ class ReferenceCassette(Cassette):
         else:
             made = self.answer(request, hook)
         user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
-        from ..redaction import redact
+        from ..redaction import redact  # its patterns: only for an entry written
 
         # Stored as a recording is: the prompt passes the redaction pass (the key is the real
         # request's), since a cassette is committed and read by people.
