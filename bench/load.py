@@ -82,8 +82,8 @@ if str(REPO) not in sys.path:
 
 from prompthooks.audit import store  # noqa: E402
 from prompthooks.audit.stats import percentile  # noqa: E402
-from prompthooks.model.cassette import Cassette, CassetteError  # noqa: E402
-from prompthooks.model.worker import model_environment, socket_path  # noqa: E402
+from prompthooks.model.chain import model_environment, socket_path  # noqa: E402
+from prompthooks.model.recording import Cassette, CassetteError  # noqa: E402
 from tests.fake_model import Answer, FakeModel, serve  # noqa: E402
 
 PY = sys.executable

@@ -31,7 +31,7 @@ from .hosts.protocol import Reply
 from .loading.sources import load_sources
 
 if TYPE_CHECKING:
-    from .model.chain import Models
+    from .model.chain import ModelChain
 
 # The run's whole budget per host (seconds), each host's own BUDGET (a few of its events have
 # less: ``hosts.budget``).
@@ -153,14 +153,14 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
              environ: Mapping[str, str] | None = None,
              managed_dir: discovery.Managed = discovery.MANAGED_DIR, started: float | None = None,
              cancel: threading.Event | None = None, count_stops: bool = True,
-             models: Models | None = None) -> Outcome:
+             models: ModelChain | None = None) -> Outcome:
     """Run every hook that applies to one event and merge their answers, within ``budget``
     seconds (default: the host's for that event, see ``hosts.budget``) of ``started`` (a
     ``time.monotonic()`` instant; default: now). Setting ``cancel`` makes the run answer at
     once: the hooks still running count as timed out. ``count_stops``: a stop's blocks count
     towards the session's cap (core.stop_cap); test suites, which replay events, leave it off.
     ``models`` is how prompt hooks reach their model (a cassette, a suite's model...; default:
-    the environment's, see :class:`prompthooks.model.chain.Models`).
+    the environment's, see :class:`prompthooks.model.chain.ModelChain`).
 
     Raises :class:`~prompthooks.errors.InputError` when the event cannot be read.
     """
@@ -187,7 +187,7 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
 
 
 def _decide(config: Config, event: Event, deadline: float, cancel: threading.Event | None,
-            count_stops: bool, environ: Mapping[str, str], models: Models | None) -> Decision:
+            count_stops: bool, environ: Mapping[str, str], models: ModelChain | None) -> Decision:
     """The merged decision; on a stop whose session's blocks reached the cap, without the
     project and user hooks, and with a line saying why."""
     from .core import stop_cap

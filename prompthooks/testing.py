@@ -19,8 +19,8 @@ from typing import Any
 from .api import Config, Outcome, config_from_data, dispatch, load_config
 from .core.merge import failure_line
 from .hosts import HOSTS, NAMES
-from .model.cassette import Cassette, Mode
-from .model.chain import Models
+from .model.chain import ModelChain
+from .model.recording import Cassette, Mode
 
 __all__ = ["as_config", "assert_decision", "assert_judged", "event", "run", "unjudged"]
 
@@ -57,7 +57,7 @@ def run(data: Mapping[str, Any] | bytes | str, *,
     if not isinstance(cassette, Cassette):
         cassette = Cassette(Path(cassette), mode) if cassette else None
 
-    models = Models(cassette=cassette, model=model, suite=True)
+    models = ModelChain(cassette=cassette, model=model, suite=True)
     return dispatch(data, host=host, config=loaded, budget=budget, count_stops=False,
                     models=models)
 

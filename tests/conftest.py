@@ -27,7 +27,6 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
     "model/test_direct_path.py": (
         "test_a_bare_openai_model_name_goes_to_openai_base_url",
         "test_an_openai_compatible_endpoint_is_called_directly_and_litellm_never_loads",
-        "test_one_process_keeps_one_connection_open_across_events",
         "test_prefixed_models_go_direct_with_the_prefix_dropped_and_their_own_key",
         "test_the_litellm_path_still_reaches_the_same_server",
     ),
@@ -83,7 +82,6 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "model/test_warm_start.py": (
         "test_a_session_start_starts_the_worker_for_a_later_prompt_event",
-        "test_no_worker_is_started_for_the_direct_path",
     ),
     "model/test_worker.py": (
         "test_a_bad_worker_idle_setting_does_not_break_run",

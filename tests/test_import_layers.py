@@ -43,14 +43,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("prompthooks.__main__", "prompthooks.dispatcher.client"),
 )
 
-# Upward imports the model package's restructuring removes (a template or a cassette read
-# with config's file reader, which config's readers import back). Each entry must still be
-# an import of the tree: once its import goes, the entry goes too.
-TEMPORARY: frozenset[tuple[str, str]] = frozenset({
-    ("prompthooks.config.handlers", "prompthooks.model.templates"),
-    ("prompthooks.config.pack_hooks", "prompthooks.model.templates"),
-})
-
 
 @dataclass(frozen=True)
 class Import:
@@ -122,8 +114,7 @@ def _upward(imports: list[Import]) -> list[str]:
     found: list[str] = []
     for each in imports:
         low, high = _layer(each.module), _layer(each.target)
-        if (low is not None and high is not None and high > low
-                and (each.module, each.target) not in TEMPORARY):
+        if low is not None and high is not None and high > low:
             found.append(f"{each.module}:{each.line} imports {each.target} "
                          f"(layer {LAYERS[high][0]} is above {LAYERS[low][0]})")
     return found
@@ -164,7 +155,7 @@ def _loops(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_the_imports_it_must() -> None:
     graph = _graph()
     assert "prompthooks.dispatcher.server" in graph["prompthooks.dispatcher.resident"]
-    assert "prompthooks.model.worker" in graph["prompthooks.dispatcher.resident"]
+    assert "prompthooks.model.chain" in graph["prompthooks.dispatcher.resident"]
     # inside a function
     assert "prompthooks.cli" in graph["prompthooks.dispatcher.client"]
     # under TYPE_CHECKING
@@ -191,10 +182,6 @@ def test_a_planted_upward_import_is_named_with_its_line() -> None:
     # The same import one layer up runs downward.
     assert _upward(_imports_of("prompthooks.loading.planted", source, modules)) == []
 
-
-def test_each_temporary_exception_is_still_an_import() -> None:
-    edges = {(each.module, each.target) for each in _imports()}
-    assert sorted(TEMPORARY - edges) == []
 
 
 def test_no_module_imports_itself_through_others() -> None:

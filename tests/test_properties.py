@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from prompthooks import cli
 from prompthooks.api import Config, config_from_data, dispatch, parse_event
+from prompthooks.config.templates import event_json, render
 from prompthooks.core.events import STOP_EVENTS, Event
 from prompthooks.core.hook import Hook, Source, Trigger
 from prompthooks.core.merge import Decision
@@ -29,10 +30,9 @@ from prompthooks.executors.replies import ReplyError, read_reply
 from prompthooks.hosts import HOSTS
 from prompthooks.hosts.claude import wire as claude
 from prompthooks.hosts.cursor import wire as cursor
-from prompthooks.model.chain import Models
-from prompthooks.model.templates import event_json, render
-from prompthooks.model.types import ModelReply, ModelRequest
-from prompthooks.model.verdicts import VerdictError, parse_verdict
+from prompthooks.model.chain import ModelChain
+from prompthooks.model.endpoint import ModelReply, ModelRequest
+from prompthooks.model.verdict import VerdictError, parse_verdict
 from prompthooks.transcripts.conversation import HEADING
 
 from .executors.test_injection import GUESSED, split_fence
@@ -254,7 +254,7 @@ class ScriptedModel:
 def scripted(reply: str) -> Iterator[ScriptedModel]:
     model = ScriptedModel(reply)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Models, "complete",
+        patch.setattr(ModelChain, "complete",
                       lambda self, request, deadline, hook, cap=None: model(request, deadline,
                                                                             hook))
         yield model

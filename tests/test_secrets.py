@@ -160,8 +160,8 @@ def test_redaction_hides_secret_named_variables_but_not_paths() -> None:
 
 
 def test_keys_are_redacted_from_model_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prompthooks.model.endpoint import Endpoint
     from prompthooks.model.failures import redact_error
-    from prompthooks.model.settings import Endpoint
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "provider-secret-123456")
     text = ("bad key provider-secret-123456 for https://user:pw1234@proxy.example/v1 "

@@ -13,9 +13,9 @@ import sys
 
 from prompthooks.commands import demo
 from prompthooks.core.hook import Hook
-from prompthooks.model.chain import Models
-from prompthooks.model.references import Reference, ReferenceCassette, verdict_text
-from prompthooks.model.types import ModelRequest
+from prompthooks.model.chain import ModelChain
+from prompthooks.model.endpoint import ModelRequest
+from prompthooks.model.recording import Reference, ReferenceCassette, verdict_text
 
 # A distinctive part of the event -> the verdict (events not listed: {"ok": true}).
 VERDICTS = {
@@ -41,7 +41,7 @@ def main() -> int:
     tape = folder / "demo.cassette.yaml"
     tape.unlink(missing_ok=True)
     writer = ReferenceCassette(tape, answer=answer)
-    demo._run(folder, Models(cassette=writer))
+    demo._run(folder, ModelChain(cassette=writer))
     print(f"{tape}: {sum(t.written for t in writer.take())} reference verdicts written",
           file=sys.stderr)
     return 0

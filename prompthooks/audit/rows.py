@@ -56,7 +56,7 @@ def now() -> str:
 def _model(result: HookResult) -> str | None:
     if result.model or not result.hook.judged:
         return result.model
-    from ..model.settings import endpoint_for
+    from ..model.endpoint import endpoint_for
 
     return endpoint_for(result.hook).model  # the model it would have asked
 
@@ -125,7 +125,7 @@ def _cost(result: HookResult) -> float | None:
     """The call's own cost, else (for a call the direct path made) litellm's table's price."""
     if result.cost is not None or result.replayed or result.cached or not result.model:
         return result.cost
-    from ..model.prices import price
+    from ..model.cost import price
 
     return price(result.model, result.input_tokens, result.output_tokens)
 

@@ -1,4 +1,4 @@
-"""``prompthooks aliases set|list|remove``: short names for models (model/aliases.py)."""
+"""``prompthooks aliases set|list|remove``: short names for models (model/endpoint.py)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import os
 import sys
 
 from ..errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PromptHooksError
-from ..model import aliases
+from ..model import endpoint
 
 
 def main(args: argparse.Namespace) -> int:
     environ = os.environ
     try:
-        found = aliases.read(environ)
+        found = endpoint.read_aliases(environ)
         if args.action == "list":
             if getattr(args, "json", False):
-                print(json.dumps({"file": str(aliases.path_of(environ)), "aliases": found}))
+                print(json.dumps({"file": str(endpoint.aliases_path(environ)), "aliases": found}))
             elif not found:
                 print("no aliases: add one with: prompthooks aliases set fast "
                       "openai/gpt-4.1-mini")
@@ -27,7 +27,7 @@ def main(args: argparse.Namespace) -> int:
                     print(f"{name:<{width}}  {model}")
             return EXIT_OK
         name = str(args.name or "")
-        if not aliases.NAME.match(name):
+        if not endpoint.ALIAS_NAME.match(name):
             raise PromptHooksError(f"aliases {args.action}: an alias is letters, digits, '.', "
                                    f"'_' and '-', not {args.name!r}", EXIT_USAGE)
         if args.action == "set":
@@ -39,7 +39,7 @@ def main(args: argparse.Namespace) -> int:
             if model == name:
                 raise PromptHooksError(f"aliases set: {name} cannot stand for itself",
                                        EXIT_USAGE)
-            path = aliases.write({**found, name: model}, environ)
+            path = endpoint.write_aliases({**found, name: model}, environ)
             print(f"{name} now stands for {model} (in {path})")
             return EXIT_OK
         if args.model is not None:
@@ -47,8 +47,8 @@ def main(args: argparse.Namespace) -> int:
         if found.pop(name, None) is None:
             print(f"prompthooks: no alias {name}", file=sys.stderr)
             return EXIT_ERROR
-        aliases.write(found, environ)
+        endpoint.write_aliases(found, environ)
         print(f"removed the alias {name}")
         return EXIT_OK
-    except aliases.AliasError as exc:
+    except endpoint.AliasError as exc:
         raise PromptHooksError(f"aliases {exc}") from None

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..api import dispatch, load_config
 from ..errors import EXIT_OK, PromptHooksError
-from ..model.cassette import Cassette
-from ..model.chain import Models
+from ..model.chain import ModelChain
+from ..model.recording import Cassette
 from .output import paint, verdict_style
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -46,10 +46,10 @@ def _wants(event: dict[str, object]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     folder = examples_dir()
-    return _run(folder, Models(cassette=Cassette(folder / "demo.cassette.yaml", "replay")))
+    return _run(folder, ModelChain(cassette=Cassette(folder / "demo.cassette.yaml", "replay")))
 
 
-def _run(folder: Path, models: Models) -> int:
+def _run(folder: Path, models: ModelChain) -> int:
     config = load_config([str(folder / "hooks.json"), str(folder / "cursor-hooks.json"),
                           str(folder / "cline-hooks")], keep_managed=False)
     if config.errors:

@@ -42,7 +42,7 @@ from ..devtools.evaluation import (
     table_rows,
 )
 from ..errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PromptHooksError
-from ..model.cassette import Cassette, sources_line
+from ..model.recording import Cassette, sources_line
 from . import output
 
 

@@ -195,8 +195,8 @@ def _model(report: Report, choice: model_choice.Choice | None, folder: Path, pro
         return {**facts, "judges": True, "tried": False}
     from ..api import load_config
     from ..devtools.doctor import probe
+    from ..model.endpoint import endpoint_for
     from ..model.failures import unjudged
-    from ..model.settings import endpoint_for
 
     hooks = [h for h in load_config([str(folder)], str(project), keep_managed=False,
                                      trusted_only=False).hooks if h.judged]

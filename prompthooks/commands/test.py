@@ -25,7 +25,7 @@ from typing import Any
 from ..api import Config
 from ..devtools.cases import case_files, run_file, verdict_change
 from ..errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PromptHooksError
-from ..model.cassette import Mode, sources_line
+from ..model.recording import Mode, sources_line
 from . import output
 
 LABEL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}
@@ -123,7 +123,7 @@ def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: 
 
 def library_suites() -> Path:
     """The shipped policies' case files: ``tests/`` beside the installed library."""
-    from ..model.templates import library_dir
+    from ..config.templates import library_dir
 
     folder = library_dir()
     suites = folder / "tests" if folder else None

@@ -17,7 +17,7 @@ from ..api import Config, config_from_data
 from ..config import pack_fetch, packs
 from ..devtools import cases
 from ..errors import PromptHooksError
-from ..model.cassette import Mode
+from ..model.recording import Mode
 from .test import run_suites
 
 

@@ -16,7 +16,7 @@ from ..errors import EXIT_ERROR, EXIT_OK
 from ..loading.checks import check_sources, unique
 from ..loading.ignored_files import unread_in_sources
 from ..loading.managed import compiled_notes
-from ..model.pinned import unpinned_warnings
+from ..model.chain import unpinned_warnings
 from . import output
 
 

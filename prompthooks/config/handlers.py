@@ -150,9 +150,8 @@ def file_settings(model: Any, path: Path, source: Source, loaded: Loaded,
 
 def check_prompt_file(name: str | None, config_dir: str, path: Path, where: str,
                        problems: list[ConfigError]) -> None:
-    # A command-only run loads no model module (and model/ is above config/: see the
-    # layer test's TEMPORARY).
-    from ..model.templates import TemplateError, resolve_prompt_file
+    # Only a template hook needs it (a command-only run never reads a template).
+    from .templates import TemplateError, resolve_prompt_file
 
     if name:
         try:

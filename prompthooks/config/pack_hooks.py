@@ -104,8 +104,7 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
                 if raw is None:
                     raw = packs.read(pack.root, policy.prompt_file)
                 text = raw.decode("utf-8-sig")
-                # model/ is above config/ (the layer test's TEMPORARY)
-                from ..model.templates import parse_front_matter
+                from .templates import parse_front_matter
 
                 _, body = parse_front_matter(text)
             except (PackError, UnicodeDecodeError) as exc:

@@ -26,9 +26,9 @@ from typing import Literal
 
 from ..core.hook import Hook
 from ..errors import PromptHooksError
-from ..model.chain import Models
-from ..model.references import Reference, ReferenceCassette, Touch, verdict_text
-from ..model.types import ModelRequest
+from ..model.chain import ModelChain
+from ..model.endpoint import ModelRequest
+from ..model.recording import Reference, ReferenceCassette, Touch, verdict_text
 from .cases import Case, cassette_path, config_for, read_case_file, run_case
 
 Status = Literal["written", "recorded", "skipped", "error"]
@@ -125,7 +125,7 @@ def write_file(path: Path, model: str | None = None,
     cassette = ReferenceCassette(cassette_path(path, spec),
                                  replace_references=replace_references)
     out = []
-    models = Models(cassette=cassette, model=model or spec.model, suite=True)
+    models = ModelChain(cassette=cassette, model=model or spec.model, suite=True)
     for case in spec.cases:
         if case.expect.error:
             out.append(CaseWrite(path, case.name, "skipped",

@@ -40,9 +40,9 @@ from ..api import Config, Outcome, config_from_data, dispatch, load_config
 from ..core.merge import failure_line
 from ..errors import ConfigError, PromptHooksError, excerpt
 from ..executors.agent import given_project
-from ..model.cassette import Cassette, Drift, Mode
-from ..model.chain import Models
-from ..model.verdicts import VerdictError, parse_verdict
+from ..model.chain import ModelChain
+from ..model.recording import Cassette, Drift, Mode
+from ..model.verdict import VerdictError, parse_verdict
 
 Expected = Literal["allow", "deny", "block", "ask"]
 Status = Literal["pass", "fail", "error"]
@@ -216,7 +216,7 @@ def judge(case: Case, outcome: Outcome) -> tuple[Status, str, str]:
 
 
 def run_case(path: Path, case: Case, config: Config, budget: float,
-             models: Models | None = None) -> CaseResult:
+             models: ModelChain | None = None) -> CaseResult:
     start = time.monotonic()
     try:
         with transcripts.given((path.parent / case.transcript).resolve() if case.transcript
@@ -243,7 +243,7 @@ def run_file(path: Path, mode: Mode = "replay", model: str | None = None,
         raise PromptHooksError(config.errors[0])
     run = FileRun()
     cassette = Cassette(cassette_path(path, spec), mode)
-    models = Models(cassette=cassette, model=model or spec.model, suite=True)
+    models = ModelChain(cassette=cassette, model=model or spec.model, suite=True)
     for case in spec.cases:
         run.results.append(run_case(path, case, config, spec.budget, models))
     run.drift = list(cassette.drift)

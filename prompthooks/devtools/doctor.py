@@ -35,9 +35,9 @@ from ..install import launcher
 from ..install.glue import choose, is_glue
 from ..loading.ignored_files import unread_in_sources
 from ..loading.managed import compiled_notes
-from ..model import worker
-from ..model.pinned import unpinned_warnings
-from ..model.settings import endpoint_for
+from ..model import chain
+from ..model.chain import unpinned_warnings
+from ..model.endpoint import endpoint_for
 from ..redaction import redact
 from ..setup.registry import HOSTS, location
 
@@ -134,12 +134,11 @@ def probe(hook: Hook) -> tuple[bool, str]:
     # The model call's modules (asyncio with them) only when a model is probed: install
     # imports this module for this function, and a doctor --offline calls none.
     from ..model import direct
-    from ..model.call import complete as through_litellm
-    from ..model.call import prepare
+    from ..model.chain import complete_pinned as pinned
     from ..model.chain import require_key
-    from ..model.pinned import complete as pinned
-    from ..model.route import direct_route
-    from ..model.types import ModelError, ModelRequest
+    from ..model.endpoint import ModelError, ModelRequest, direct_route
+    from ..model.litellm_client import complete as through_litellm
+    from ..model.litellm_client import prepare
 
     endpoint = endpoint_for(hook)
     # An agent hook's model must take tools: its probe offers them, so an endpoint that
@@ -196,9 +195,9 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
 
 
 def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
-    if not worker.enabled(environ):
+    if not chain.worker_enabled(environ):
         return check("warm worker", "skip", "off (PROMPTHOOKS_RESIDENT=0)")
-    path = worker.socket_path(environ)
+    path = chain.socket_path(environ)
     if not path.exists():
         return check("warm worker", "ok", f"not running; `prompthooks run` starts one on the "
                                           f"first prompt hook ({path})")

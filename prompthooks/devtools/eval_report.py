@@ -14,7 +14,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.cassette import sources_line
+from ..model.recording import sources_line
 from .evaluation import PolicyRun, Report
 
 

@@ -33,11 +33,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import transcripts
 from ..api import Config, dispatch
+from ..config.templates import library_dir
 from ..core.result import HookResult
 from ..errors import PromptHooksError
-from ..model.cassette import Cassette
-from ..model.chain import Models
-from ..model.templates import library_dir
+from ..model.chain import ModelChain
+from ..model.recording import Cassette
 from ..paths import read_state
 from .cases import CaseFile, config_for, read_cases_as
 
@@ -137,7 +137,7 @@ def _cost(model: str | None, tokens_in: int | None, tokens_out: int | None) -> f
     if not model or tokens_in is None or tokens_out is None:
         return None
     try:
-        from ..model.call import import_litellm
+        from ..model.litellm_client import import_litellm
 
         prompt, completion = import_litellm().cost_per_token(
             model=model, prompt_tokens=tokens_in, completion_tokens=tokens_out)
@@ -189,7 +189,7 @@ def evaluate(rows: Sequence[Row], config: Config, model: str | None = None,
     """Run every row (with every prompt hook forced to ``model`` if given, else on the model
     the config names: ``PROMPTHOOKS_MODEL`` is ignored; through ``cassette`` when given) and
     count."""
-    models = Models(cassette=cassette, model=model, suite=True)
+    models = ModelChain(cassette=cassette, model=model, suite=True)
     report = Report(model)
     lock = threading.Lock()
     done = 0

@@ -64,8 +64,8 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
 
 def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
             keys: list[str]) -> dict[str, Any]:
+    from ..config.templates import TemplateError
     from ..executors.prompt import prepare
-    from ..model.templates import TemplateError
 
     try:
         request, conversation = prepare(hook, event)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import PromptHooksError
-from ..model.cassette import Cassette
-from ..model.chain import Models
+from ..model.chain import ModelChain
+from ..model.recording import Cassette
 from .cases import Case, CaseFile, cassette_path, config_for, read_case_file, run_case
 from .pytest_stash import recorder_key
 
@@ -62,7 +62,7 @@ class PolicyCase(pytest.Item):
             spec, config, cassette = self.parent.prepare()
         except PromptHooksError as exc:
             raise CaseFailed(f"ERROR, not judged: {exc}") from None
-        models = Models(cassette=cassette, model=spec.model, suite=True)
+        models = ModelChain(cassette=cassette, model=spec.model, suite=True)
         said = len(cassette.unrecorded)  # the file's cases share one cassette
         result = run_case(self.path, self.case, config, spec.budget, models)
         if result.status == "error":

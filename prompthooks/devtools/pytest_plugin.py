@@ -13,7 +13,7 @@
 Paths are relative to the test file; the cassette defaults to
 ``cassettes/<module>/<test>.yaml`` beside it. ``--prompthooks-record-mode`` (or the ini's
 ``prompthooks_record_mode``) is one of none (the default: replay only), once, new_episodes,
-all, rewrite (see :mod:`prompthooks.model.record_modes`). The ini's ``prompthooks_cases``
+all, rewrite (see :mod:`prompthooks.devtools.pytest_stash`). The ini's ``prompthooks_cases``
 globs collect case files as tests, one per case.
 
 Only pytest is imported here: the plugin loads in every pytest run of every project that has
@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from ..model.record_modes import OPTION, RECORD_MODES, Recorder, RecordMode
-from .pytest_stash import recorder_key
+from .pytest_stash import OPTION, RECORD_MODES, Recorder, RecordMode, recorder_key
 
 if TYPE_CHECKING:
     from ..api import Outcome

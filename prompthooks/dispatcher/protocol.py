@@ -1,7 +1,7 @@
 """What the thin client and the resident process say to each other over the Unix socket.
 
 Standard library only, and no ``json``: the client encodes its request and reads the answer
-with byte operations. A model request from a prompt hook (:mod:`prompthooks.model.worker`) is
+with byte operations. A model request from a prompt hook (:mod:`prompthooks.model.chain`) is
 one JSON line and starts with ``{``; a run request starts with :data:`MAGIC`:
 
 - request: ``MAGIC``, an 8-byte length and the header (NUL-separated: version, working

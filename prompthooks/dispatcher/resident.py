@@ -1,10 +1,10 @@
 """The resident process's serving loop: ``prompthooks serve``, also called the warm worker.
 
-It listens on the socket the client side names (:mod:`prompthooks.model.worker`). A connection
+It listens on the socket the client side names (:mod:`prompthooks.model.chain`). A connection
 that starts with a run request (the thin ``prompthooks run`` client,
 :mod:`prompthooks.dispatcher.client`) is handed to a zygote forked before litellm was imported,
 which forks the whole run (:mod:`prompthooks.dispatcher.server`); one that starts with ``{`` is
-a model request, answered by :func:`prompthooks.model.worker.answer_request`.
+a model request, answered by :func:`answer_request`.
 
 A worker serves while it holds the socket's lock (handed over by the client that started it,
 or taken here), listens only once litellm is imported, and exits after an idle period. It
@@ -24,10 +24,16 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
-from ..address import LOCK_FD_VAR, SYSTEM_SOCKET, owned_closed_dir
-from ..model.worker import answer_request, lock_path, private_dir, socket_path
+from .._version import __version__
+from ..address import LOCK_FD_VAR, SYSTEM_SOCKET, model_environment, owned_closed_dir
+from ..model.chain import lock_path, private_dir, socket_path
+from ..model.endpoint import Endpoint, ModelError, ModelRequest, ModelTimeout
+from ..model.litellm_client import complete
+from ..model.verdict import VerdictError, parse_verdict
 from ..paths import open_state
 from .protocol import UNAVAILABLE
 from .run_process import SYSTEM
@@ -115,7 +121,7 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
     :mod:`prompthooks.dispatcher.server`): its socket is
     :data:`prompthooks.address.SYSTEM_SOCKET`, open to every user, it serves runs only (no model
     request: it never calls a model for anyone) and never exits for idleness."""
-    from ..model.call import prepare
+    from ..model.litellm_client import prepare
 
     env = dict(os.environ if environ is None else environ)
     os.environ.pop(LOCK_FD_VAR, None)
@@ -239,3 +245,30 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
 
 
 __all__ = ["IDLE_SECONDS", "serve"]
+
+
+def answer_request(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, Any]:
+    """The answer to a prompt hook's model request (one JSON line from
+    :func:`prompthooks.model.chain.remote_complete`): the call made here, with litellm
+    imported already, or ``unavailable`` for a client of another version or environment."""
+    if data.get("version") != __version__ or data.get("env") != model_environment(own_env):
+        return {"unavailable": True}
+    endpoint = Endpoint(data["model"], data.get("api_base"), data.get("api_key"))
+    request = ModelRequest(endpoint=endpoint, messages=tuple(data["messages"]),
+                           nonce=data.get("nonce", ""), temperature=data["temperature"],
+                           max_tokens=data["max_tokens"], json_mode=data["json_mode"],
+                           structured=bool(data.get("structured", True)),
+                           impossible=bool(data.get("impossible", False)))
+    try:
+        reply = complete(request, time.monotonic() + float(data["remaining"]) - 0.05)
+    except ModelTimeout as exc:
+        return {"error": str(exc), "timeout": True}
+    except ModelError as exc:
+        return {"error": str(exc)}
+    answer: dict[str, Any] = {"text": reply.text, "model": reply.model,
+                              "attempts": reply.attempts, "input_tokens": reply.input_tokens,
+                              "output_tokens": reply.output_tokens, "cost": reply.cost}
+    # Parsed here, where pydantic is loaded already; the client re-parses on a failure.
+    with contextlib.suppress(VerdictError):
+        answer["verdict"] = asdict(parse_verdict(reply.text))
+    return answer

@@ -38,11 +38,12 @@ def warm() -> None:
     from ..core import stop_cap  # noqa: F401
     from ..executors import agent, command, http, project_tools, prompt  # noqa: F401
     from ..loading import covered, ignored_files, loader, trust  # noqa: F401
-    from ..model import cassette, chain, direct, prices, verdict_models, worker  # noqa: F401
+    from ..model import chain, cost, direct, recording, verdict  # noqa: F401
     from ..runner import once  # noqa: F401
 
     direct.preload()  # a prompt hook's direct path: httpx and the TLS contexts, shared
-    prices.preload()  # the audit's price table (read after every prompt hook's reply)
+    verdict.reply_models()  # pydantic and the verdict's reply models
+    cost.preload()  # the audit's price table (read after every prompt hook's reply)
     http.preload()  # an http hook's TLS contexts
     for name in hosts.NAMES:  # every host's wire, and what reading a changed config takes
         for part in ("wire", "config"):

@@ -8,14 +8,14 @@ from ..core.executor import Executor, ExecutorFor
 from ..core.hook import Hook
 
 if TYPE_CHECKING:
-    from ..model.chain import Models
+    from ..model.chain import ModelChain
 
 
 class _RunExecutors:
     """The executors of one run, each made when the first hook of its kind runs (so a prompt
     or http hook's imports happen only then); what they must stop is this run's alone."""
 
-    def __init__(self, models: Models | None, deadline: float | None) -> None:
+    def __init__(self, models: ModelChain | None, deadline: float | None) -> None:
         self._made: dict[str, Executor] = {}
         self._models = models
         self._deadline = deadline
@@ -44,9 +44,9 @@ class _RunExecutors:
         return CommandExecutor()
 
 
-def for_run(models: Models | None = None, deadline: float | None = None) -> ExecutorFor:
+def for_run(models: ModelChain | None = None, deadline: float | None = None) -> ExecutorFor:
     """A fresh set of executors for one run that answers by ``deadline``; its prompt hooks
-    reach their model through ``models`` (default: ``Models()``)."""
+    reach their model through ``models`` (default: ``ModelChain()``)."""
     return _RunExecutors(models, deadline)
 
 

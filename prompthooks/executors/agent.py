@@ -17,14 +17,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..config.templates import TemplateError
 from ..core.events import Event
 from ..core.hook import DEFAULT_TURNS, Hook
 from ..core.result import HookResult, Status
-from ..model.chain import Models
+from ..model.chain import ModelChain
+from ..model.endpoint import ModelError, ModelReply, ModelRequest, ModelTimeout, ToolCall
 from ..model.failures import unjudged
-from ..model.templates import TemplateError
-from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout, ToolCall
-from ..model.verdicts import VerdictError, parse_verdict
+from ..model.verdict import VerdictError, parse_verdict
 from .evaluator import CANNOT_READ
 from .project_tools import TOOLS, ProjectTools, Refused, unusable_root
 from .prompt import PromptExecutor, prepare, verdict_result
@@ -63,7 +63,7 @@ def project_root(event: Event) -> str:
     return _given or event.project_dir
 
 
-def agent_request(hook: Hook, event: Event, models: Models | None = None) -> ModelRequest:
+def agent_request(hook: Hook, event: Event, models: ModelChain | None = None) -> ModelRequest:
     """An agent hook's first request: the prompt hook's, with the tools and how to use them
     (also what ``explain`` shows)."""
     base, _ = prepare(hook, event, models)
@@ -98,11 +98,11 @@ class AgentExecutor(PromptExecutor):
         return run(hook, event, deadline, self.models, self.cap)
 
 
-def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
+def run(hook: Hook, event: Event, deadline: float, models: ModelChain | None = None,
         cap: float | None = None) -> HookResult:
     """Evaluate one agent hook; never raises for the model's, the tools' or the template's
     faults."""
-    models = models or Models()
+    models = models or ModelChain()
     start = time.monotonic()
     calls: list[dict[str, Any]] = []
     request: ModelRequest | None = None
@@ -132,7 +132,7 @@ def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
 
 
 def _loop(hook: Hook, event: Event, request: ModelRequest, tools: ProjectTools,
-          deadline: float, models: Models, cap: float | None, calls: list[dict[str, Any]],
+          deadline: float, models: ModelChain, cap: float | None, calls: list[dict[str, Any]],
           start: float) -> HookResult:
     """The turns: ask, answer the tool calls, ask again, until a reply without tool calls
     (the verdict) or the turn limit (a hook error). Raises ModelError, VerdictError."""

@@ -39,8 +39,8 @@ from .replies import result_from_reply
 if TYPE_CHECKING:
     import httpx
 
-    from ..model.cassette import Cassette
-    from ..model.chain import Models
+    from ..model.chain import ModelChain
+    from ..model.recording import Cassette
 
 _CHUNK = 65536
 
@@ -165,7 +165,7 @@ class _Exchange:
         if self.cassette is None:
             answer = self._post(body, headers)
             return answer if isinstance(answer, HookResult) else self._judge(*answer)
-        from ..model.cassette import CassetteError
+        from ..model.recording import CassetteError
         from ..redaction import redact
 
         key = request_key(self.hook, body)
@@ -242,7 +242,7 @@ class HttpExecutor:
     # An exchange past its deadline is given up at once: nothing has to be stopped.
     stop_grace = 0.1
 
-    def __init__(self, models: Models | None = None) -> None:
+    def __init__(self, models: ModelChain | None = None) -> None:
         self._running: set[_Exchange] = set()
         self._lock = threading.Lock()
         self._models = models
@@ -252,9 +252,9 @@ class HttpExecutor:
         # user or an agent can write (as its prompt hooks' model calls).
         if hook.managed or (self._models is None and not os.environ.get("PROMPTHOOKS_CASSETTE")):
             return None  # no cassette in use: the model chain's modules are not needed
-        from ..model.chain import Models
+        from ..model.chain import ModelChain
 
-        return (self._models or Models()).cassette_in_use()
+        return (self._models or ModelChain()).cassette_in_use()
 
     def run(self, hook: Hook, event: Event, deadline: float) -> HookResult:
         """POST the event and read the reply; never raises for the hook's own faults."""

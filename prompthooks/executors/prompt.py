@@ -10,16 +10,7 @@ from __future__ import annotations
 import os
 import time
 
-from ..core.engine import STOP_MARGIN, hook_deadline
-from ..core.events import STOP_EVENTS, Event
-from ..core.hook import Hook
-from ..core.result import HookResult
-from ..model import verdict_cache
-from ..model.cassette import request_key
-from ..model.chain import Models
-from ..model.failures import unjudged
-from ..model.loop import SETTLE
-from ..model.templates import (
+from ..config.templates import (
     DEFAULT_MAX_EVENT_CHARS,
     TemplateError,
     event_json,
@@ -29,8 +20,20 @@ from ..model.templates import (
     render,
     resolve_prompt_file,
 )
-from ..model.types import ModelError, ModelReply, ModelRequest, ModelTimeout
-from ..model.verdicts import Verdict, VerdictError, parse_verdict
+from ..core.engine import STOP_MARGIN, hook_deadline
+from ..core.events import STOP_EVENTS, Event
+from ..core.hook import Hook
+from ..core.result import HookResult
+from ..model.chain import ModelChain
+from ..model.endpoint import ModelError, ModelReply, ModelRequest, ModelTimeout, Verdict
+from ..model.failures import SETTLE, unjudged
+from ..model.recording import request_key
+from ..model.verdict import (
+    VerdictError,
+    cache_verdict,
+    cached_verdict,
+    parse_verdict,
+)
 from ..transcripts.conversation import DEFAULT_ENTRIES, Conversation
 from .evaluator import system_message
 
@@ -51,13 +54,13 @@ def transcript_entries(hook: Hook, event: Event) -> int:
 
 
 def prepare(hook: Hook, event: Event,
-            models: Models | None = None) -> tuple[ModelRequest, Conversation | None]:
+            models: ModelChain | None = None) -> tuple[ModelRequest, Conversation | None]:
     """The exact request a prompt hook sends for an event, and the conversation read for it
     (None: the hook does not ask for one)."""
     settings = hook.prompt_settings
     budget = (hook.max_event_chars or (settings.max_event_chars if settings else None)
               or DEFAULT_MAX_EVENT_CHARS)
-    endpoint = (models or Models()).endpoint(hook)
+    endpoint = (models or ModelChain()).endpoint(hook)
     entries = transcript_entries(hook, event)
     conversation = None
     # The parsed event, dumped canonically: what the model is asked (and the cassette key, a
@@ -85,7 +88,7 @@ def prepare(hook: Hook, event: Event,
                         impossible=event.name in STOP_EVENTS), conversation
 
 
-def build_request(hook: Hook, event: Event, models: Models | None = None) -> ModelRequest:
+def build_request(hook: Hook, event: Event, models: ModelChain | None = None) -> ModelRequest:
     """The exact request a prompt hook sends for an event (also used by dry runs)."""
     return prepare(hook, event, models)[0]
 
@@ -135,11 +138,11 @@ def verdict_result(hook: Hook, event: Event, verdict: Verdict, duration: float,
                       replayed=reply.replayed if reply else False, cached=cached)
 
 
-def cache_ttl(hook: Hook, event: Event, models: Models | None = None) -> float | None:
+def cache_ttl(hook: Hook, event: Event, models: ModelChain | None = None) -> float | None:
     """The verdict cache's TTL for this hook and event: the handler's own, else the file's
     (never for stop events), and none while a cassette is in use or for a managed hook (the
     cache is a file the user, or an agent, can write)."""
-    if hook.managed or (models or Models()).cassette_in_use() is not None:
+    if hook.managed or (models or ModelChain()).cassette_in_use() is not None:
         return None
     if hook.cache_ttl:
         return hook.cache_ttl
@@ -159,8 +162,8 @@ class PromptExecutor:
 
     stop_grace = SETTLE
 
-    def __init__(self, models: Models | None = None, run_deadline: float | None = None) -> None:
-        self.models = models or Models()
+    def __init__(self, models: ModelChain | None = None, run_deadline: float | None = None) -> None:
+        self.models = models or ModelChain()
         self.cap = (None if run_deadline is None else
                     hook_deadline(run_deadline, time.monotonic(), SETTLE + STOP_MARGIN))
 
@@ -171,11 +174,11 @@ class PromptExecutor:
         pass
 
 
-def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
+def run(hook: Hook, event: Event, deadline: float, models: ModelChain | None = None,
         cap: float | None = None) -> HookResult:
     """Evaluate one prompt hook; never raises for the model's or the template's faults.
     ``cap``: how far start-up time may move ``deadline`` (see PromptExecutor)."""
-    models = models or Models()
+    models = models or ModelChain()
     start = time.monotonic()
     request: ModelRequest | None = None
     try:
@@ -183,13 +186,13 @@ def run(hook: Hook, event: Event, deadline: float, models: Models | None = None,
         _debug(hook, conversation)
         ttl = cache_ttl(hook, event, models)
         key = request_key(request) if ttl else ""
-        hit = verdict_cache.lookup(key, ttl, os.environ) if ttl else None
+        hit = cached_verdict(key, ttl, os.environ) if ttl else None
         if hit is not None:
             return verdict_result(hook, event, hit[0], time.monotonic() - start, cached=True)
         reply = models.complete(request, deadline, hook, cap)
         verdict = reply.verdict or parse_verdict(reply.text)
         if ttl:
-            verdict_cache.store(key, verdict, os.environ)
+            cache_verdict(key, verdict, os.environ)
     except ModelTimeout as exc:
         return HookResult(hook=hook, status="timeout", error=str(exc),
                           duration=time.monotonic() - start)

@@ -39,8 +39,7 @@ from ..core.hook import Hook, PromptSettings, Source, Trigger
 from ..core.matchers import Matcher
 from ..errors import ConfigError
 from ..hosts import FOLDER_DIALECT, HOSTS, file_dialect
-from ..model.reach import problem
-from ..model.settings import endpoint_for
+from ..model.endpoint import endpoint_for, problem
 from ..redaction import redact
 
 if TYPE_CHECKING:

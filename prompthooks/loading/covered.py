@@ -273,7 +273,7 @@ def _templates(config: Any, folder: Path, add: Any, missing: set[str],
     wanted = sorted(set(_strings(config, "prompt_file"))) if config is not None else []
     if not wanted:
         return {}
-    from ..model.templates import (  # only a config with templates: runs load no model module
+    from ..config.templates import (  # only a config with templates: runs load no model module
         TemplateError,
         library,
         resolve_prompt_file,

@@ -91,7 +91,7 @@ def _templates_found(data: Mapping[str, Any]) -> bool:
              if h.get("prompt_file") and h.get("prompt") is None]
     if not named:
         return True
-    from ..model.templates import TemplateError, resolve_prompt_file  # only for such hooks
+    from ..config.templates import TemplateError, resolve_prompt_file  # only for such hooks
 
     try:
         for name, config_dir in named:

@@ -158,7 +158,7 @@ def _with_covered(hook: Hook, state: TrustState) -> Hook:
         data = covered.templates.get((hook.config_dir or "", hook.prompt_file))
         if data is None:
             return hook
-        from ..model.templates import parse_front_matter  # only for a template hook
+        from ..config.templates import parse_front_matter  # only for a template hook
 
         try:
             _, body = parse_front_matter(data.decode("utf-8-sig"))
@@ -184,7 +184,7 @@ def _uncovered(loaded: Loaded, checked: Mapping[Source, TrustState]
         template = False
         if hook.judged and hook.prompt_file and hook.prompt is None:
             if shipped is None:
-                from ..model.templates import library  # only for a template hook
+                from ..config.templates import library  # only for a template hook
 
                 shipped = library()
             template = hook.prompt_file not in shipped

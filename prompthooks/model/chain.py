@@ -1,39 +1,69 @@
-"""The model-client chain: how the prompt hooks of one run reach a model, built in one place.
-
-A :class:`Models` is made by whoever starts the run (``prompthooks run``, ``test``, ``eval``,
-the pytest helpers, a library caller) and handed to ``dispatch``; nothing about it is global.
-
-- a managed hook: its own file's path, always in this process (model/pinned.py): the direct
-  client when it pins ``api_base``, else litellm;
-- otherwise (the verdict cache is looked up first, by the prompt executor): the cassette in
-  use (the one given, else ``PROMPTHOOKS_CASSETTE``), then for an OpenAI-compatible endpoint
-  the direct client in this process (route.py); for any other, the warm worker when one
-  answers (started on demand under ``prompthooks run``), else litellm in this process.
-
-Start-up is never charged to a hook's own timeout: the time spent importing the client
-(httpx, or litellm's seconds) or waiting for a warm worker to start is added to the hook's
-deadline, up to ``cap``, the run's limit (see docs/performance.md, "The run's budget"). A
-client that started a worker waits for it and never imports litellm itself.
-"""
+"""The model-client chain: how the prompt hooks of one run reach a model (:class:`ModelChain`,
+built in one place), how a managed hook's call keeps to the path its own file gives, and the
+warm path's client side, a call through the resident process that keeps litellm imported."""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
-from .settings import Endpoint, endpoint_for
-from .types import ModelError, ModelReply, ModelRequest
+from .._version import __version__
+from ..address import (
+    LOCK_FD_VAR,
+    MAX_SOCKET_PATH,
+    model_environment,
+    resident_enabled,
+    socket_name,
+)
+from ..address import private_dir as is_private
+from ..paths import open_state
+from . import failures
+from .endpoint import (
+    Endpoint,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    ModelTimeout,
+    Verdict,
+    direct_route,
+    endpoint_for,
+    pinned_route,
+)
 
 if TYPE_CHECKING:
     from ..core.hook import Hook
-    from .cassette import Cassette
+    from .recording import Cassette
 
+
+# --- The chain -----------------------------------------------------------------------------------
+# The model-client chain: how the prompt hooks of one run reach a model, built in one place.
+#
+# A :class:`ModelChain` is made by whoever starts the run (``prompthooks run``, ``test``, ``eval``,
+# the pytest helpers, a library caller) and handed to ``dispatch``; nothing about it is global.
+#
+# - a managed hook: its own file's path, always in this process (below): the direct
+#   client when it pins ``api_base``, else litellm;
+# - otherwise (the verdict cache is looked up first, by the prompt executor): the cassette in
+#   use (the one given, else ``PROMPTHOOKS_CASSETTE``), then for an OpenAI-compatible endpoint
+#   the direct client in this process (endpoint.py); for any other, the warm worker when one
+#   answers (started on demand under ``prompthooks run``), else litellm in this process.
+#
+# Start-up is never charged to a hook's own timeout: the time spent importing the client
+# (httpx, or litellm's seconds) or waiting for a warm worker to start is added to the hook's
+# deadline, up to ``cap``, the run's limit (see docs/performance.md, "The run's budget"). A
+# client that started a worker waits for it and never imports litellm itself.
 
 @dataclass(frozen=True)
-class Models:
+class ModelChain:
     """How a run's prompt hooks call their model.
 
     ``cassette``: the one to use (None: ``PROMPTHOOKS_CASSETTE``, when set). ``model``: every
@@ -60,7 +90,7 @@ class Models:
     def cassette_in_use(self) -> Cassette | None:
         if self.cassette is not None:
             return self.cassette
-        from .cassette import from_environment
+        from .recording import from_environment  # the cassette code: only when one is named
 
         return from_environment(self.env)
 
@@ -82,65 +112,53 @@ class Models:
         ``hooks`` would use it: a non-managed hook whose endpoint is on litellm's path. For a
         session's start, so that its first prompt event finds the worker ready. Whether one
         was started."""
-        from . import worker
-        from .route import direct_route
-
         env = self.env
-        if not (self.start_worker and worker.enabled(env)) or self.cassette_in_use():
+        if not (self.start_worker and worker_enabled(env)) or self.cassette_in_use():
             return False
         for hook in hooks:
             if (hook.kind == "prompt" and not hook.managed
                     and direct_route(self.endpoint(hook), env) is None):
-                return worker.start_in_background(env)
+                return start_in_background(env)
         return False
 
     def _pinned(self, request: ModelRequest, deadline: float, cap: float) -> ModelReply:
-        from . import pinned
-
         begun = time.monotonic()
         if request.endpoint.api_base:
-            from . import direct
-            from .route import pinned_route
+            from . import direct  # httpx: only for a call on the direct path
 
             direct.prepare(pinned_route(request.endpoint))
-        elif pinned.unpinned_problem(os.environ) is None:
-            from .call import prepare
+        elif unpinned_problem(os.environ) is None:
+            from .litellm_client import prepare  # litellm: only for a call on its path
 
             prepare(request, within=max(cap - time.monotonic(), 0.0))
-        return pinned.complete(request, _after_start_up(deadline, begun, cap))
+        return complete_pinned(request, _after_start_up(deadline, begun, cap))
 
     def ask(self, request: ModelRequest, deadline: float, cap: float) -> ModelReply:
         """The model itself (no cassette): direct, else the warm worker, else litellm."""
-        from .route import direct_route
-
         begun = time.monotonic()
         env = self.env
         require_key(request.endpoint, env)
         route = direct_route(request.endpoint, env)
         if route is not None:
-            from . import direct
+            from . import direct  # httpx: only for a call on the direct path
 
             direct.prepare(route)
             return direct.complete(request, _after_start_up(deadline, begun, cap), route, env)
-        from . import dead, worker
-
         endpoint = request.endpoint
-        name = dead.address(endpoint.api_base, endpoint.model)
+        name = failures.endpoint_name(endpoint.api_base, endpoint.model)
         # The warm worker's protocol carries no tools: a tool-calling request is made here.
-        if worker.enabled(env) and not request.tools:
-            from .failures import dead_message
-
-            seen = dead.recall(name, env)
+        if worker_enabled(env) and not request.tools:
+            seen = failures.recall_dead(name, env)
             if seen is not None:
-                raise ModelError(dead_message(seen, endpoint.model))
+                raise ModelError(failures.dead_message(seen, endpoint.model))
             try:
-                return worker.ask(request, deadline, cap, self.start_worker)
-            except worker.WorkerUnavailable:
+                return ask_worker(request, deadline, cap, self.start_worker)
+            except WorkerUnavailable:
                 pass
             except ModelError as exc:
                 _remember_dead(name, str(exc), env)
                 raise
-        from .call import complete, prepare
+        from .litellm_client import complete, prepare  # litellm: only for a call on its path
 
         prepare(request, within=max(cap - time.monotonic(), 0.0))
         return complete(request, _after_start_up(deadline, begun, cap), env)
@@ -149,12 +167,11 @@ class Models:
 def require_key(endpoint: Endpoint, env: Mapping[str, str]) -> None:
     """A hosted provider's call with no key anywhere is not made: it could only be refused,
     after importing its client, with a provider's page of error text. One line instead."""
-    from . import keys
-    from .failures import NO_KEY
+    from . import keys  # the key store: only for a call that is made
 
     name = keys.missing(endpoint.model, endpoint.api_base, endpoint.api_key, env)
     if name is not None:
-        raise ModelError(f"{NO_KEY}{name}: {keys.variable(name)} is not set and no key is "
+        raise ModelError(f"{failures.NO_KEY}{name}: {keys.variable(name)} is not set and no key is "
                          f"stored ({endpoint.model}; run: prompthooks keys set {name})")
 
 
@@ -166,11 +183,316 @@ def _after_start_up(deadline: float, begun: float, cap: float) -> float:
 def _remember_dead(name: str, error: str, env: Mapping[str, str]) -> None:
     """The warm worker's call found the endpoint dead: remembered here (the worker's own
     memory is not the client's)."""
-    from . import dead, failures
-
     for what in failures.DEAD:
         if error.startswith(what + " ("):
-            dead.remember(name, what, env)
+            failures.remember_dead(name, what, env)
 
 
-__all__ = ["Models", "require_key"]
+# --- A managed hook's call -----------------------------------------------------------------------
+# How a managed prompt hook calls its model: only where its own file says.
+#
+# With ``api_base`` pinned, through the direct client (direct.py), which reads nothing from the
+# environment. Without it the call goes through litellm, whose provider defaults and variables
+# decide the URL; that call is refused while the environment holds a variable that could send it
+# elsewhere (a proxy, a provider base URL), because an agent can set those: the hook fails with
+# a message saying to pin ``api_base`` in the managed file (a fail-closed hook then denies).
+
+# litellm's base-URL variables end like these (OPENAI_BASE_URL, ANTHROPIC_API_BASE,
+# AZURE_API_BASE, AWS_BEDROCK_RUNTIME_ENDPOINT...); any name holding PROXY is a proxy
+# (HTTPS_PROXY, all_proxy, USE_LITELLM_PROXY, LITELLM_PROXY_API_BASE).
+_SUFFIXES = ("_API_BASE", "_BASE_URL", "_API_BASE_URL", "_ENDPOINT", "_ENDPOINT_URL",
+             "_API_URL")
+_NOT_REDIRECTS = frozenset({"NO_PROXY"})
+
+
+def redirecting_variables(environ: Mapping[str, str]) -> list[str]:
+    """The set variables that could redirect a model call made through litellm."""
+    found = []
+    for name, value in environ.items():
+        upper = name.upper()
+        if not value or upper in _NOT_REDIRECTS:
+            continue
+        if "PROXY" in upper or upper.endswith(_SUFFIXES):
+            found.append(name)
+    return sorted(found)
+
+
+def unpinned_problem(environ: Mapping[str, str]) -> str | None:
+    """Why an unpinned managed hook may not be called now (None: it may)."""
+    names = redirecting_variables(environ)
+    if not names:
+        return None
+    shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+    return (f"the environment sets {shown}, which could redirect this managed prompt hook; "
+            "pin api_base in the managed file")
+
+
+def unpinned_warnings(hooks: Iterable[Hook]) -> list[str]:
+    """One line per managed file whose prompt hooks do not pin ``api_base`` (for validate and
+    doctor)."""
+    paths = sorted({h.source.path for h in hooks if h.managed and h.judged
+                    and not (h.prompt_settings and h.prompt_settings.api_base)})
+    return [f"{path}: a managed prompt hook without api_base goes through litellm, which "
+            "reads proxy and base-URL variables; it refuses to run while one is set: pin "
+            "api_base in the managed file" for path in paths]
+
+
+def complete_pinned(request: ModelRequest, deadline: float,
+                    environ: Mapping[str, str] | None = None) -> ModelReply:
+    """The managed hook's model call (always in this process: see model/recording.py)."""
+    if request.endpoint.api_base:
+        from .direct import complete as direct  # httpx: only for a call on the direct path
+
+        return direct(request, deadline)
+    problem = unpinned_problem(os.environ if environ is None else environ)
+    if problem:
+        raise ModelError(problem)
+    from .litellm_client import complete as through_litellm  # litellm: only on its path
+
+    return through_litellm(request, deadline)
+
+
+# --- The warm path -------------------------------------------------------------------------------
+# The warm path's client side: a prompt hook's model call through the resident process,
+# which keeps litellm imported and its connections open.
+#
+# The resident process (``prompthooks serve``, :mod:`prompthooks.dispatcher.resident`) listens
+# on a Unix socket in a user-only folder (0700; the socket 0600) under
+# ``$XDG_RUNTIME_DIR/prompthooks`` or ``~/.cache/prompthooks/run``. The socket's name carries
+# prompthooks' version and a hash of the environment that decides model calls
+# (``PROMPTHOOKS_*`` and provider variables such as ``OPENAI_API_KEY``), so an upgraded client
+# never talks to a stale worker and a worker always calls with the caller's settings. Each
+# request carries the model request, the caller's deadline, working directory and that
+# environment; the worker answers one JSON line
+# (:func:`prompthooks.dispatcher.resident.answer_request`).
+#
+# One worker per socket, however many clients start at once: a worker holds an exclusive lock
+# (``flock`` on ``<socket>.lock`` in the same private folder) for as long as it serves. A client
+# that finds no worker takes that lock and hands it to the worker it starts, so only one starts;
+# every other client, seeing the lock held, waits for that worker to listen instead of
+# importing litellm itself. A worker listens only once litellm is imported, so all of its
+# start-up is that wait, which is not charged to a hook's timeout, only to the run's budget.
+#
+# The worker is never required: when none can be had (the folder is not private, a worker cannot
+# be started, or the one started died), the call is made in process. ``PROMPTHOOKS_RESIDENT=0``
+# (or its older spellings ``PROMPTHOOKS_DISPATCH=0``, ``PROMPTHOOKS_WORKER=0``) turns the
+# resident process off.
+
+_RETRY_CONNECT = 0.05  # seconds between connects to a worker whose listen queue is full
+_POLL = 0.1  # seconds between looks at a worker that is starting
+_MAX_SOCKET_PATH = MAX_SOCKET_PATH
+
+
+def worker_enabled(environ: Mapping[str, str]) -> bool:
+    return resident_enabled(environ)
+
+
+def socket_path(environ: Mapping[str, str]) -> Path:
+    return Path(socket_name(environ))
+
+
+def lock_path(socket: Path) -> Path:
+    """The lock a worker holds while it serves on ``socket``."""
+    return socket.with_name(socket.name + ".lock")
+
+
+def private_dir(folder: Path) -> bool:
+    """The folder exists, is ours and is closed to everyone else."""
+    return is_private(str(folder))
+
+
+def _request_data(request: ModelRequest, remaining: float) -> dict[str, Any]:
+    return {
+        "version": __version__, "remaining": remaining, "cwd": os.getcwd(),
+        "env": model_environment(os.environ),
+        "model": request.endpoint.model, "api_base": request.endpoint.api_base,
+        "api_key": request.endpoint.api_key, "messages": [dict(m) for m in request.messages],
+        "nonce": request.nonce, "temperature": request.temperature,
+        "max_tokens": request.max_tokens, "json_mode": request.json_mode,
+        "structured": request.structured, "impossible": request.impossible,
+    }
+
+
+class WorkerUnavailable(Exception):
+    """No worker answered; the caller does the work itself."""
+
+
+class NotListening(WorkerUnavailable):
+    """Nothing listens on the socket path (yet): no socket, or a dead worker's."""
+
+
+def _connect(conn: socket.socket, path: Path, deadline: float) -> None:
+    """Connect to the worker. A full listen queue (a burst of events) fails a Unix socket's
+    connect at once with EAGAIN: that is a busy worker, tried again until the deadline."""
+    while True:
+        try:
+            conn.connect(str(path))
+            return
+        except BlockingIOError:
+            if time.monotonic() + _RETRY_CONNECT >= deadline:
+                raise TimeoutError from None
+            time.sleep(_RETRY_CONNECT)
+
+
+def _line(conn: socket.socket, give_up: float) -> bytes:
+    """The worker's one line, by ``give_up`` whatever comes: a socket's timeout starts again on
+    every read, so a peer that trickles bytes (anything running as the user can listen at the
+    socket's path) would hold a plain ``readline`` as long as it likes."""
+    data = bytearray()
+    while b"\n" not in data:
+        left = give_up - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        conn.settimeout(left)
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def remote_complete(request: ModelRequest, deadline: float,
+                    environ: Mapping[str, str] | None = None) -> ModelReply:
+    """Ask the worker; raises WorkerUnavailable when it cannot (then call in process)."""
+    env = os.environ if environ is None else environ
+    path = socket_path(env)
+    remaining = deadline - time.monotonic()
+    if remaining <= 0 or not private_dir(path.parent):
+        raise WorkerUnavailable
+    if not path.exists():
+        raise NotListening
+    # The worker answers by the deadline; a second more for its answer to come back.
+    give_up = deadline + 1.0
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(remaining + 1.0)
+            try:
+                _connect(conn, path, deadline)
+            except (FileNotFoundError, ConnectionRefusedError) as exc:
+                raise NotListening from exc
+            conn.sendall(json.dumps(_request_data(request, remaining)).encode() + b"\n")
+            answer = json.loads(_line(conn, give_up))
+    except TimeoutError:
+        # A worker is there but did not answer in time (a busy machine): another worker, or
+        # litellm imported here, would only add to the load that made it late.
+        raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model}, "
+                           "through the warm worker)") from None
+    except (OSError, ValueError) as exc:
+        raise WorkerUnavailable from exc
+    if answer.get("unavailable"):
+        raise WorkerUnavailable
+    if "error" in answer:
+        error = ModelTimeout if answer.get("timeout") else ModelError
+        raise error(str(answer["error"]))
+    verdict = answer.get("verdict")
+    return ModelReply(text=answer["text"], model=answer["model"], attempts=answer["attempts"],
+                      input_tokens=answer.get("input_tokens"),
+                      output_tokens=answer.get("output_tokens"), cost=answer.get("cost"),
+                      verdict=Verdict(**verdict) if isinstance(verdict, dict) else None)
+
+
+def _spawn(env: Mapping[str, str], lock_fd: int) -> None:
+    """Start a worker and hand it the lock this client holds (the worker's copy of the file
+    descriptor keeps the lock once this one is closed).
+
+    It runs this installation's code and nothing the project holds: this process runs in the
+    project, which the agent writes, and a plain ``-m`` puts the working folder first on the
+    import path (a ``prompthooks/`` written there would be the worker). ``-P`` leaves it off,
+    and the worker starts in ``/``, so that a relative or empty ``PYTHONPATH`` entry names
+    that folder, not the project, for as long as it serves; its runs enter their callers'
+    folders later with an import path made of absolute folders only. Not ``-I``: that would
+    leave out the user's site folder (``pip install --user``) and ``PYTHONPATH``, where an
+    installation may be."""
+    try:
+        subprocess.Popen([sys.executable, "-P", "-m", "prompthooks", "serve"], cwd="/",
+                         env={**env, LOCK_FD_VAR: str(lock_fd)}, pass_fds=(lock_fd,),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError as exc:
+        raise WorkerUnavailable from exc
+
+
+def _start_unless_running(path: Path, env: Mapping[str, str],
+                          may_start: bool = True) -> Literal["held", "started", "free"]:
+    """Whether a worker for ``path`` holds its lock (it serves, or is starting), or one was
+    started here (when ``may_start``: the lock is taken here and handed to it), or neither."""
+    try:
+        # open_state: a FIFO or link planted at the lock is refused, never followed
+        fd = open_state(lock_path(path), os.O_RDWR | os.O_CREAT)
+    except OSError as exc:
+        raise WorkerUnavailable from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "held"
+        except OSError as exc:
+            raise WorkerUnavailable from exc
+        if not may_start:
+            return "free"
+        _spawn(env, fd)
+        return "started"
+    finally:
+        os.close(fd)
+
+
+def _through_started_worker(request: ModelRequest, deadline: float, cap: float) -> ModelReply:
+    """The call through the one worker for this environment, started here if nobody runs or
+    starts it, waited for until ``cap`` (the run's limit: a worker's start-up is not the
+    hook's time, which counts from when the worker reads the request). Raises
+    WorkerUnavailable when no worker can be had (then the caller calls in process): a client
+    starts one only when it finds none running or starting, so a worker that dies at start is
+    not started again and again."""
+    env = dict(os.environ)
+    path = socket_path(env)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise WorkerUnavailable from exc
+    if not private_dir(path.parent) or len(os.fsencode(path)) >= _MAX_SOCKET_PATH:
+        raise WorkerUnavailable
+    begun = time.monotonic()
+    first = True
+    while True:
+        # Started here only at the first look: a worker that was there (or was started here)
+        # and is gone now died, or left; another would likely do the same, so call in process.
+        if _start_unless_running(path, env, may_start=first) == "free":
+            raise WorkerUnavailable
+        first = False
+        try:
+            waited = time.monotonic() - begun
+            return remote_complete(request, min(deadline + waited, cap), env)
+        except NotListening:
+            if time.monotonic() + _POLL >= cap:
+                raise ModelTimeout(f"the model did not answer in time ({request.endpoint.model},"
+                                   " waiting for the warm worker to start)") from None
+            time.sleep(_POLL)
+
+
+def start_in_background(environ: Mapping[str, str]) -> bool:
+    """Start the worker for ``environ`` unless one runs or is starting; never waits for it.
+    Whether one was started."""
+    env = dict(environ)
+    path = socket_path(env)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not private_dir(path.parent) or len(os.fsencode(path)) >= _MAX_SOCKET_PATH:
+            return False
+        return _start_unless_running(path, env) == "started"
+    except WorkerUnavailable:
+        return False
+    except OSError:
+        return False
+
+
+def ask_worker(request: ModelRequest, deadline: float, cap: float, start: bool) -> ModelReply:
+    """The call through the warm worker (the client side). ``deadline`` is the hook's own,
+    ``cap`` the run's limit, which bounds a worker's start-up; ``start``: start a missing
+    worker (one client only) and wait for it rather than import litellm in every process of
+    a burst of events. Raises WorkerUnavailable when no worker can be had."""
+    try:
+        return remote_complete(request, deadline)
+    except WorkerUnavailable:
+        if not start:
+            raise
+    return _through_started_worker(request, deadline, cap)

@@ -1,8 +1,8 @@
 """The direct path: an OpenAI chat-completions call without litellm.
 
-Used for every endpoint that speaks the OpenAI chat API (route.py decides which), and for
+Used for every endpoint that speaks the OpenAI chat API (endpoint.py decides which), and for
 managed hooks that pin ``api_base``. Every call goes out on httpx (its HTTP/1.1 framing is
-h11's), proxied or not, on the shared model loop (loop.py), one client per process and per
+h11's), proxied or not, on the shared model loop (failures.py), one client per process and per
 setting it reads (proxy variables, CA source). The retry rules and the error lines are the
 litellm path's (failures.py).
 
@@ -31,11 +31,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from . import dead, failures, loop, structured
+from . import failures, verdict
 from .cost import from_headers
-from .route import Direct, pinned_route
-from .settings import Endpoint
-from .types import ModelReply, ModelRequest, tool_calls_of
+from .endpoint import Direct, Endpoint, ModelReply, ModelRequest, pinned_route, tool_calls_of
 
 # (event loop, trust_env, proxy, TLS context, the proxy variables it read) -> the client made
 # for them.
@@ -80,11 +78,11 @@ def prepare(route: Direct | None = None) -> None:
     import tenacity  # noqa: F401
 
     _httpx()
-    if route is not None and _key(route, loop.shared()) not in _clients:
+    if route is not None and _key(route, failures.shared_loop()) not in _clients:
         async def make() -> None:
             _client(route)
 
-        loop.run(make(), 60.0)
+        failures.run_on_loop(make(), 60.0)
 
 
 def url(api_base: str) -> str:
@@ -100,7 +98,7 @@ def body(request: ModelRequest, route: Direct | None = None) -> dict[str, Any]:
     if not target.reasoning:
         data["temperature"] = request.temperature
     data["max_completion_tokens" if target.openai else "max_tokens"] = request.max_tokens
-    response_format = structured.response_format(request)
+    response_format = verdict.response_format(request)
     if response_format is not None:
         data["response_format"] = response_format
     if request.tools:
@@ -232,7 +230,7 @@ def warm(within: float = 5.0) -> bool:
         return _reply(json.loads(text), 1, from_headers(headers)).text == '{"ok": true}'
 
     try:
-        return loop.run(make(), within)
+        return failures.run_on_loop(make(), within)
     except Exception:
         return False
 
@@ -343,7 +341,7 @@ def complete(request: ModelRequest, deadline: float, route: Direct | None = None
     memory lives (None: not used, as for a managed hook)."""
 
     target = route or pinned_route(request.endpoint)
-    name = dead.address(target.base, request.endpoint.model)
+    name = failures.endpoint_name(target.base, request.endpoint.model)
     return failures.settled(name, request.endpoint, deadline, environ,
                             lambda attempts: _counted(request, deadline, target, attempts,
                                                       name, environ))
@@ -352,13 +350,13 @@ def complete(request: ModelRequest, deadline: float, route: Direct | None = None
 async def _counted(request: ModelRequest, deadline: float, route: Direct,
                    attempts: list[int], name: str,
                    environ: Mapping[str, str] | None) -> ModelReply:
-    """The call (with the verdict's schema where the endpoint takes it: structured.py), its
+    """The call (with the verdict's schema where the endpoint takes it: verdict.py), its
     failure described on the loop (where the exception is)."""
     try:
-        return await structured.asked(
+        return await verdict.asked(
             request, name, environ, lambda asked: _complete(asked, deadline, route, attempts),
             lambda exc: isinstance(exc, HTTPStatusError)
-            and structured.refused(exc.status_code, exc.body))
+            and verdict.refused(exc.status_code, exc.body))
     except Exception as exc:
         raise failures.Failed(describe(exc)) from None
 

@@ -1,29 +1,42 @@
-"""What went wrong with a model call, in one line, and whether another attempt may help.
-
-Both paths (direct.py and litellm's call.py) describe a failure here, so a 401 reads the same
-whichever client met it. The line names the fault in our words and adds the server's own
-message when it sent one (``error.message`` or ``detail`` of a JSON body), never a traceback
-or a whole HTML page. A refused connection and a name that does not resolve are not retried:
-nothing will be listening a few hundred milliseconds later, and every retry would spend the
-hook's deadline (dead.py remembers them for a while). A ``Retry-After`` is honoured: no retry
-starts that could not finish before the deadline.
-"""
+"""How a model call runs and fails: the shared event loop both paths (direct and litellm) run
+their calls on, the one deadline and the retries of a call, the one line a failure reads as
+(whichever client met it), and the endpoints remembered for a while as dead (nothing listening,
+a name that does not resolve) so that no run pays for them again."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
+import hashlib
 import json
+import os
 import re
+import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
+from .. import paths
 from ..errors import excerpt
-from . import dead
 
 if TYPE_CHECKING:
-    from .settings import Endpoint
-    from .types import ModelReply
+    from .endpoint import Endpoint, ModelReply
+
+
+# --- A failure in one line -----------------------------------------------------------------------
+# What went wrong with a model call, in one line, and whether another attempt may help.
+#
+# Both paths (direct.py and litellm_client.py) describe a failure here, so a 401 reads the same
+# whichever client met it. The line names the fault in our words and adds the server's own
+# message when it sent one (``error.message`` or ``detail`` of a JSON body), never a traceback
+# or a whole HTML page. A refused connection and a name that does not resolve are not retried:
+# nothing will be listening a few hundred milliseconds later, and every retry would spend the
+# hook's deadline (remembered for a while, below). A ``Retry-After`` is honoured: no retry
+# starts that could not finish before the deadline.
 
 # No retry starts with less time left than this: it could only time out, and the error would
 # then say "did not answer in time" instead of what every earlier attempt ran into.
@@ -33,7 +46,7 @@ TIMEOUT = "the model did not answer in time"
 REFUSED = "cannot connect to the model endpoint (connection refused)"
 UNRESOLVED = "cannot connect to the model endpoint (its host name does not resolve)"
 UNTRUSTED = "cannot connect to the model endpoint (its TLS certificate is not trusted)"
-DEAD = (REFUSED, UNRESOLVED)  # not retried, and remembered (dead.py)
+DEAD = (REFUSED, UNRESOLVED)  # not retried, and remembered (below)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +97,7 @@ def from_status(status: int, body: str, headers: Mapping[str, str] | None = None
     if status >= 500:
         # A 500 naming the request's response format is a refusal of the request
         # (llama-cpp-python's server validates so), not a failing server: the same request
-        # would fail the same way (structured.py asks again without the schema).
+        # would fail the same way (verdict.py asks again without the schema).
         refusal = "response_format" in body or "json_schema" in body
         return Failure(f"the model endpoint failed ({status})", not refusal, detail=detail,
                        retry_after=retry_after)
@@ -136,7 +149,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
         return max(float(value), 0.0)
     except ValueError:
         pass
-    import email.utils
+    import email.utils  # only for a Retry-After given as a date
 
     try:
         when = email.utils.parsedate_to_datetime(str(value)).timestamp()
@@ -169,7 +182,7 @@ def _json_message(text: str) -> str | None:
         data = json.loads(text)
     except ValueError:
         try:
-            import ast
+            import ast  # only for a body that is not JSON
 
             data = ast.literal_eval(text)  # litellm quotes a body as a Python dict
         except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -197,21 +210,22 @@ def message(failure: Failure, model: str, attempts: int, redact: Callable[[str],
 
 def redact_error(text: str, endpoint: Endpoint) -> str:
     """A model error's text, fit to show: the redaction pass, the key in use hidden too."""
-    from ..redaction import redact
+    from ..redaction import redact  # its patterns: only for an error shown
 
     return redact(text, extra=[endpoint.api_key])
 
 
 def dead_message(seen: tuple[str, float], model: str) -> str:
-    """The line for an endpoint dead.py remembers as unreachable: the call is not tried."""
+    """The line for an endpoint remembered as unreachable: the call is not tried."""
     why, age = seen
     return (f"{why} ({model}; seen {age:.0f} s ago, not tried again for "
-            f"{dead.DEAD_SECONDS:g} s)")
+            f"{DEAD_SECONDS:g} s)")
 
 
 def retrying(describe: Callable[[BaseException], Failure], deadline: float) -> Any:
     """tenacity's retry loop for one call: jittered backoff, never shorter than what the
     endpoint asked for, and no attempt started that could not finish before ``deadline``."""
+    # tenacity: only for a call made (a replay, a cached verdict and the audit need none)
     from tenacity import AsyncRetrying, RetryCallState, retry_if_exception
     from tenacity.wait import wait_random_exponential
 
@@ -229,10 +243,6 @@ def retrying(describe: Callable[[BaseException], Failure], deadline: float) -> A
                          wait=wait, stop=stop, reraise=True)
 
 
-__all__ = ["DEAD", "MIN_ATTEMPT", "NO_KEY", "REFUSED", "TIMEOUT", "UNKNOWN_MODEL", "UNRESOLVED",
-           "Failure",
-           "connection_failure", "dead_message", "from_status", "message", "parse_retry_after",
-           "redact_error", "retrying", "server_message", "set_up_fault", "unjudged"]
 
 
 NO_KEY = "no key for "
@@ -263,7 +273,7 @@ def unjudged(error: str, endpoint: Endpoint, managed: bool = False) -> str | Non
     (a timeout, a 500, a reply that is not a verdict). Read from the error's line, so an error
     that came back from the warm worker reads the same. A managed hook's set-up is its
     administrator's: the user's key store and variables do not reach it."""
-    from .keys import provider
+    from .keys import provider  # the audit reads this module's lines: the key store only here
 
     model = endpoint.model
     name = None if managed else provider(model, endpoint.api_base)
@@ -303,20 +313,18 @@ def settled(name: str, endpoint: Endpoint, deadline: float, environ: Mapping[str
     hooks) answers at once, no call starts past ``deadline``, and a failure (``Failed``)
     becomes one accurate line, remembering a dead endpoint; a success forgets it. ``call``
     counts its attempts in the list it is given."""
-    import concurrent.futures
-
-    from . import loop
-    from .types import ModelError, ModelTimeout
+    # Imported here: the audit reads this module's lines without loading the endpoint's
+    from .endpoint import ModelError, ModelTimeout
 
     if environ is not None:
-        seen = dead.recall(name, environ)
+        seen = recall_dead(name, environ)
         if seen is not None:
             raise ModelError(dead_message(seen, endpoint.model))
     if time.monotonic() >= deadline:  # not even an import: it could only be wasted
         raise ModelTimeout(f"{TIMEOUT} ({endpoint.model})")
     attempts = [0]
     try:
-        reply = loop.run(call(attempts), deadline - time.monotonic() + loop.SETTLE)
+        reply = run_on_loop(call(attempts), deadline - time.monotonic() + SETTLE)
     except concurrent.futures.TimeoutError:
         raise ModelTimeout(f"{TIMEOUT} ({endpoint.model})") from None
     except Failed as failed:
@@ -324,11 +332,108 @@ def settled(name: str, endpoint: Endpoint, deadline: float, environ: Mapping[str
         line = message(failure, endpoint.model, max(attempts[0], 1),
                        lambda t: redact_error(t, endpoint), deadline)
         if failure.dead and environ is not None:
-            dead.remember(name, failure.what, environ)
+            remember_dead(name, failure.what, environ)
         if failure.timeout:
             raise ModelTimeout(line) from None
         raise ModelError(line) from None
     if environ is not None:
-        dead.forget(name, environ)
+        forget_dead(name, environ)
     return reply
 
+
+# --- Dead endpoints ------------------------------------------------------------------------------
+# Endpoints that refused the connection or whose host name did not resolve, remembered for
+# :data:`DEAD_SECONDS`.
+#
+# A stopped Ollama or an offline laptop would otherwise cost every tool call a connection
+# attempt, or a DNS lookup that can take seconds. While an endpoint is remembered, a call to it
+# fails at once with the same message, and the hook's failure policy applies as for any model
+# error (a fail-closed hook still blocks). A success forgets it.
+#
+# One small file per endpoint, ``dead-<hash>.json`` in the user's runtime folder (see
+# ``paths.runtime_home``), named by a hash of the endpoint's address alone (a URL with its
+# credentials and query removed, or litellm's provider name); it holds the time it was seen dead
+# and the reason, never a key. A managed hook neither reads nor writes it: it is a file the user,
+# and so an agent, can write, and a managed hook must not be turned off by one.
+
+DEAD_SECONDS = 10.0
+_DEAD_LIMIT = 4096  # bytes: a record is a time and one line
+
+
+def endpoint_name(base: str | None, model: str) -> str:
+    """What names an endpoint: its URL's scheme, host, port and path, or for litellm's own
+    provider defaults the provider's name."""
+    if not base:
+        return "litellm:" + (model.split("/", 1)[0] if "/" in model else model)
+    parts = urlsplit(base)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path.rstrip('/')}"
+
+
+def _dead_file(name: str, environ: Mapping[str, str]) -> Path:
+    digest = hashlib.sha256(name.encode()).hexdigest()[:20]
+    return paths.runtime_home(environ) / f"dead-{digest}.json"
+
+
+def recall_dead(name: str, environ: Mapping[str, str]) -> tuple[str, float] | None:
+    """(the reason, seconds since) when ``name`` was seen dead within DEAD_SECONDS."""
+    try:
+        # read_state: a FIFO, link or huge file planted here is not a memory (BadStateFile
+        # is an OSError): the endpoint is tried, so nothing planted can hold the run
+        data = json.loads(paths.read_state(_dead_file(name, environ), _DEAD_LIMIT) or b"null")
+        age = time.time() - float(data["time"])
+        why = str(data["why"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (why, age) if 0 <= age < DEAD_SECONDS else None
+
+
+def remember_dead(name: str, why: str, environ: Mapping[str, str]) -> None:
+    path = _dead_file(name, environ)
+    with contextlib.suppress(OSError):  # a memory that cannot be written is not used
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        body = json.dumps({"time": time.time(), "why": why}).encode()
+        paths.atomic_write(path, body)
+
+
+def forget_dead(name: str, environ: Mapping[str, str]) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(_dead_file(name, environ))
+
+
+# --- The shared event loop -----------------------------------------------------------------------
+# One background event loop for every model call of the process.
+#
+# litellm caches its async HTTP clients; a client made on one event loop cannot be used on
+# another, so all prompt hooks (each running in its own engine thread) share this loop.
+
+T = TypeVar("T")
+SETTLE = 1.0  # seconds a caller waits past its deadline for a call on the loop to give up
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _get_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="prompthooks-model",
+                             daemon=True).start()
+        return _loop
+
+
+def shared_loop() -> asyncio.AbstractEventLoop:
+    """The shared loop (started if it is not running)."""
+    return _get_loop()
+
+
+def run_on_loop(coro: Coroutine[Any, Any, T], timeout: float) -> T:
+    """Run ``coro`` on the shared loop and wait at most ``timeout`` seconds for it."""
+    future = asyncio.run_coroutine_threadsafe(coro, _get_loop())
+    try:
+        return future.result(max(timeout, 0.0))
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise

@@ -25,8 +25,8 @@ from .fallback import guarded, guess, say
 if TYPE_CHECKING:
     from ..api import Outcome
     from ..core.hook import Hook
-    from ..model.cassette import Cassette
-    from ..model.chain import Models
+    from ..model.chain import ModelChain
+    from ..model.recording import Cassette
     from .job import Job
 
 
@@ -44,22 +44,22 @@ class Case:
     budget: float | None  # seconds from ``started`` to answer by (None: the host's default)
     debug: bool = False
     unreadable: str | None = None  # why the event could not be read from stdin, if it could not
-    models: Models | None = None  # how prompt hooks reach their model (None: see models_for)
+    models: ModelChain | None = None  # how prompt hooks reach their model (None: see models_for)
     cassette: Cassette | None = None  # --record/--replay's, for the models made by models_for
     # After the reply: start the resident process unless one runs (the process a host
     # started, so that the session's next events find it).
     start_resident: bool = False
 
-    def models_for(self, hooks: Sequence[Hook]) -> Models | None:
+    def models_for(self, hooks: Sequence[Hook]) -> ModelChain | None:
         """The model client for a run of ``hooks``: ``models`` if given, else one made only
         when a hook may reach a model or a cassette is named (a command-only event never
         loads the model modules)."""
         if self.models is not None or (self.cassette is None
                                        and all(hook.kind == "command" for hook in hooks)):
             return self.models
-        from ..model.chain import Models  # the model modules: only for a run that needs them
+        from ..model.chain import ModelChain  # the model modules: only for a run that needs them
 
-        return Models(cassette=self.cassette, start_worker=True)
+        return ModelChain(cassette=self.cassette, start_worker=True)
 
 
 def case_of(job: Job) -> Case:
@@ -70,7 +70,7 @@ def case_of(job: Job) -> Case:
 
     cassette = None
     if job.record or job.replay:
-        from ..model.cassette import ENV_MODEL_OPTION, Cassette
+        from ..model.recording import ENV_MODEL_OPTION, Cassette
 
         cassette = Cassette(Path(job.record or job.replay or ""),
                             "record" if job.record else "replay", model_option=ENV_MODEL_OPTION)
@@ -152,7 +152,7 @@ def _start_resident(managed: Sequence[Path]) -> None:
 
     if any(os.path.lexists(folder) for folder in managed) or not resident_enabled(os.environ):
         return
-    from ..model.worker import start_in_background
+    from ..model.chain import start_in_background
 
     with contextlib.suppress(Exception):  # nothing here may change the run's end
         start_in_background(os.environ)

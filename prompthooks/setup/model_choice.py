@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..model import keys
-from ..model.settings import DEFAULT_MODEL
+from ..model.endpoint import DEFAULT_MODEL
 
 LOOK_SECONDS = 1.5  # an Ollama or a proxy on this machine or network answers well within it
 OLLAMA = "127.0.0.1:11434"

@@ -16,9 +16,9 @@ import pytest
 from prompthooks.api import load_config
 from prompthooks.config import files
 from prompthooks.config.discovery import discover
+from prompthooks.config.templates import TemplateError, load_template_file
 from prompthooks.hosts.claude import config as claude_config_reader
 from prompthooks.loading import loader
-from prompthooks.model.templates import TemplateError, load_template_file
 
 from ..helpers import (
     approve,

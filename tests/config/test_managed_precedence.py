@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from prompthooks.api import dispatch
-from prompthooks.model import worker
-from prompthooks.model.cassette import Cassette
-from prompthooks.model.chain import Models
+from prompthooks.model import chain
+from prompthooks.model.chain import ModelChain
+from prompthooks.model.recording import Cassette
 
 from ..fake_model import FakeModel, serve, verdict
 from ..helpers import claude_bash, reply, run_in_process, write_json, write_script
@@ -104,7 +104,7 @@ def test_cassettes_and_replay_never_answer_for_a_managed_hook(
     etc = _managed(tmp_path, policy_server)
     tape = tmp_path / "ok.cassette.yaml"
     tape.write_text("# prompthooks cassette\nentries: []\n")
-    replay = Models(cassette=Cassette(tape, "replay"))  # a cassette with no answers at all
+    replay = ModelChain(cassette=Cassette(tape, "replay"))  # a cassette with no answers at all
     outcome = dispatch(claude_bash("rm -rf ~"), managed_dir=etc,
                        config_paths=[str(_project(tmp_path))], models=replay)
     assert outcome.decision.reason == "managed model says no"
@@ -140,7 +140,7 @@ def test_a_managed_prompt_hook_never_goes_through_the_worker(
     def impostor(*args: object, **kwargs: object) -> object:
         raise AssertionError("the worker socket was asked for a managed hook")
 
-    monkeypatch.setattr(worker, "remote_complete", impostor)
+    monkeypatch.setattr(chain, "remote_complete", impostor)
     etc = _managed(tmp_path, policy_server)
     outcome = dispatch(claude_bash("rm -rf ~"), managed_dir=etc,
                        config_paths=[str(_project(tmp_path))])

@@ -48,7 +48,7 @@ def _litellm_imported() -> None:
     # Imported here, outside the in-process runs: imported inside one, it is dropped with the
     # run's other new modules afterwards, and later runs in this process lose the plugins
     # installed by entry point.
-    from prompthooks.model.call import import_litellm
+    from prompthooks.model.litellm_client import import_litellm
 
     import_litellm()
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from prompthooks.api import Outcome, dispatch
-from prompthooks.model.cassette import Cassette
-from prompthooks.model.chain import Models
+from prompthooks.model.chain import ModelChain
+from prompthooks.model.recording import Cassette
 
 from ..fake_model import Answer, FakeModel, calls, error, verdict
 from ..helpers import approve, claude_event, cline_event, cursor_event, run_cli, write_json
@@ -33,7 +33,7 @@ def _config(folder: Path, event: str = "Stop", **handler: Any) -> Path:
 
 
 def _stop(project: Path, cfg: Path, budget: float = 60,
-          models: Models | None = None) -> Outcome:
+          models: ModelChain | None = None) -> Outcome:
     return dispatch(claude_event("Stop", str(project), stop_hook_active=False),
                     config_paths=[str(cfg)], budget=budget, models=models)
 
@@ -256,20 +256,20 @@ def test_record_then_replay_offline(project: Path, tmp_path: Path, model: FakeMo
     tape = tmp_path / "agent.cassette.yaml"
     model.script(calls(("read_file", {"path": ".pytest_cache/v/cache/lastfailed"})),
                  verdict(False, "test_login fails"))
-    recorded = _stop(project, _config(tmp_path), models=Models(Cassette(tape, "record")))
+    recorded = _stop(project, _config(tmp_path), models=ModelChain(Cassette(tape, "record")))
     assert recorded.decision.permission == "deny"
     text = tape.read_text()
     assert "tool_calls" in text and "tool_results" in text
     monkeypatch.setenv("PROMPTHOOKS_API_BASE", "http://127.0.0.1:9/v1")  # nothing there
     asked = len(model.requests)
-    replayed = _stop(project, _config(tmp_path), models=Models(Cassette(tape, "replay")))
+    replayed = _stop(project, _config(tmp_path), models=ModelChain(Cassette(tape, "replay")))
     assert len(model.requests) == asked
     assert replayed.decision.permission == "deny" and not replayed.problems
     assert replayed.decision.reason == "test_login fails"
     assert all(r.replayed for r in replayed.decision.results)
     # The project changed: the tool's result, so the key, differs: no stale verdict.
     (project / ".pytest_cache" / "v" / "cache" / "lastfailed").write_text("{}")
-    changed = _stop(project, _config(tmp_path), models=Models(Cassette(tape, "replay")))
+    changed = _stop(project, _config(tmp_path), models=ModelChain(Cassette(tape, "replay")))
     assert "no recorded reply" in " ".join(changed.problems)
 
 
@@ -434,7 +434,7 @@ def test_the_pytest_plugin_replays_the_shipped_agent_suite(
     folder and replays offline (no server: the model address goes nowhere)."""
     import shutil
 
-    from prompthooks.model.templates import library_dir
+    from prompthooks.config.templates import library_dir
 
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.setenv("PROMPTHOOKS_API_BASE", "http://127.0.0.1:9/v1")

@@ -23,11 +23,11 @@ import pytest
 import yaml
 
 from prompthooks.api import config_from_data, dispatch, parse_event
+from prompthooks.config.templates import render
 from prompthooks.core.events import Event
 from prompthooks.core.hook import Hook
 from prompthooks.executors.evaluator import system_message
 from prompthooks.executors.prompt import build_request, template_text
-from prompthooks.model.templates import render
 
 from ..fake_model import Answer, FakeModel, Recorded, serve
 from ..helpers import (

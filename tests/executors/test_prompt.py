@@ -31,7 +31,7 @@ POLICY = "Block shell commands that delete files outside the project."
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_imported() -> None:
     """Import litellm once up front, so deadline tests measure the server, not the import."""
-    from prompthooks.model.call import import_litellm
+    from prompthooks.model.litellm_client import import_litellm
 
     import_litellm()
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from prompthooks.model import dead, structured
+from prompthooks.model import failures
+from prompthooks.model import verdict as model_verdict
 
 from ..fake_model import FakeModel, verdict
 from ..helpers import claude_bash, claude_event, cline_event, reply, run_cli, write_json
@@ -80,7 +81,7 @@ def test_a_fifo_at_the_dead_endpoint_memory(tmp_path: Path, model: FakeModel,
                                            isolated_home: Path, managed: bool) -> None:
     model.script(verdict(False, MODEL_REASON))
     cfg = _config(tmp_path)
-    dead.remember(dead.address(model.url, "test-model"), "cannot connect (planted)",
+    failures.remember_dead(failures.endpoint_name(model.url, "test-model"), "cannot connect (planted)",
                   dict(os.environ))
     (record,) = isolated_home.rglob("dead-*.json")
     # Canary: the record at that path is read. A regular one planted for a live endpoint makes
@@ -99,8 +100,8 @@ def test_a_fifo_at_the_schema_refusal_memory(tmp_path: Path, model: FakeModel,
                                             isolated_home: Path, managed: bool) -> None:
     model.script(verdict(False, MODEL_REASON))
     cfg = _config(tmp_path)
-    structured.remember(dead.address(model.url, "test-model"), "test-model", dict(os.environ))
-    structured._refused.clear()  # this process's own memory: the run reads only the file
+    model_verdict.remember(failures.endpoint_name(model.url, "test-model"), "test-model", dict(os.environ))
+    model_verdict._refused.clear()  # this process's own memory: the run reads only the file
     (record,) = isolated_home.rglob("schema-*.json")
     # Canary: the record at that path is read: the request goes in JSON mode.
     proc, _ = _run(tmp_path, cfg, managed=False)
@@ -119,7 +120,7 @@ def test_a_fifo_at_the_dead_endpoint_memory_on_a_cline_event(
     its 30), held by the FIFO until then."""
     model.script(verdict(True))
     cfg = _config(tmp_path)
-    dead.remember(dead.address(model.url, "test-model"), "cannot connect (planted)",
+    failures.remember_dead(failures.endpoint_name(model.url, "test-model"), "cannot connect (planted)",
                   dict(os.environ))
     (record,) = isolated_home.rglob("dead-*.json")
     _fifo_in_place_of(record)
@@ -278,17 +279,17 @@ def test_a_link_or_fifo_at_the_resident_process_lock_is_refused(
     symlink, that open would create (or lock) a file elsewhere."""
     import fcntl
 
-    from prompthooks.model import worker
+    from prompthooks.model import chain
 
     folder = tmp_path / "run"
     folder.mkdir(mode=0o700)
     socket = folder / "worker.sock"
-    lock = worker.lock_path(socket)
+    lock = chain.lock_path(socket)
     # Canary: the lock at that path is the one looked at: held here, the worker is "held".
     holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(holder, fcntl.LOCK_EX)
-        assert worker._start_unless_running(socket, {}, may_start=False) == "held"
+        assert chain._start_unless_running(socket, {}, may_start=False) == "held"
     finally:
         os.close(holder)
     lock.unlink()
@@ -297,8 +298,8 @@ def test_a_link_or_fifo_at_the_resident_process_lock_is_refused(
         lock.symlink_to(elsewhere)
     else:
         os.mkfifo(lock)
-    with pytest.raises(worker.WorkerUnavailable):
-        worker._start_unless_running(socket, {}, may_start=False)
+    with pytest.raises(chain.WorkerUnavailable):
+        chain._start_unless_running(socket, {}, may_start=False)
     assert not elsewhere.exists()
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from prompthooks.api import Outcome, dispatch
 from prompthooks.errors import excerpt
-from prompthooks.model.verdicts import MAX_REPLY_CHARS
+from prompthooks.model.verdict import MAX_REPLY_CHARS
 
 from ..fake_model import Answer, FakeModel, error
 from ..helpers import (
@@ -38,10 +38,9 @@ from .rows import (
 def _litellm_warm() -> Iterator[None]:
     """Import litellm and make one call up front, so deadline rows measure the fault, not the
     first call's set-up (over a second on this machine)."""
-    from prompthooks.model.call import complete as call_model
-    from prompthooks.model.call import import_litellm
-    from prompthooks.model.settings import Endpoint
-    from prompthooks.model.types import ModelRequest
+    from prompthooks.model.endpoint import Endpoint, ModelRequest
+    from prompthooks.model.litellm_client import complete as call_model
+    from prompthooks.model.litellm_client import import_litellm
 
     from ..fake_model import serve
 

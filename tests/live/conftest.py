@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from prompthooks.model.verdicts import parse_verdict
+from prompthooks.model.verdict import parse_verdict
 
 from ..fake_model import run_server
 from ..helpers import claude_bash, claude_event, write_json

@@ -20,7 +20,7 @@ from ..helpers import REPO, claude_bash, claude_event, reply, run_cli, write_jso
 
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_imported() -> None:
-    from prompthooks.model.call import import_litellm
+    from prompthooks.model.litellm_client import import_litellm
 
     import_litellm()
 
@@ -118,10 +118,10 @@ def test_same_event_same_key_other_model_other_key(tmp_path: Path, model: FakeMo
     cfg, tape = _config(tmp_path), tmp_path / "keys.yaml"
     for _ in range(2):
         dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60)
-    from prompthooks.model.cassette import Cassette
-    from prompthooks.model.chain import Models
+    from prompthooks.model.chain import ModelChain
+    from prompthooks.model.recording import Cassette
 
-    models = Models(cassette=Cassette(tape, "auto"))
+    models = ModelChain(cassette=Cassette(tape, "auto"))
     dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60, models=models)
     dispatch(claude_bash("ls"), config_paths=[str(cfg)], budget=60, models=models)
     assert len(_entries(tape)) == 1  # the second call was a replay
@@ -326,3 +326,51 @@ def test_auto_mode_asks_past_an_unreadable_cassette_and_the_verdict_stands(
     (said,) = proc.stderr.splitlines()
     assert said == (f"prompthooks: hook 'inline prompt': the model's reply was not recorded "
                     f"(cassette {tape} is not a regular file (a folder)); its verdict stands")
+
+
+def _entry(i: int) -> dict[str, Any]:
+    return {"key": f"{i * 7919 % 1000:032x}", "hook": "h", "model": "test-model",
+            "prompt": f"line one\nüñí {i}: " + "word " * 40, "reply": '{"ok": true}',
+            "input_tokens": 10, "output_tokens": 3, "recorded": "2026-11-26T00:00:00Z"}
+
+
+def test_a_recording_write_dumps_its_own_entry_only(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from prompthooks.model.recording import HEADER, Cassette, _dumper
+
+    real_dump, real_load = yaml.dump, yaml.load
+    dumped: list[int] = []  # entries serialized, per yaml.dump call
+    loads: list[int] = []
+
+    def dump(data: Any, *args: Any, **kwargs: Any) -> Any:
+        dumped.append(len(data) if isinstance(data, list) else len(data["entries"]))
+        return real_dump(data, *args, **kwargs)
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        loads.append(1)
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(yaml, "dump", dump)
+    monkeypatch.setattr(yaml, "load", load)
+    tape = tmp_path / "tape.yaml"
+    cassette = Cassette(tape, "record")
+    cassette.write(_entry(0))
+    assert dumped == [1]  # the canary: the cassette's writes go through the counted dump
+    for i in range(1, 40):
+        cassette.write(_entry(i))
+    # The quadratic pattern dumps every entry on every write: 820 entries for 40 writes.
+    assert sum(dumped) == 40 and loads == []
+    # Another writer (another hook process) changes the file: it is read again, once, and
+    # nothing either wrote is lost; only the entries new to this writer are dumped (the other
+    # writer's and its own).
+    Cassette(tape, "record").write(_entry(40))
+    loads.clear()
+    dumped.clear()
+    cassette.write(_entry(41))
+    assert len(loads) == 1 and sum(dumped) == 2
+    monkeypatch.undo()
+    # The file is byte for byte what one dump of every entry, sorted by key, writes.
+    entries = sorted((_entry(i) for i in range(42)), key=lambda e: e["key"])
+    whole = yaml.dump({"version": 1, "entries": entries}, Dumper=_dumper(), sort_keys=False,
+                      allow_unicode=True, width=100)
+    assert tape.read_text(encoding="utf-8") == HEADER + whole

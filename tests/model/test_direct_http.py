@@ -19,9 +19,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.model import direct
-from prompthooks.model.route import Direct
-from prompthooks.model.settings import Endpoint
-from prompthooks.model.types import ModelError, ModelRequest, ModelTimeout
+from prompthooks.model.endpoint import Direct, Endpoint, ModelError, ModelRequest, ModelTimeout
 
 COMPLETION = json.dumps({"model": "m", "choices": [{"message": {
     "content": '{"ok": false, "reason": "raw says no"}'}}]}).encode()

@@ -15,9 +15,7 @@ import pytest
 from prompthooks import paths
 from prompthooks.api import dispatch
 from prompthooks.model.direct import body
-from prompthooks.model.route import OPENAI_BASE, Direct, direct_route
-from prompthooks.model.settings import Endpoint
-from prompthooks.model.types import ModelRequest
+from prompthooks.model.endpoint import OPENAI_BASE, Direct, Endpoint, ModelRequest, direct_route
 
 from ..fake_model import VERDICT_FORMAT, FakeModel, KeptAlive, serve_kept_alive, verdict
 from ..helpers import claude_bash, write_json

@@ -56,9 +56,9 @@ def test_the_kept_client_is_remade_when_the_proxy_variables_change(
 WARM = """
 import sys, time
 from prompthooks.model import direct
-from prompthooks.model.route import Direct
-from prompthooks.model.settings import Endpoint
-from prompthooks.model.types import ModelRequest
+from prompthooks.model.endpoint import Direct
+from prompthooks.model.endpoint import Endpoint
+from prompthooks.model.endpoint import ModelRequest
 
 print(direct.warm(within=60.0), len(direct._clients))  # a generous bound: a busy CI
 base = sys.argv[1]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.api import dispatch
-from prompthooks.model import dead
+from prompthooks.model import failures
 
 from ..fake_model import Answer, FakeModel, error, serve_with_headers, verdict
 from ..helpers import claude_bash, reply, run_cli, write_json
@@ -56,7 +56,7 @@ def test_a_refused_connection_is_tried_once_and_remembered(
     second = _error_of(tmp_path, timeout=20)
     assert second.startswith("cannot connect to the model endpoint (connection refused) "
                              "(test-model; seen ")
-    assert f"not tried again for {dead.DEAD_SECONDS:g} s" in second
+    assert f"not tried again for {failures.DEAD_SECONDS:g} s" in second
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -95,10 +95,10 @@ def test_the_memory_lasts_only_its_documented_time(
     import os
 
     env = dict(os.environ)
-    dead.remember("http://127.0.0.1:9/v1", "cannot connect", env)
-    assert dead.recall("http://127.0.0.1:9/v1", env) is not None
+    failures.remember_dead("http://127.0.0.1:9/v1", "cannot connect", env)
+    assert failures.recall_dead("http://127.0.0.1:9/v1", env) is not None
     monkeypatch.setattr(time, "time", lambda: 10**10)  # far past DEAD_SECONDS
-    assert dead.recall("http://127.0.0.1:9/v1", env) is None
+    assert failures.recall_dead("http://127.0.0.1:9/v1", env) is None
 
 
 @pytest.fixture
@@ -185,7 +185,7 @@ def test_a_planted_dead_endpoint_memory_cannot_open_a_gate(
     import os
 
     model.script(verdict(True))  # the model would have allowed it: the record must not
-    dead.remember(dead.address(model.url, "test-model"), "cannot connect (planted)",
+    failures.remember_dead(failures.endpoint_name(model.url, "test-model"), "cannot connect (planted)",
                   dict(os.environ))
     cfg = _config(tmp_path, failClosed=True, timeout=20)
     proc = run_cli(claude_bash("rm -rf /"), "--config", str(cfg), cwd=tmp_path)
@@ -200,7 +200,7 @@ def test_a_managed_hook_never_reads_the_dead_endpoint_memory(
     import os
 
     model.script(verdict(False, "managed model says no"))
-    dead.remember(dead.address(model.url, "policy-model"), "cannot connect (planted)",
+    failures.remember_dead(failures.endpoint_name(model.url, "policy-model"), "cannot connect (planted)",
                   dict(os.environ))
     etc = write_json(tmp_path / "etc" / "hooks.json", {
         "prompthooks": {"model": "policy-model", "api_base": model.url},

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from prompthooks.api import dispatch
-from prompthooks.model.pinned import redirecting_variables
+from prompthooks.model.chain import redirecting_variables
 
 from ..fake_model import VERDICT_FORMAT, Answer, FakeModel, error, serve, verdict
 from ..helpers import claude_bash, reply, run_cli, write_json
@@ -189,7 +189,7 @@ def test_doctor_says_to_pin_api_base_for_an_unpinned_managed_hook(tmp_path: Path
 
 def test_a_pinned_managed_hook_gets_no_such_warning(tmp_path: Path, policy: FakeModel) -> None:
     from prompthooks.api import load_config
-    from prompthooks.model.pinned import unpinned_warnings
+    from prompthooks.model.chain import unpinned_warnings
 
     pinned = load_config(project_dir=str(tmp_path),
                          managed_dir=_etc(tmp_path, {"api_base": policy.url}))

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.model.settings import DEFAULT_MODEL, endpoint_for
+from prompthooks.model.endpoint import DEFAULT_MODEL, endpoint_for
 
 from ..fake_model import FakeModel, serve, verdict
 from ..helpers import approve, claude_bash, cursor_config, reply, run_cli, write_json

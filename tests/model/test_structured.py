@@ -16,10 +16,9 @@ import pytest
 
 from prompthooks import paths
 from prompthooks.api import dispatch
-from prompthooks.model import structured
-from prompthooks.model.cassette import request_key
-from prompthooks.model.settings import Endpoint
-from prompthooks.model.types import ModelRequest
+from prompthooks.model import verdict as model_verdict
+from prompthooks.model.endpoint import Endpoint, ModelRequest
+from prompthooks.model.recording import request_key
 
 from ..fake_model import VERDICT_FORMAT, Answer, FakeModel, error, serve, verdict
 from ..helpers import REPO, claude_bash, claude_event, reply, run_cli, write_json
@@ -30,9 +29,9 @@ REFUSAL = "Invalid parameter: 'response_format' of type 'json_schema' is not sup
 @pytest.fixture(autouse=True)
 def _forgotten() -> Iterator[None]:
     """Each test starts with no refusal remembered in this process."""
-    structured._refused.clear()
+    model_verdict._refused.clear()
     yield
-    structured._refused.clear()
+    model_verdict._refused.clear()
 
 
 def _refusing(body: dict[str, Any]) -> Answer:
@@ -70,7 +69,7 @@ def test_a_verdict_request_carries_the_schema_and_a_stop_hook_s_has_impossible(
 @pytest.mark.parametrize(("max_tokens", "chars"), [(300, 400), (240, 400), (200, 320),
                                                    (60, 40), (40, 0), (20, 0)])
 def test_the_reason_is_bounded_within_the_token_cap(max_tokens: int, chars: int) -> None:
-    assert structured.reason_chars(max_tokens) == chars
+    assert model_verdict.reason_chars(max_tokens) == chars
 
 
 def test_a_refused_schema_is_asked_again_without_it_and_remembered_across_runs(
@@ -85,7 +84,7 @@ def test_a_refused_schema_is_asked_again_without_it_and_remembered_across_runs(
     second = dispatch(claude_bash("rm -rf ~"), config_paths=[str(cfg)], budget=60)
     assert second.decision.permission == "deny"
     assert _formats(model)[2:] == ["json_object"]  # this process remembers
-    structured._refused.clear()
+    model_verdict._refused.clear()
     proc = run_cli(claude_bash("rm -rf ~"), "--config", str(cfg), cwd=tmp_path)
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
     assert _formats(model)[3:] == ["json_object"]  # a new run reads the file
@@ -138,7 +137,7 @@ def test_a_server_refusing_the_schema_key_too_gets_plain_json_mode_remembered(
     sent = [r.body["response_format"] for r in model.requests]
     assert [f["type"] for f in sent] == ["json_schema", "json_object", "json_object"]
     assert "schema" in sent[1] and sent[2] == {"type": "json_object"}
-    structured._refused.clear()
+    model_verdict._refused.clear()
     proc = run_cli(claude_bash("rm -rf ~"), "--config", str(cfg), cwd=tmp_path)
     assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
     assert [r.body["response_format"] for r in model.requests][3:] == [{"type": "json_object"}]
@@ -236,9 +235,9 @@ def test_the_shipped_cassettes_still_replay(tmp_path: Path, model: FakeModel) ->
 
 
 def test_the_worker_request_carries_the_format() -> None:
-    from prompthooks.model import worker
+    from prompthooks.model import chain
 
     request = ModelRequest(Endpoint("m"), ({"role": "user", "content": "x"},),
                            structured=False, impossible=True)
-    data = json.loads(json.dumps(worker._request_data(request, 5.0)))
+    data = json.loads(json.dumps(chain._request_data(request, 5.0)))
     assert data["structured"] is False and data["impossible"] is True

@@ -16,7 +16,7 @@ from ..helpers import claude_bash, claude_event, run_cli, write_json
 
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_imported() -> None:
-    from prompthooks.model.call import import_litellm
+    from prompthooks.model.litellm_client import import_litellm
 
     import_litellm()
 

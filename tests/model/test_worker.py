@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 import prompthooks
-from prompthooks.model import worker
+from prompthooks.address import model_environment
+from prompthooks.dispatcher.resident import answer_request
+from prompthooks.model import chain
 
 from ..fake_model import FakeModel, verdict
 from ..helpers import (
@@ -64,7 +66,7 @@ def _workers() -> list[int]:
 
 def _lock_held(path: Path) -> bool:
     """Whether a worker holds the lock for the socket ``path``."""
-    lock = worker.lock_path(path)
+    lock = chain.lock_path(path)
     if not lock.exists():
         return False
     with open(lock, "a") as handle:
@@ -122,7 +124,7 @@ def _serve(env: dict[str, str], idle: float) -> subprocess.Popen[bytes]:
 def test_run_uses_a_running_worker_and_never_imports_litellm(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str]) -> None:
     server = _serve(warm_env, idle=60)
-    path = worker.socket_path(warm_env)
+    path = chain.socket_path(warm_env)
     try:
         assert _wait(path.exists)
         model.script(verdict(False, "served warm"))
@@ -139,7 +141,7 @@ def test_run_uses_a_running_worker_and_never_imports_litellm(
 
 def test_no_worker_means_one_is_started_and_this_call_goes_through_it(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str]) -> None:
-    path = worker.socket_path(warm_env)
+    path = chain.socket_path(warm_env)
     path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
     path.write_text("a stale file, not a socket")
     model.script(verdict(False, "done by the new worker"))
@@ -175,7 +177,7 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
     # A worker that never answers (on a machine too busy for it), its listen queue with room
     # or full: the hook times out. Starting another worker, or importing litellm here, would
     # only add to that load.
-    path = worker.socket_path(warm_env)
+    path = chain.socket_path(warm_env)
     path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as busy:
         busy.bind(str(path))
@@ -200,16 +202,16 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
 
 
 def test_worker_refuses_another_version_or_environment(warm_env: dict[str, str]) -> None:
-    base = {"env": worker.model_environment(warm_env), "version": "0.0.0"}
-    assert worker.answer_request(base, warm_env) == {"unavailable": True}
+    base = {"env": model_environment(warm_env), "version": "0.0.0"}
+    assert answer_request(base, warm_env) == {"unavailable": True}
     other = {"env": {"PROMPTHOOKS_MODEL": "other"}, "version": prompthooks.__version__}
-    assert worker.answer_request(other, warm_env) == {"unavailable": True}
+    assert answer_request(other, warm_env) == {"unavailable": True}
 
 
 def test_socket_name_follows_version_and_model_environment() -> None:
-    a = worker.socket_path({"PROMPTHOOKS_MODEL": "a", "HOME": "/h"})
-    b = worker.socket_path({"PROMPTHOOKS_MODEL": "b", "HOME": "/h"})
-    same = worker.socket_path({"PROMPTHOOKS_MODEL": "a", "HOME": "/h", "PWD": "/elsewhere"})
+    a = chain.socket_path({"PROMPTHOOKS_MODEL": "a", "HOME": "/h"})
+    b = chain.socket_path({"PROMPTHOOKS_MODEL": "b", "HOME": "/h"})
+    same = chain.socket_path({"PROMPTHOOKS_MODEL": "a", "HOME": "/h", "PWD": "/elsewhere"})
     assert a != b and a == same and prompthooks.__version__ in a.name
 
 
@@ -220,20 +222,20 @@ def test_idle_worker_exits(warm_env: dict[str, str]) -> None:
     finally:
         if server.poll() is None:
             server.kill()
-    assert not worker.socket_path(warm_env).exists()
+    assert not chain.socket_path(warm_env).exists()
 
 
 def test_an_open_folder_is_not_trusted(tmp_path: Path, warm_env: dict[str, str]) -> None:
     env = {**warm_env, "XDG_RUNTIME_DIR": str(tmp_path)}
-    folder = worker.socket_path(env).parent
+    folder = chain.socket_path(env).parent
     folder.mkdir(mode=0o755)
     folder.chmod(0o755)
-    assert not worker.private_dir(folder)
-    with pytest.raises(worker.WorkerUnavailable):
-        from prompthooks.model.call import ModelRequest
-        from prompthooks.model.settings import Endpoint
+    assert not chain.private_dir(folder)
+    with pytest.raises(chain.WorkerUnavailable):
+        from prompthooks.model.endpoint import Endpoint
+        from prompthooks.model.litellm_client import ModelRequest
 
-        worker.remote_complete(ModelRequest(Endpoint("m"), ()), time.monotonic() + 5, env)
+        chain.remote_complete(ModelRequest(Endpoint("m"), ()), time.monotonic() + 5, env)
 
 
 class _Watcher:
@@ -293,7 +295,7 @@ def test_clients_started_at_once_start_exactly_one_worker(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str], count: int) -> None:
     """A burst of cold runs: one of them starts the worker, the others wait for it; none
     imports litellm itself. Then the worker is killed and a second burst starts one again."""
-    path = worker.socket_path(warm_env)
+    path = chain.socket_path(warm_env)
     model.script(verdict(False, "one worker"))
     with _Watcher() as first:
         _all_denied_through_the_worker(_burst(tmp_path, count), "one worker")
@@ -314,7 +316,7 @@ def test_a_worker_whose_socket_is_gone_exits(tmp_path: Path, warm_env: dict[str,
     """A worker no client can reach any more (its socket path removed, or taken over by
     another socket) stops, lets the lock go, and leaves the new socket alone."""
     server = _serve(warm_env, idle=600)
-    path = worker.socket_path(warm_env)
+    path = chain.socket_path(warm_env)
     try:
         assert _wait(lambda: path.exists() and _lock_held(path))
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
@@ -335,7 +337,7 @@ def test_a_worker_whose_socket_is_gone_exits(tmp_path: Path, warm_env: dict[str,
 def test_a_second_serve_leaves_the_running_worker_alone(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str]) -> None:
     first = _serve(warm_env, idle=600)
-    path = worker.socket_path(warm_env)
+    path = chain.socket_path(warm_env)
     try:
         assert _wait(lambda: path.exists() and _lock_held(path))
         inode = path.stat().st_ino
@@ -360,7 +362,7 @@ def test_a_socket_path_too_long_for_unix_sockets_means_in_process(
     runtime = tmp_path / ("r" * 80)
     runtime.mkdir()
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    assert len(str(worker.socket_path(dict(os.environ)))) > 107
+    assert len(str(chain.socket_path(dict(os.environ)))) > 107
     model.script(verdict(False, "in process"))
     proc = _probe(tmp_path)
     assert '"permissionDecisionReason": "in process"' in proc.stdout, proc.stderr

@@ -56,7 +56,7 @@ def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md``: a prompt hook; its front matter may set ``name``, ``model``,
     ``timeout``, ``failClosed``, ``max_event_chars`` and ``transcript``, and ``type: agent``
     (with ``max_turns``) makes it an agent hook."""
-    from ...model.templates import parse_front_matter
+    from ...config.templates import parse_front_matter
 
     try:
         meta, body = parse_front_matter(files.read_text(path))

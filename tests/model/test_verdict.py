@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prompthooks.model.verdicts import VerdictError, parse_verdict
+from prompthooks.model.verdict import VerdictError, parse_verdict
 
 GOOD = [
     ('{"ok": true}', None, None),
@@ -59,6 +59,7 @@ CUT_REFUSALS = [
     ('{"ok": false, "reason": "It deletes the home dir', "It deletes the home dir... [cut off]"),
     ('```json\n{"ok": false, "reason": "It del\\u00', "It del... [cut off]"),
     ('{"ok": false, "reason": "line one\\nline t', "line one\nline t... [cut off]"),
+    ('{"ok": false, "reason": "a raw\nline bre', "a raw line bre... [cut off]"),
     ('{"ok": false, "reason": "It deletes ~", "impos', "It deletes ~"),
     ('{"ok": false', "[the model's reason was cut off]"),
     ('{"ok": false, "rea', "[the model's reason was cut off]"),
@@ -86,6 +87,7 @@ def test_a_cut_off_refusal_is_a_refusal(text: str, reason: str) -> None:
     '{"decision": "ask", "reason": "che',
     '{"ok": false, "decision": "approve", "reason": "x',  # disagrees with itself
     '{"ok": false, "ok": true, "reason": "x',
+    '{"decision": ["deny"], "reason": "x',
 ])
 def test_a_cut_off_reply_without_a_sure_refusal_is_an_error(text: str) -> None:
     with pytest.raises(VerdictError) as info:

@@ -1,4 +1,4 @@
-"""The model call through litellm (every provider the direct path of route.py does not
+"""The model call through litellm (every provider the direct path of endpoint.py does not
 take): ``acompletion`` under one deadline, retried by tenacity.
 
 litellm is imported here, on first use, and only when a prompt hook on its path runs;
@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from . import dead, failures, loop, structured
+from . import failures, verdict
+from .cost import from_litellm
+from .endpoint import ModelError, ModelReply, ModelRequest, ModelTimeout, tool_calls_of
 from .failures import MIN_ATTEMPT, Failure
-from .types import ModelError, ModelReply, ModelRequest, ModelTimeout, tool_calls_of
 
 __all__ = ["MIN_ATTEMPT", "ModelError", "ModelReply", "ModelRequest", "ModelTimeout",
            "complete", "describe", "import_litellm"]
@@ -73,7 +74,7 @@ def prepare(request: ModelRequest | None = None, within: float = 60.0) -> Any:
     else:
         kwargs = _kwargs(request, litellm)
     with contextlib.suppress(concurrent.futures.TimeoutError):
-        loop.run(_warm(litellm, kwargs), within)
+        failures.run_on_loop(_warm(litellm, kwargs), within)
         _warmed.add(provider)
     return litellm
 
@@ -162,7 +163,7 @@ def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
         except Exception:
             supported = []
         if "response_format" in supported:
-            kwargs["response_format"] = structured.response_format(request)
+            kwargs["response_format"] = verdict.response_format(request)
     if request.tools:
         kwargs["tools"] = [dict(t) for t in request.tools]
         # Ours are function tools, never MCP ones: litellm's check for its MCP gateway imports
@@ -174,7 +175,7 @@ def _kwargs(request: ModelRequest, litellm: Any) -> dict[str, Any]:
 def _takes_schema(request: ModelRequest, litellm: Any) -> bool:
     """Whether to send the verdict's schema through litellm: unless its model table says the
     model cannot take one (a model it does not know, as on a local server, is tried; a
-    refusal is remembered, see structured.py)."""
+    refusal is remembered, see verdict.py)."""
     provider = "openai" if _compatible(request, litellm) else None
     try:
         info = litellm.get_model_info(request.endpoint.model, custom_llm_provider=provider)
@@ -211,10 +212,10 @@ async def _described(request: ModelRequest, deadline: float, attempts: list[int]
 
     def refusal(exc: Exception) -> bool:
         status, text, _ = _status_body(exc)
-        return structured.refused(status, text)
+        return verdict.refused(status, text)
 
     try:
-        return await structured.asked(
+        return await verdict.asked(
             request, name, environ, lambda asked: _complete(asked, deadline, attempts),
             refusal)
     except Exception as exc:
@@ -225,8 +226,6 @@ def _cost(response: Any, litellm: Any) -> float | None:
     """What the call cost in US dollars, from litellm's local price map; when the model is
     not in it (a local server, a proxy alias), what a LiteLLM Proxy said in its cost header;
     else None."""
-    from .cost import from_litellm
-
     try:
         cost = litellm.completion_cost(completion_response=response)
     except Exception:
@@ -240,7 +239,7 @@ def complete(request: ModelRequest, deadline: float,
     ``environ`` is where the dead-endpoint memory lives (None: not used)."""
 
     endpoint = request.endpoint
-    name = dead.address(endpoint.api_base, endpoint.model)
+    name = failures.endpoint_name(endpoint.api_base, endpoint.model)
     return failures.settled(name, endpoint, deadline, environ,
                             lambda attempts: _described(request, deadline, attempts, name,
                                                         environ))

@@ -1,29 +1,18 @@
-"""Cassettes: model replies recorded at our own model-call boundary and replayed offline; an
-http hook's replies too (``recorded``/``keep``, keyed by the http executor).
-
-An entry is keyed by a hash of what decides the reply (model, messages, response format,
-temperature, max_tokens), with the per-call fence nonce replaced by a fixed token so the key is
-stable. Nothing volatile (endpoint, key, time) is part of it, and no header or key is ever
-written; the stored prompt and reply pass the redaction pass. The file is YAML, one entry per
-call, sorted by key, with the rendered prompt next to the reply for reviewers. Writes take an
-exclusive lock on the cassette's folder and replace the file atomically, so many hook processes
-can record into one cassette at once and nothing is left beside it; replaying writes nothing.
-
-An entry marked ``source: reference`` is a reference verdict, written from a test case's
-expectation rather than by a model (:mod:`.references` writes them); it replays like any other
-and is counted apart in :attr:`Cassette.sources`.
-
-Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
-key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
-new), ``rerecord`` (call the model, compare with the recording, write nothing).
-"""
+"""Recording: cassettes of model replies (and http hooks' replies) recorded at our own call
+boundary and replayed offline, what a replay miss says about the recordings near it, and
+reference verdicts (entries written from a test case's expectation, marked so that nobody takes
+one for a model's reply). The pytest helpers' record modes are the plugin's
+(:mod:`prompthooks.devtools.pytest_stash`)."""
 
 from __future__ import annotations
 
+import difflib
 import fcntl
+import functools
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -36,7 +25,27 @@ from .. import paths
 from ..config import files
 from ..core.hook import Hook
 from ..errors import excerpt
-from .types import ModelError, ModelReply, ModelRequest, ToolCall
+from .endpoint import ModelError, ModelReply, ModelRequest, ToolCall
+
+# --- Cassettes -----------------------------------------------------------------------------------
+# Cassettes: model replies recorded at our own model-call boundary and replayed offline; an
+# http hook's replies too (``recorded``/``keep``, keyed by the http executor).
+#
+# An entry is keyed by a hash of what decides the reply (model, messages, response format,
+# temperature, max_tokens), with the per-call fence nonce replaced by a fixed token so the key is
+# stable. Nothing volatile (endpoint, key, time) is part of it, and no header or key is ever
+# written; the stored prompt and reply pass the redaction pass. The file is YAML, one entry per
+# call, sorted by key, with the rendered prompt next to the reply for reviewers. Writes take an
+# exclusive lock on the cassette's folder and replace the file atomically, so many hook processes
+# can record into one cassette at once and nothing is left beside it; replaying writes nothing.
+#
+# An entry marked ``source: reference`` is a reference verdict, written from a test case's
+# expectation rather than by a model (:class:`ReferenceCassette` writes them); it replays like
+# any other and is counted apart in :attr:`Cassette.sources`.
+#
+# Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
+# key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
+# new), ``rerecord`` (call the model, compare with the recording, write nothing).
 
 Mode = Literal["replay", "record", "auto", "rerecord"]
 MODES: tuple[Mode, ...] = ("replay", "record", "auto", "rerecord")
@@ -103,7 +112,7 @@ def _calls(entry: Mapping[str, Any]) -> tuple[ToolCall, ...]:
 
 
 def _dumper() -> Any:
-    import yaml
+    import yaml  # yaml only for a cassette read or written: request_key needs none
 
     class Dumper(yaml.SafeDumper):
         pass
@@ -144,9 +153,16 @@ class Cassette:
     model_option: str = "--model {model}"
     _entries: dict[str, dict[str, Any]] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Each entry's YAML text beside the entry it was made from, and the file as this object
+    # last wrote it (inode, size, change time): a write dumps only the entries it has not
+    # dumped before and re-reads the file only when another writer changed it. Dumping and
+    # reading the whole file on every write made recording n replies cost n² entry dumps
+    # (PyYAML's dumper is pure Python): minutes for the shipped library.
+    _texts: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
+    _written: tuple[int, int, int] | None = None
 
     def _read(self) -> dict[str, dict[str, Any]]:
-        import yaml
+        import yaml  # see _dumper
 
         try:
             # Never a blocking open: a FIFO named as the cassette would hold the run (and a
@@ -202,21 +218,43 @@ class Cassette:
             os.close(fd)  # closing the descriptor releases the lock
 
     def write(self, entry: Mapping[str, Any]) -> None:
-        """Add or replace one entry: re-read under the lock, then replace the file atomically."""
-        import yaml
-
+        """Add or replace one entry: under the lock, with what other writers added, replace the
+        file atomically. The file is what one ``yaml.dump`` of every entry, sorted by key,
+        would write; only the new entry is dumped."""
         if self.path.suffix not in (".yaml", ".yml"):
             # A case file names its cassette: whoever wrote it must not get a recording (their
             # own prompt text included) written over a shell profile or another tool's file.
             raise CassetteError(f"cassette {self.path}: not written (a cassette is a .yaml or "
                                 ".yml file)")
         with self._lock, self._locked():
-            entries = self._read()
+            entries = self._current()
             entries[entry["key"]] = dict(entry)
-            body = yaml.dump({"version": 1, "entries": [entries[k] for k in sorted(entries)]},
-                             Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
-            paths.atomic_write(self.path, (HEADER + body).encode("utf-8"), durable=True)
+            dumper = _dumper()
+            body = "".join(self._text(entries[k], dumper) for k in sorted(entries))
+            data = (HEADER + "version: 1\nentries:\n" + body).encode("utf-8")
+            paths.atomic_write(self.path, data, durable=True)
             self._entries = entries
+            self._written = _signature(self.path)
+
+    def _current(self) -> dict[str, dict[str, Any]]:
+        """The entries on disk now (the lock held): this object's own when the file is still
+        the one it wrote last, else read again."""
+        if (self._entries is not None and self._written is not None
+                and _signature(self.path) == self._written):
+            return dict(self._entries)
+        return self._read()
+
+    def _text(self, entry: dict[str, Any], dumper: Any) -> str:
+        """One entry as the whole file's dump holds it (an item of its ``entries`` list)."""
+        import yaml  # see _dumper
+
+        kept = self._texts.get(entry["key"])
+        if kept is not None and kept[0] == entry:
+            return kept[1]
+        text: str = yaml.dump([entry], Dumper=dumper, sort_keys=False, allow_unicode=True,
+                              width=100)
+        self._texts[entry["key"]] = (entry, text)
+        return text
 
     def complete(self, request: ModelRequest, deadline: float, hook: Hook,
                  call_model: Callable[[ModelRequest, float], ModelReply]) -> ModelReply:
@@ -238,8 +276,6 @@ class Cassette:
                               output_tokens=recorded.get("output_tokens"), replayed=True,
                               tool_calls=_calls(recorded))
         if self.mode == "replay":
-            from .cassette_miss import nearby
-
             user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
             try:
                 near = nearby(self.entries(), _normalize(user, request.nonce), request,
@@ -263,7 +299,7 @@ class Cassette:
                 self.drift.append(Drift(hook.name, key, recorded["reply"], reply.text))
             return reply
         user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
-        from ..redaction import redact
+        from ..redaction import redact  # its patterns: only for an entry written
 
         # What is stored passes the redaction pass (the key stays computed from the real
         # request): a cassette is committed to a repository and read by people.
@@ -331,9 +367,7 @@ class Cassette:
     def _unrecorded(self, hook: Hook, exc: Exception) -> None:
         """One line on stderr for a reply that could not be recorded, kept in
         :attr:`unrecorded` too."""
-        import sys
-
-        from ..redaction import redact
+        from ..redaction import redact  # its patterns: only for a reply not recorded
 
         if isinstance(exc, CassetteError):
             why = str(exc)
@@ -349,6 +383,16 @@ class Cassette:
         with self._lock:
             self.unrecorded.append(line)
         print(redact(f"prompthooks: {line}"), file=sys.stderr, flush=True)
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """What tells one version of a cassette file from another: every write replaces the file
+    (a new inode), and its size and change time go with it."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_ctime_ns
 
 
 def is_reference(entry: Mapping[str, Any]) -> bool:
@@ -383,3 +427,206 @@ def from_environment(environ: Mapping[str, str]) -> Cassette | None:
         cassette = _from_env[(path, mode)] = Cassette(
             Path(path), mode, model_option=ENV_MODEL_OPTION)
     return cassette
+
+
+# --- A replay miss -------------------------------------------------------------------------------
+# What a replay miss says about the recordings near it, as vcrpy names the closest request.
+#
+# A bare key hash tells nobody why a recording was not found. The usual reasons: the same prompt
+# was recorded under another model (``prompthooks test`` runs on the model the config names,
+# never ``PROMPTHOOKS_MODEL``); the same prompt and model under another key (the system message
+# or a setting changed); or the prompt itself changed (a template or an event edited). So a miss
+# names the model to run on, or the closest recorded prompt and a short excerpt of each around
+# where they first differ. Everything shown passes the redaction pass first, whole, so that no
+# secret is cut in two and then missed.
+
+EXCERPT = 40  # characters shown on each side of the first difference
+# Prompts are compared on their first characters only: a miss must answer at once, however
+# many and however long the recordings.
+_COMPARED = 20_000
+_CANDIDATES = 50
+
+
+@functools.lru_cache(maxsize=1024)
+def _redacted(text: str, key: str | None) -> str:
+    """``text`` through the redaction pass, once per text: every miss of a suite compares
+    its prompt with the same recordings."""
+    from ..redaction import redact  # its patterns are compiled only when a replay misses
+
+    return redact(text, [key])
+
+
+def _shown(text: str) -> str:
+    """One line: newlines and tabs written as escapes."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace(
+        "\t", "\\t")
+
+
+def _excerpt(text: str, at: int) -> str:
+    start, end = max(at - EXCERPT, 0), at + EXCERPT
+    return (("..." if start else "") + _shown(text[start:end])
+            + ("..." if end < len(text) else ""))
+
+
+def _first_difference(a: str, b: str) -> int:
+    """The length of the common prefix (a binary search over slices compared in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def nearby(entries: Mapping[str, Mapping[str, Any]], prompt: str, request: ModelRequest,
+           model_option: str) -> str:
+    """What the cassette holds near ``request``, whose user prompt is ``prompt`` (as an entry
+    stores it, the fence nonce normalized), as a clause for the miss message.
+    ``model_option`` is how the tool in use picks a model, with ``{model}`` where the name
+    goes (``--model {model}``)."""
+    if not entries:
+        return "; the cassette has no recordings"
+    key = request.endpoint.api_key
+    prompt = _redacted(prompt, key)
+    model = request.endpoint.model
+    recorded = [(_redacted(str(e.get("prompt", "")), key), str(e.get("model", "")), e)
+                for e in entries.values()]
+    same = [(m, e) for p, m, e in recorded if p == prompt]
+    others = sorted({_redacted(m, key) for m, _ in same if m != model})
+    if others:
+        named = " or ".join(repr(m) for m in others)
+        return (f"; this prompt is recorded under model {named}, not {model!r}: run with "
+                f"{model_option.format(model=others[0])}")
+    if same:
+        return (f"; this prompt is recorded under {model!r} with another key: the system "
+                "message or the call's settings changed since (re-record it)")
+    # The closest: the longest common start (a template's text, then the event), and among
+    # those the most alike in characters, over a bounded number of candidates.
+    prefixes = [_first_difference(prompt, p) for p, _, _ in recorded]
+    longest = max(prefixes)
+    candidates = [r for r, n in zip(recorded, prefixes, strict=True) if n == longest][:_CANDIDATES]
+    head = prompt[:_COMPARED]
+    closest, closest_model, entry = max(candidates, key=lambda r: difflib.SequenceMatcher(
+        None, head, r[0][:_COMPARED], autojunk=False).quick_ratio())
+    at = longest
+    hook = f"hook {_redacted(str(entry['hook']), key)!r}, " if entry.get("hook") else ""
+    closest_model = _redacted(closest_model, key)
+    return (f"; the closest recording ({hook}model {closest_model!r}) first differs at "
+            f"character {at}: recorded '{_excerpt(closest, at)}', now '{_excerpt(prompt, at)}'")
+
+
+# --- Reference verdicts --------------------------------------------------------------------------
+# Reference verdicts: cassette entries written by people (from a case's expectation), not
+# replies of a model, and marked so that nobody mistakes one for the other.
+#
+# A reference entry is keyed exactly as the model call it stands for (:func:`request_key` of
+# the real request, built by the real prompt executor), so it replays wherever a recording does.
+# It carries ``source: reference`` and a ``note`` saying where the verdict came from, and no
+# token counts. :class:`ReferenceCassette` is the one way such an entry is written: it answers
+# each model call of a run from its ``answer`` function and never asks a model.
+
+SOURCE = "reference"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The verdict a reference entry holds and the note that says who wrote it and why."""
+
+    reply: str
+    note: str
+
+
+def verdict_text(permission: str | None, reason: str | None = None) -> str:
+    """A prompt hook's reply for ``permission``: ``None`` (no objection), ``deny`` or ``ask``."""
+    if permission is None:
+        return json.dumps({"ok": True})
+    if permission == "ask":
+        return json.dumps({"decision": "ask", "reason": reason or ""}, ensure_ascii=False)
+    return json.dumps({"ok": False, "reason": reason or ""}, ensure_ascii=False)
+
+
+Answer = Callable[[ModelRequest, Hook], Reference]
+
+
+@dataclass
+class Touch:
+    """What one model call of a reference run found or wrote."""
+
+    hook: Hook
+    key: str
+    written: bool  # False: an entry was already there and was replayed
+    source: str = SOURCE  # of the entry replayed: "reference" or "recording"
+
+
+@dataclass
+class ReferenceCassette(Cassette):
+    """A cassette that writes a reference entry for each model call it has no entry for.
+
+    An existing entry is replayed and never overwritten: a model recording never, an earlier
+    reference only when ``replace_references`` is set (to follow a case whose expectation
+    changed). Every call is noted in ``touched``, so a caller can tell per case what was
+    written and what was there already."""
+
+    answer: Answer | None = None
+    replace_references: bool = False
+    touched: list[Touch] = field(default_factory=list)
+    _touch_lock: threading.Lock = field(default_factory=threading.Lock)
+    _fresh: set[str] = field(default_factory=set)  # keys written by this run
+
+    def complete(self, request: ModelRequest, deadline: float, hook: Hook,
+                 call_model: Callable[[ModelRequest, float], ModelReply] | None = None
+                 ) -> ModelReply:
+        """The entry for ``request``, written from the case's expectation when there is none
+        (the model is never called)."""
+        key = request_key(request)
+        existing = self.entries().get(key)
+        reference = existing is not None and is_reference(existing)
+        # One run replaces only what was there before it: two cases with one event (and so
+        # one key) must not overwrite each other's reference.
+        replace = reference and self.replace_references and key not in self._fresh
+        if existing is not None and not replace:
+            self._note(Touch(hook, key, False, SOURCE if reference else "recording"))
+            return ModelReply(text=existing["reply"], model=str(existing.get("model", "")),
+                              replayed=True, tool_calls=_calls(existing))
+        if self.answer is None:
+            raise ValueError("a reference cassette needs an answer function")
+        calls: tuple[ToolCall, ...] = ()
+        if request.tools and not request.turns:
+            # An agent hook's reference looks at the project first (a listing of its files),
+            # so that a replay runs the tool loop over the case's folder; the verdict is the
+            # next turn's.
+            calls = (ToolCall("reference_0", "list_files", '{"pattern": "**"}'),)
+            made = Reference("", self.answer(request, hook).note)
+        else:
+            made = self.answer(request, hook)
+        user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
+        from ..redaction import redact  # its patterns: only for an entry written
+
+        # Stored as a recording is: the prompt passes the redaction pass (the key is the real
+        # request's), since a cassette is committed and read by people.
+        self.write({
+            "key": key, "hook": hook.name, "model": request.endpoint.model,
+            "prompt": redact(_normalize(user, request.nonce), []), "reply": made.reply,
+            "source": SOURCE, "note": made.note,
+            "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **tool_results(request),
+            **({"tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                               for c in calls]} if calls else {}),
+        })
+        with self._touch_lock:
+            self._fresh.add(key)
+        self._note(Touch(hook, key, True))
+        return ModelReply(text=made.reply, model=request.endpoint.model, replayed=True,
+                          tool_calls=calls)
+
+    def _note(self, touch: Touch) -> None:
+        with self._touch_lock:
+            self.touched.append(touch)
+
+    def take(self) -> list[Touch]:
+        """The calls noted since the last ``take`` (one case's, when cases run one by one)."""
+        with self._touch_lock:
+            out, self.touched = self.touched, []
+        return out

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from prompthooks.model.templates import (
+from prompthooks.config.templates import (
     event_json,
     fence,
     library,
