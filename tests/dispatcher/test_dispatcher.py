@@ -422,26 +422,31 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _is_model_process(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "prompthooks-mdl"
+    return False
+
+
 def _forked_ahead(serve: int) -> int:
-    """The spare, once it is waiting."""
+    """The spare, once it is waiting and the runs before it are over: the resident process's
+    one child besides its model process."""
     found: list[int] = []
 
     def waiting() -> bool:
-        for zygote in _children(serve):
-            for spare in _children(zygote):
-                found.append(spare)
-                return True
-        return False
+        children = _runs(serve)
+        found[:] = sorted(children)
+        return len(children) == 1
 
-    assert _wait(waiting, 30), "no spare waiting"
+    assert _wait(waiting, 30), f"no spare waiting alone: {found}"
     return found[0]
 
 
 def test_a_run_is_answered_when_its_process_forked_ahead_is_gone(
         tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
-    """The resident process forks each run's process before the run arrives (a spare child of
-    its zygote). Killed, as anything running as the user could kill it, the zygote forks on
-    the spot: the run is answered the same, by the resident process."""
+    """The resident process forks each run's process before the run arrives (a spare).
+    Killed, as anything running as the user could kill it, the next is forked: the run is
+    answered the same, by the resident process."""
     out = tmp_path / "who"
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
                         {"command": WHO.format(out=out)},
@@ -489,33 +494,40 @@ def _live_children(pid: int) -> set[int]:
     return found
 
 
+def _runs(serve: int) -> set[int]:
+    """The resident process's live children but its model process: spares and runs."""
+    return {pid for pid in _live_children(serve) if not _is_model_process(pid)}
+
+
 def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
         tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
-    """Forking a spare copies the zygote's page tables: done while a run is starting, it
-    takes a core from that run. The zygote forks the next spare once the run has ended, or
-    SPARE_AFTER after the run came. Seen from outside: while a run holds its hook, within
-    SPARE_AFTER of the run's start, the zygote has no child but the run's; once the run is
-    over, a spare waits again (and takes the next run)."""
-    from prompthooks.dispatcher.server import SPARE_AFTER
+    """Forking a spare copies the resident process's page tables: done while a run is
+    starting, it takes a core from that run. The resident process forks the next spare once
+    the run has ended, or SPARE_AFTER after the run came. Seen from outside: while a run holds
+    its hook, within SPARE_AFTER of the run's start, the resident process has no child but the
+    run's (and its model process); once the run is over, a spare waits again (and takes the
+    next run)."""
+    from prompthooks.dispatcher.resident import SPARE_AFTER
 
     held, go, ran = tmp_path / "held", tmp_path / "go", tmp_path / "ran"
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
         "command": f"echo $PPID > {ran}; touch {held}; while [ ! -e {go} ]; do sleep 0.01; "
                    "done; cat > /dev/null"})
-    spare = _forked_ahead(dispatcher.pid)
-    zygote = _parent(spare)
+    serve = dispatcher.pid
+    spare = _forked_ahead(serve)
+    assert _parent(spare) == serve
 
     taken: set[int] = set()  # the children given a run so far: one may still write its audit
 
     def one_spare_waiting() -> bool:  # and the runs before it are over
-        children = _live_children(zygote)
+        children = _runs(serve)
         return len(children) == 1 and not children & taken
 
     event = write_json(tmp_path / "event.json", claude_bash("ls"))
     observed = 0
     for _ in range(10):
         assert _wait(one_spare_waiting, 30), "no spare waiting"
-        (spare,) = _live_children(zygote)
+        (spare,) = _runs(serve)
         taken.add(spare)
         held.unlink(missing_ok=True)
         go.unlink(missing_ok=True)
@@ -528,7 +540,7 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
             while not held.exists() and time.monotonic() < end:  # seen within a millisecond
                 time.sleep(0.001)
             assert held.exists(), "the hook did not start"
-            children = _live_children(zygote)
+            children = _runs(serve)
             assert int(ran.read_text()) == spare  # the run went to the spare
             if time.monotonic() - start < SPARE_AFTER:  # else the machine was too slow to tell
                 observed += 1
@@ -552,24 +564,25 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def test_the_zygote_idles_between_runs_that_outlast_spare_after(
+def test_the_resident_process_idles_between_runs_that_outlast_spare_after(
         tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
     """A run longer than SPARE_AFTER gets the next spare forked while it goes on; when it
-    ends, the zygote has its spare and waits for the next run without using the CPU."""
-    from prompthooks.dispatcher.server import SPARE_AFTER
+    ends, the resident process has its spare and waits for the next run without using the
+    CPU."""
+    from prompthooks.dispatcher.resident import SPARE_AFTER
 
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
         "command": f"sleep {SPARE_AFTER * 5}; cat > /dev/null"})
-    spare = _forked_ahead(dispatcher.pid)
-    zygote = _parent(spare)
+    serve = dispatcher.pid
+    _forked_ahead(serve)
     for _ in range(2):
         proc = _run(claude_bash("ls"), "--config", str(cfg))
         assert proc.returncode == 0 and proc.stdout == "", proc.stderr
-    assert _wait(lambda: len(_live_children(zygote)) == 1, 30), "the runs did not end"
-    before = _cpu_ticks(zygote)
+    _forked_ahead(serve)  # the runs are over
+    before = _cpu_ticks(serve)
     time.sleep(2.0)
-    used = _cpu_ticks(zygote) - before
-    assert used < 0.25 * os.sysconf("SC_CLK_TCK"), f"the zygote used {used} ticks idle"
+    used = _cpu_ticks(serve) - before
+    assert used < 0.25 * os.sysconf("SC_CLK_TCK"), f"the resident process used {used} ticks idle"
 
 
 def test_a_run_is_taken_only_with_the_resident_processs_model_environment() -> None:

@@ -57,7 +57,8 @@ def _workers() -> list[int]:
                 found.append((int(entry.name), parent))
         except OSError:
             continue  # gone meanwhile, or not ours
-    # A worker's zygote and the runs it forks carry the worker's command line: not workers.
+    # A worker's model process and the runs it forks carry the worker's command line: not
+    # workers.
     pids = {pid for pid, _ in found}
     return sorted(pid for pid, parent in found if parent not in pids)
 
@@ -174,10 +175,11 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str], queue: str) -> None:
     # A worker that never answers (on a machine too busy for it), its listen queue with room
     # or full: the hook times out. Starting another worker, or importing litellm here, would
-    # only add to that load.
+    # only add to that load. It is at the model process's socket, where model requests go.
     path = worker.socket_path(warm_env)
     path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as busy:
+        path = worker.model_path(path)
         busy.bind(str(path))
         busy.listen(8)
         waiting = _fill_queue(path) if queue == "full" else []
@@ -195,7 +197,8 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
         f"prompthooks: hook 'inline prompt' ({cfg}: hooks.PreToolUse[0].hooks[0]): the model "
         "did not answer in time (test-model, through the warm worker)",
         "HEAVY="]  # litellm was not imported here
-    assert _workers() == [] and not _lock_held(path)  # and no other worker was started
+    # and no other worker was started
+    assert _workers() == [] and not _lock_held(worker.socket_path(warm_env))
     assert model.requests == []
 
 
@@ -301,7 +304,7 @@ def test_clients_started_at_once_start_exactly_one_worker(
     assert _lock_held(path) and len(model.requests) == count
     (old,) = first.seen
     os.kill(old, signal.SIGKILL)  # its socket stays behind, with nobody listening
-    assert _wait(lambda: _workers() == [])  # its zygote, orphaned, leaves too
+    assert _wait(lambda: _workers() == [])  # its model process, orphaned, leaves too
     assert path.exists()
     with _Watcher() as second:
         _all_denied_through_the_worker(_burst(tmp_path, count), "one worker")
