@@ -2,6 +2,7 @@
 
 ``client`` is the console script's entry point and imports the standard library only;
 ``address`` names the per-user socket; ``protocol`` frames what goes over it; ``resident`` is
-the resident process's serving loop (``prompthooks serve``) and ``server`` its run side
-(:mod:`prompthooks.model.worker` is its model side).
+the resident process (``prompthooks serve``: the lock, the socket, the run processes forked
+ahead, the model process) and ``run_process`` a handed-over run's own process
+(:mod:`prompthooks.model.worker` is the model side).
 """

@@ -191,11 +191,11 @@ def _serve_runs(listener: socket.socket, path: Path, mine: tuple[int, int],
     their sockets' ends, until idle, the socket path is no longer its own, or the model
     process ends. Runs under way go on after it."""
     closed = (lock_fd,) if model is None else (lock_fd, model.fileno())
+    busy: list[socket.socket] = []  # the spares given a run: each one's end closes with it
 
     def fork() -> socket.socket | None:
         return _fork_spare(listener, own_model_env, (*closed, *(s.fileno() for s in busy)))
 
-    busy: list[socket.socket] = []  # the spares given a run: each one's end closes with it
     idle_spare = fork()
     due: float | None = None if idle_spare else time.monotonic() + 1.0  # the next fork
     last = time.monotonic()

@@ -20,6 +20,7 @@ import pytest
 from prompthooks.dispatcher import client
 from prompthooks.dispatcher.address import socket_name
 from prompthooks.dispatcher.protocol import exit_frame
+from prompthooks.model.worker import model_path
 from prompthooks.runner.job import Job
 
 from ..helpers import claude_bash, claude_config, claude_event, reply, write_json
@@ -135,6 +136,50 @@ def test_run_is_handed_to_the_dispatcher_with_the_callers_environment_and_folder
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "no rm here"
     ancestry, seen = out.read_text().splitlines()
     assert "run" in ancestry.split() and "serve" not in ancestry.split()
+
+
+def test_a_handed_over_event_is_judged_by_a_child_of_the_resident_process(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    """Two of our processes see the event: the client, and the run's process, which the
+    resident process forked ahead and which took the connection itself (no process between
+    them passes it on)."""
+    out = tmp_path / "parents"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
+        "command": f"{{ echo $PPID; cut -d' ' -f4 /proc/$PPID/stat; }} > {out}; cat > /dev/null"})
+    proc = _run(claude_bash("ls"), "--config", str(cfg))
+    assert proc.returncode == 0, proc.stderr
+    run_pid, its_parent = (int(line) for line in out.read_text().split())
+    assert its_parent == dispatcher.pid  # the run's process is the resident process's child
+    assert run_pid != dispatcher.pid and not _is_model_process(run_pid)
+
+
+def test_the_run_socket_listens_while_litellm_is_still_being_imported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first event does not wait for litellm: the resident process listens at once, and
+    its model process imports litellm apart. Here that import takes a minute; an event is
+    handed over meanwhile."""
+    from ..model.test_cold_start import _slow
+    from ..model.test_worker import _workers
+
+    monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
+    proc = subprocess.Popen([SCRIPT, "serve", "--idle", "60"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            env={**os.environ, **_slow(tmp_path, "litellm", 60.0)})
+    path = socket_name(os.environ)
+    model = model_path(Path(path))
+    out = tmp_path / "who"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": WHO.format(out=out)})
+    try:
+        assert _wait(lambda: os.path.exists(path)), "the resident process did not listen"
+        done = _run(claude_bash("ls"), "--config", str(cfg))
+        assert done.returncode == 0, done.stderr
+        assert "serve" in out.read_text().splitlines()[0].split()  # handed over
+        assert not model.exists()  # litellm is still being imported
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        for pid in _workers():  # its model process, in its minute's import
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_the_dispatcher_answers_an_event_it_cannot_judge_by_the_failure_policy(
