@@ -336,8 +336,10 @@ def _serve_models(resident: socket.socket, path: Path, env: Mapping[str, str]) -
                 with contextlib.suppress(OSError):
                     conn.sendall(json.dumps(answer).encode() + b"\n")
         finally:
+            # Not idle, the resident process is told; never waited for (a full pair says so
+            # already, and a stopped resident process must not hold this thread).
             with contextlib.suppress(OSError):
-                resident.send(b".")  # not idle
+                resident.send(b".", socket.MSG_DONTWAIT)
             with lock:
                 busy[0] -= 1
                 drained.notify_all()
