@@ -33,10 +33,17 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..model.worker import answer_request, lock_path, model_path, private_dir, socket_path
+from ..model.worker import (
+    answer_request,
+    lock_path,
+    model_path,
+    private_dir,
+    read_line,
+    socket_path,
+)
 from ..paths import open_state
 from .address import LOCK_FD_VAR, SYSTEM_SOCKET, model_environment, owned_closed_dir
-from .run_process import FIRST_READ, SYSTEM, TOOK, recv, spare, warm
+from .run_process import FIRST_READ, SYSTEM, TOOK, spare, warm
 
 IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
 _POLL = 0.1  # seconds between tries for the lock of a worker on its way out
@@ -329,11 +336,12 @@ def _serve_models(resident: socket.socket, path: Path, env: Mapping[str, str]) -
         try:
             with conn:
                 try:
-                    line = _line(conn)
+                    line = read_line(conn, time.monotonic() + FIRST_READ)
                     answer = answer_request(json.loads(line), env)
                 except (OSError, ValueError, KeyError, TypeError) as exc:
                     answer = {"error": f"bad request: {exc}"}
                 with contextlib.suppress(OSError):
+                    conn.settimeout(FIRST_READ)  # a client that stops reading holds no thread
                     conn.sendall(json.dumps(answer).encode() + b"\n")
         finally:
             # Not idle, the resident process is told; never waited for (a full pair says so
@@ -364,19 +372,6 @@ def _serve_models(resident: socket.socket, path: Path, env: Mapping[str, str]) -
         listener.close()
     with lock:
         drained.wait_for(lambda: busy[0] == 0)
-
-
-def _line(conn: socket.socket) -> bytes:
-    """A model request's one line, within :data:`~.run_process.FIRST_READ`."""
-    by = time.monotonic() + FIRST_READ
-    data = bytearray()
-    while b"\n" not in data:
-        chunk = recv(conn, 1 << 16, by)
-        if not chunk:
-            break
-        data += chunk
-    conn.settimeout(None)
-    return bytes(data)
 
 
 __all__ = ["IDLE_SECONDS", "SPARE_AFTER", "serve"]

@@ -112,10 +112,11 @@ def _connect(conn: socket.socket, path: Path, deadline: float) -> None:
             time.sleep(_RETRY_CONNECT)
 
 
-def _line(conn: socket.socket, give_up: float) -> bytes:
-    """The worker's one line, by ``give_up`` whatever comes: a socket's timeout starts again on
-    every read, so a peer that trickles bytes (anything running as the user can listen at the
-    socket's path) would hold a plain ``readline`` as long as it likes."""
+def read_line(conn: socket.socket, give_up: float) -> bytes:
+    """One line from the other end (a request, or the answer), by ``give_up`` whatever comes:
+    a socket's timeout starts again on every read, so a peer that trickles bytes (anything
+    running as the user can listen at the socket's path) would hold a plain ``readline`` as
+    long as it likes."""
     data = bytearray()
     while b"\n" not in data:
         left = give_up - time.monotonic()
@@ -149,7 +150,7 @@ def remote_complete(request: ModelRequest, deadline: float,
             except (FileNotFoundError, ConnectionRefusedError) as exc:
                 raise NotListening from exc
             conn.sendall(json.dumps(_request_data(request, remaining)).encode() + b"\n")
-            answer = json.loads(_line(conn, give_up))
+            answer = json.loads(read_line(conn, give_up))
     except TimeoutError:
         # A worker is there but did not answer in time (a busy machine): another worker, or
         # litellm imported here, would only add to the load that made it late.
