@@ -335,7 +335,7 @@ def watching(root: Path, own: Sequence[int] = ()) -> Iterator[Watch]:
                 with contextlib.suppress(OSError):
                     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
                     if b"serve" in argv and not _serves(_parent(pid)):
-                        watch.workers.add(pid)  # not a worker's zygote or a run it forked
+                        watch.workers.add(pid)  # not a worker's model process or a run
                     elif b"run" in argv and size > 100:
                         watch.litellm_clients.add(pid)
             available = _available_mb()

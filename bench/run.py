@@ -25,8 +25,8 @@ here passes or fails.
   300 ms model: seconds beyond the model's time. Target <= 1 s.
 - Dead endpoint: a prompt hook whose endpoint refuses connections, two events in a row.
   Target <= 1 s per event.
-- The resident process's memory (PSS of `prompthooks serve`, its zygote and the processes
-  forked for the next run).
+- The resident process's memory (PSS of `prompthooks serve`, its model process and the
+  process forked for the next run).
 - Event size: 1 KB, 1 MB and 10 MB events through one command hook and through one prompt hook:
   time and the client's peak memory.
 """
@@ -161,7 +161,7 @@ def dead_port() -> int:
 
 
 def resident(runtime: Path) -> list[int]:
-    """The pids of the `prompthooks serve` processes (and their zygotes) for ``runtime``."""
+    """The pids of the `prompthooks serve` processes (and their children) for ``runtime``."""
     mark = f"XDG_RUNTIME_DIR={runtime}".encode()
     found = []
     for entry in Path("/proc").iterdir():
@@ -265,10 +265,10 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
 
     serving = subprocess.Popen([cli, "serve", "--idle", "600"], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sock = next(runtime.glob("prompthooks/*.sock"), None)
+    sock = next(runtime.glob("prompthooks/worker-*.sock"), None)
     while sock is None:
         time.sleep(0.05)
-        sock = next(runtime.glob("prompthooks/*.sock"), None)
+        sock = next(runtime.glob("prompthooks/worker-*.sock"), None)
     wait_for(sock)
     try:
         for argv in ([cli, "run", "--config", trivial], [cli, "run", "--config", prompt]):
@@ -385,7 +385,7 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
         pids = resident(runtime)
         total = sum(pss_kb(pid) for pid in pids)
         rows.append(("resident memory", f"{total / 1024:.0f} MB",
-                     f"PSS of `prompthooks serve`, its zygote and the process forked "
+                     f"PSS of `prompthooks serve`, its model process and the process forked "
                      f"for the next run ({len(pids)} processes; a page they share counted "
                      "once)"))
     finally:

@@ -1,8 +1,8 @@
 """What the thin client and the resident process say to each other over the Unix socket.
 
 Standard library only, and no ``json``: the client encodes its request and reads the answer
-with byte operations. A model request from a prompt hook (:mod:`prompthooks.model.chain`) is
-one JSON line and starts with ``{``; a run request starts with :data:`MAGIC`:
+with byte operations. (A model request from a prompt hook, :mod:`prompthooks.model.chain`, is
+one JSON line to the model process's own socket.) A run request starts with :data:`MAGIC`:
 
 - request: ``MAGIC``, an 8-byte length and the header (NUL-separated: version, working
   directory, umask, the client's start and the latest instant to answer by, as

@@ -1,16 +1,22 @@
-"""The resident process's serving loop: ``prompthooks serve``, also called the warm worker.
+"""The resident process: ``prompthooks serve``, also called the warm worker.
 
-It listens on the socket the client side names (:mod:`prompthooks.model.chain`). A connection
-that starts with a run request (the thin ``prompthooks run`` client,
-:mod:`prompthooks.dispatcher.client`) is handed to a zygote forked before litellm was imported,
-which forks the whole run (:mod:`prompthooks.dispatcher.server`); one that starts with ``{`` is
-a model request, answered by :func:`answer_request`.
+One thread, every module of a run loaded, litellm never imported: it holds the socket's lock
+(handed over by the client that started it, or taken here), listens on the run socket the
+client side names (:func:`prompthooks.dispatcher.address.socket_name`) at once, and keeps one
+run's process forked ahead (:func:`prompthooks.dispatcher.run_process.spare`), which accepts
+the next connection itself: a handed-over event crosses the thin client and that process. It
+forks the next spare once the run that took the last one has ended, or :data:`SPARE_AFTER`
+after it was taken if runs are still going, and at once when a connection waits with no spare.
 
-A worker serves while it holds the socket's lock (handed over by the client that started it,
-or taken here), listens only once litellm is imported, and exits after an idle period. It
-stops serving, and lets the lock go, as soon as its socket path no longer names its own socket
-(checked every second), so a removed or replaced socket never leaves a worker listening where
-no client can reach it.
+litellm lives in the model process, forked first (before any thread): it imports litellm, then
+listens on the model socket beside the run socket (:func:`prompthooks.model.chain.model_path`)
+and answers each model request, a JSON line, in a thread
+(:func:`answer_request`). The two end together. The system resident
+process (``serve --system``) has none: it never calls a model.
+
+The resident process exits after an idle period, and as soon as its socket path no longer
+names its own socket (checked every second), so a removed or replaced socket never leaves it
+listening where no client can reach it; the model process does the same for its own socket.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import socket
 import sys
 import threading
@@ -30,19 +37,21 @@ from typing import Any
 
 from .._version import __version__
 from ..address import LOCK_FD_VAR, SYSTEM_SOCKET, model_environment, owned_closed_dir
-from ..model.chain import lock_path, private_dir, socket_path
+from ..model.chain import lock_path, model_path, private_dir, read_line, socket_path
 from ..model.endpoint import Endpoint, ModelError, ModelRequest, ModelTimeout
 from ..model.litellm_client import complete
 from ..model.verdict import VerdictError, parse_verdict
 from ..paths import open_state
-from .protocol import UNAVAILABLE
-from .run_process import SYSTEM
-from .server import Zygote, first_bytes, first_line, is_run, warm
+from .run_process import FIRST_READ, SYSTEM, TOOK, spare, warm
 
 IDLE_SECONDS = 600.0  # PROMPTHOOKS_WORKER_IDLE overrides it for workers started on demand
 _POLL = 0.1  # seconds between tries for the lock of a worker on its way out
 _CHECK_SOCKET = 1.0  # seconds between a worker's checks that its socket path is still its own
 _LOCK_WAIT = 3.0  # seconds `serve` waits for the lock of a worker on its way out
+# Seconds after a run came that the next spare is forked, if that run has not ended by then:
+# forking copies the resident process's page tables, which on a machine with a core or two
+# would slow the run under way.
+SPARE_AFTER = 0.1
 
 
 def _take_lock(path: Path, env: Mapping[str, str]) -> int | None:
@@ -112,17 +121,41 @@ def _system_path(env: Mapping[str, str]) -> Path | None:
     return path
 
 
+def answer_request(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, Any]:
+    """The answer to a prompt hook's model request (one JSON line from
+    :func:`prompthooks.model.chain.remote_complete`): the call made here, with litellm
+    imported already, or ``unavailable`` for a client of another version or environment."""
+    if data.get("version") != __version__ or data.get("env") != model_environment(own_env):
+        return {"unavailable": True}
+    endpoint = Endpoint(data["model"], data.get("api_base"), data.get("api_key"))
+    request = ModelRequest(endpoint=endpoint, messages=tuple(data["messages"]),
+                           nonce=data.get("nonce", ""), temperature=data["temperature"],
+                           max_tokens=data["max_tokens"], json_mode=data["json_mode"],
+                           structured=bool(data.get("structured", True)),
+                           impossible=bool(data.get("impossible", False)))
+    try:
+        reply = complete(request, time.monotonic() + float(data["remaining"]) - 0.05)
+    except ModelTimeout as exc:
+        return {"error": str(exc), "timeout": True}
+    except ModelError as exc:
+        return {"error": str(exc)}
+    answer: dict[str, Any] = {"text": reply.text, "model": reply.model,
+                              "attempts": reply.attempts, "input_tokens": reply.input_tokens,
+                              "output_tokens": reply.output_tokens, "cost": reply.cost}
+    # Parsed here, where pydantic is loaded already; the client re-parses on a failure.
+    with contextlib.suppress(VerdictError):
+        answer["verdict"] = asdict(parse_verdict(reply.text))
+    return answer
+
+
 def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
           system: bool = False) -> int:
-    """Run the worker until it has been idle for ``idle`` seconds, or until its socket path no
-    longer names its socket (removed, or replaced). Returns an exit code.
+    """Serve until idle for ``idle`` seconds, or until the socket path no longer names the
+    socket (removed, or replaced), or the model process ends. Returns an exit code.
 
-    ``system``: the system resident process, for managed events (see
-    :mod:`prompthooks.dispatcher.server`): its socket is
-    :data:`prompthooks.address.SYSTEM_SOCKET`, open to every user, it serves runs only (no model
-    request: it never calls a model for anyone) and never exits for idleness."""
-    from ..model.litellm_client import prepare
-
+    ``system``: the system resident process, for managed events (see docs/security.md): its
+    socket is :data:`~.address.SYSTEM_SOCKET`, open to every user, each run drops to its
+    caller's uid first, it has no model process and never exits for idleness."""
     env = dict(os.environ if environ is None else environ)
     os.environ.pop(LOCK_FD_VAR, None)
     # Runs enter their callers' folders (projects the agent writes): a relative entry on the
@@ -150,125 +183,221 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
     if lock_fd is None:
         print(f"prompthooks: a worker already serves on {path}", file=sys.stderr)
         return 0
-    # Runs are forked from a zygote with the run's modules, started before litellm is loaded
-    # (forking the process that holds litellm would copy its page tables on every run).
     warm()
     if system:  # read once here: the runs forked from now on find it in memory
         from ..loading.managed import preload
 
         preload(env)
     SYSTEM[0] = system
-    zygote = Zygote(env, (lock_fd,))
+    import gc
+
+    gc.freeze()  # the objects so far are never collected: a fork's pages stay shared
+    model = None if system else _fork_model(model_path(path), env, lock_fd)
     try:
-        # Ready before listening: a client that finds no socket yet waits for it (time charged
-        # to the run's budget, not to its hook's timeout), so nothing listens that cannot
-        # answer; runs meanwhile are done in process by their clients.
-        if not system:
-            prepare()
         listener, mine = _listen(path, 0o111 if system else 0o177)
-    except BaseException as exc:
-        zygote.stop()
-        os.close(lock_fd)
-        if not isinstance(exc, OSError):
-            raise
+    except OSError as exc:
         print(f"prompthooks: cannot listen on {path}: {exc}", file=sys.stderr)
+        if model is not None:
+            model.close()
+        os.close(lock_fd)
         return 1
+    listener.setblocking(False)  # a spare's accept after select never waits
     print(f"prompthooks serve: listening on {path} (exits after {idle:g} s without a request)",
           file=sys.stderr, flush=True)
-    last = [time.monotonic()]
+    try:
+        _serve_runs(listener, path, mine, model, model_environment(env), idle, lock_fd)
+    finally:
+        if model is not None:
+            model.close()  # the model process sees the end and leaves
+        if _is_mine(path, mine):  # not a newer worker's socket
+            with contextlib.suppress(OSError):
+                path.unlink()
+        listener.close()
+        os.close(lock_fd)  # another worker may start now
+    return 0
+
+
+def _serve_runs(listener: socket.socket, path: Path, mine: tuple[int, int],
+                model: socket.socket | None, own_model_env: Mapping[str, str], idle: float,
+                lock_fd: int) -> None:
+    """The resident process's loop: a spare kept forked ahead, the runs under way watched by
+    their sockets' ends, until idle, the socket path is no longer its own, or the model
+    process ends. Runs under way go on after it."""
+    closed = (lock_fd,) if model is None else (lock_fd, model.fileno())
+    busy: list[socket.socket] = []  # the spares given a run: each one's end closes with it
+
+    def fork() -> socket.socket | None:
+        return _fork_spare(listener, own_model_env, (*closed, *(s.fileno() for s in busy)))
+
+    idle_spare = fork()
+    due: float | None = None if idle_spare else time.monotonic() + 1.0  # the next fork
+    last = time.monotonic()
+    # Idle time counts once the model process listens (it says so): a client may be waiting
+    # for it meanwhile.
+    loading = model is not None
+    next_check = last + _CHECK_SOCKET
+    while True:
+        now = time.monotonic()
+        if now >= next_check:  # also under a steady stream of runs
+            if not _is_mine(path, mine):
+                return
+            next_check = now + _CHECK_SOCKET
+        if idle_spare is None and due is not None and now >= due:
+            idle_spare, due = fork(), None
+            if idle_spare is None:
+                due = now + 1.0
+        if not busy and not loading and now - last > idle:
+            return
+        # The socket is watched only while no spare waits on it: then a connection that
+        # comes gets a spare at once.
+        watched = [*busy, idle_spare or listener, *([model] if model else [])]
+        wake = min(next_check, next_check if due is None else due,
+                   next_check if busy or loading else last + idle)
+        ready, _, _ = select.select(watched, [], [], max(0.0, wake - now))
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        now = time.monotonic()
+        if model is not None and model in ready:
+            try:
+                said = model.recv(64)
+            except OSError:
+                said = b""
+            if not said:
+                return  # the model process has ended: the two end together
+            last, loading = now, False  # it listens, or answered a model request
+        for ended in [s for s in busy if s in ready]:
+            ended.close()
+            busy.remove(ended)
+            last = now
+            if idle_spare is None:
+                due = now  # its run is over: the next spare now
+        if idle_spare is not None and idle_spare in ready:
+            try:
+                took = idle_spare.recv(1) == TOOK
+            except OSError:
+                took = False
+            if took:
+                busy.append(idle_spare)
+                # Not pushed back by each run that comes: runs that keep overlapping still
+                # get a spare SPARE_AFTER after the first of them.
+                soon = now + SPARE_AFTER
+                due = soon if due is None else min(due, soon)
+            else:  # it died waiting
+                idle_spare.close()
+                due = now
+            idle_spare, last = None, now
+        elif listener in ready:  # a connection and no spare: one now
+            idle_spare, due = fork(), None
+            if idle_spare is None:  # cannot fork: the client does the run itself
+                with contextlib.suppress(OSError):
+                    listener.accept()[0].close()
+                due = now + 1.0
+
+
+def _fork_spare(listener: socket.socket, own_model_env: Mapping[str, str],
+                close: tuple[int, ...]) -> socket.socket | None:
+    """A spare (:func:`~.run_process.spare`) waiting on ``listener``, and the resident
+    process's end of its socket pair; None when it cannot be forked. ``close``: what the
+    spare must not hold (the lock, the model process's pair, the runs' pairs)."""
+    try:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        ours.close()
+        theirs.close()
+        return None
+    if pid == 0:
+        ours.close()
+        for fd in close:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        spare(listener, theirs, own_model_env)
+    theirs.close()
+    return ours
+
+
+def _fork_model(path: Path, env: Mapping[str, str], lock_fd: int) -> socket.socket:
+    """The model process (forked before any thread), and the resident process's end of its
+    socket pair: a byte on it for each model request answered, its end when it ends."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    if os.fork() == 0:
+        ours.close()
+        os.close(lock_fd)  # the resident process's alone: it goes when that one does
+        try:
+            _serve_models(theirs, path, env)
+        finally:
+            os._exit(0)
+    theirs.close()
+    return ours
+
+
+def _serve_models(resident: socket.socket, path: Path, env: Mapping[str, str]) -> None:
+    """The model process: litellm imported and warmed, then model requests answered on
+    ``path``, a thread each, until the resident process ends or the path is no longer its
+    socket; the requests in hand end by their own deadlines."""
+    from ..model.litellm_client import prepare
+
+    with contextlib.suppress(OSError):  # named for ps and top
+        Path("/proc/self/comm").write_text("prompthooks-mdl")
+    # Ready before listening: a client that finds no socket yet waits for it (time charged to
+    # the run's budget, not to its hook's timeout). Meanwhile the resident process may end.
+    loading = threading.Thread(target=prepare, daemon=True)
+    loading.start()
+    while loading.is_alive():
+        if select.select([resident], [], [], 0.2)[0]:
+            return
+    listener, mine = _listen(path)
+    listener.setblocking(False)
+    with contextlib.suppress(OSError):
+        resident.send(b".")  # listening: the resident process's idle time counts from now
     busy = [0]
     lock = threading.Lock()
     drained = threading.Condition(lock)
 
     def handle(conn: socket.socket) -> None:
-        with conn:
-            try:
-                first, fds = first_bytes(conn)
-                if is_run(first):  # a whole run: the zygote forks a child for it
-                    try:
-                        if not zygote.hand(conn, first):
-                            conn.sendall(UNAVAILABLE)
-                    finally:
-                        for fd in fds:
-                            with contextlib.suppress(OSError):
-                                os.close(fd)
-                    return
-                for fd in fds:
-                    os.close(fd)
-                if system:  # runs only: no model call as root for whoever connects
-                    return
-                answer = answer_request(json.loads(first_line(conn, first)), env)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                answer = {"error": f"bad request: {exc}"}
-            with contextlib.suppress(OSError):
-                conn.sendall(json.dumps(answer).encode() + b"\n")
-
-    def handled(conn: socket.socket) -> None:
         try:
-            handle(conn)
+            with conn:
+                try:
+                    line = read_line(conn, time.monotonic() + FIRST_READ)
+                    answer = answer_request(json.loads(line), env)
+                except (OSError, ValueError, KeyError, TypeError) as exc:
+                    answer = {"error": f"bad request: {exc}"}
+                with contextlib.suppress(OSError):
+                    conn.settimeout(FIRST_READ)  # a client that stops reading holds no thread
+                    conn.sendall(json.dumps(answer).encode() + b"\n")
         finally:
+            # Not idle, the resident process is told; never waited for (a full pair says so
+            # already, and a stopped resident process must not hold this thread).
+            with contextlib.suppress(OSError):
+                resident.send(b".", socket.MSG_DONTWAIT)
             with lock:
                 busy[0] -= 1
-                last[0] = time.monotonic()
                 drained.notify_all()
 
     try:
-        listener.settimeout(_CHECK_SOCKET)
-        next_check = time.monotonic() + _CHECK_SOCKET
-        while True:
-            if time.monotonic() >= next_check:  # also under a steady stream of requests
-                if not _is_mine(path, mine):
-                    break
-                next_check = time.monotonic() + _CHECK_SOCKET
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                if not _is_mine(path, mine):
-                    break
+        while _is_mine(path, mine):
+            ready, _, _ = select.select([listener, resident], [], [], _CHECK_SOCKET)
+            if resident in ready:
+                break
+            if listener in ready:
+                try:
+                    conn, _ = listener.accept()
+                except (BlockingIOError, InterruptedError):
+                    continue
                 with lock:
-                    if busy[0] == 0 and time.monotonic() - last[0] > idle:
-                        break
-                continue
-            with lock:
-                busy[0] += 1
-            threading.Thread(target=handled, args=(conn,), daemon=True).start()
+                    busy[0] += 1
+                threading.Thread(target=handle, args=(conn,), daemon=True).start()
     finally:
-        zygote.stop()
-        listener.close()
-        if _is_mine(path, mine):  # not a newer worker's socket
+        if _is_mine(path, mine):
             with contextlib.suppress(OSError):
                 path.unlink()
-        os.close(lock_fd)  # another worker may start now
-    with lock:  # the requests in hand end by their own deadlines
+        listener.close()
+    with lock:
         drained.wait_for(lambda: busy[0] == 0)
-    return 0
 
 
-__all__ = ["IDLE_SECONDS", "serve"]
-
-
-def answer_request(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, Any]:
-    """The answer to a prompt hook's model request (one JSON line from
-    :func:`prompthooks.model.chain.remote_complete`): the call made here, with litellm
-    imported already, or ``unavailable`` for a client of another version or environment."""
-    if data.get("version") != __version__ or data.get("env") != model_environment(own_env):
-        return {"unavailable": True}
-    endpoint = Endpoint(data["model"], data.get("api_base"), data.get("api_key"))
-    request = ModelRequest(endpoint=endpoint, messages=tuple(data["messages"]),
-                           nonce=data.get("nonce", ""), temperature=data["temperature"],
-                           max_tokens=data["max_tokens"], json_mode=data["json_mode"],
-                           structured=bool(data.get("structured", True)),
-                           impossible=bool(data.get("impossible", False)))
-    try:
-        reply = complete(request, time.monotonic() + float(data["remaining"]) - 0.05)
-    except ModelTimeout as exc:
-        return {"error": str(exc), "timeout": True}
-    except ModelError as exc:
-        return {"error": str(exc)}
-    answer: dict[str, Any] = {"text": reply.text, "model": reply.model,
-                              "attempts": reply.attempts, "input_tokens": reply.input_tokens,
-                              "output_tokens": reply.output_tokens, "cost": reply.cost}
-    # Parsed here, where pydantic is loaded already; the client re-parses on a failure.
-    with contextlib.suppress(VerdictError):
-        answer["verdict"] = asdict(parse_verdict(reply.text))
-    return answer
+__all__ = ["IDLE_SECONDS", "SPARE_AFTER", "serve"]

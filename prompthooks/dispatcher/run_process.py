@@ -1,16 +1,19 @@
-"""A handed-over run's own process: forked by the zygote (see server.py), it reads the run's
-:class:`~prompthooks.runner.job.Job`, takes the caller's environment, working directory, umask
-and stderr (under ``serve --system``, first the caller's uid, gid and groups), and judges it in
-itself (:func:`prompthooks.runner.judge.judge`: threads, the engine's deadlines), with no
-supervisor of its own: the client is that, and does the run itself if no whole answer comes by
-its limit. The reply and exit code go back to the client the moment they are known; the audit
-rows follow here.
+"""A handed-over run's own process. The resident process (resident.py), with every module of
+a run loaded (:func:`warm`), forks it before its run comes (:func:`spare`): it accepts the next
+connection on the listening socket it inherited, tells the resident process it took one (which
+then forks the next, off this run's path), reads the run's :class:`~prompthooks.runner.job.Job`,
+takes the caller's environment, working directory, umask and stderr (under ``serve --system``,
+first the caller's uid, gid and groups), and judges it in itself
+(:func:`prompthooks.runner.judge.judge`: threads, the engine's deadlines), with no supervisor of
+its own: the client is that, and does the run itself if no whole answer comes by its limit. The
+reply and exit code go back to the client the moment they are known; the audit rows follow here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import socket
 import sys
@@ -21,8 +24,9 @@ from dataclasses import replace
 from typing import NoReturn
 
 from .._version import __version__
-from ..address import model_environment, model_environment_of
+from ..address import model_environment_of
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
+from ..model import direct
 from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
 from ..runner.fallback import answer_unjudged, guess
 from ..runner.job import Job
@@ -45,9 +49,64 @@ FIRST_READ = 10.0  # seconds a connection may take to say what it is, in all
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
 _MAX_HEADER = 1 << 24
 _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
-# Whether this is the system resident process (``serve --system``): set before the zygote
-# is forked, read by each run's child.
+# Whether this is the system resident process (``serve --system``): set before the first
+# spare is forked, read by each run's process.
 SYSTEM = [False]
+TOOK = b"T"  # a spare to the resident process: it took a run
+
+
+def warm() -> None:
+    """Import what a run uses, once, before the first fork (children share the pages)."""
+    import encodings.utf_8_sig  # noqa: F401  (config files are read with it: a BOM is fine)
+    import importlib
+    import sqlite3  # noqa: F401
+
+    from .. import api, audit, hosts, redaction  # noqa: F401
+    from ..audit import rows, store  # noqa: F401
+    from ..config import approved_copy, discovery, schema, shell_words  # noqa: F401
+    from ..core import stop_cap  # noqa: F401
+    from ..executors import agent, command, http, project_tools, prompt  # noqa: F401
+    from ..loading import covered, ignored_files, loader, trust  # noqa: F401
+    from ..model import chain, cost, direct, recording, verdict  # noqa: F401
+    from ..runner import once  # noqa: F401
+
+    direct.preload()  # a prompt hook's direct path: httpx and the TLS contexts, shared
+    verdict.reply_models()  # pydantic and the verdict's reply models
+    cost.preload()  # the audit's price table (read after every prompt hook's reply)
+    http.preload()  # an http hook's TLS contexts
+    for name in hosts.NAMES:  # every host's wire, and what reading a changed config takes
+        for part in ("wire", "config"):
+            with contextlib.suppress(ImportError):
+                importlib.import_module(f"{hosts.__name__}.{name}.{part}")
+    redaction.redact("-")  # its patterns, compiled once (for what a prompt hook sends, audit)
+
+
+def spare(listener: socket.socket, resident: socket.socket,
+          own_model_env: Mapping[str, str]) -> NoReturn:
+    """A run's process forked ahead of its run: forking costs a few milliseconds, paid
+    between runs rather than during one. It takes the next connection on ``listener`` (only
+    one spare waits at a time, and the resident process watches the socket only while none
+    does), says so on ``resident`` and does the run; it leaves if the resident process's end
+    closes first. ``resident`` stays open until this process ends: the resident process sees
+    the run's end by it. Never returns."""
+    try:
+        direct.warm()  # a prompt hook's first call: its loop and client, made now
+        while True:
+            ready, _, _ = select.select([listener, resident], [], [])
+            if listener in ready:
+                try:
+                    conn, _ = listener.accept()
+                    break
+                except (BlockingIOError, InterruptedError):
+                    continue
+            if resident in ready:
+                os._exit(0)  # the resident process has ended
+        listener.close()
+        with contextlib.suppress(OSError):
+            resident.send(TOOK)
+        run(conn, own_model_env)
+    finally:
+        os._exit(0)
 
 
 def recv(conn: socket.socket, size: int, by: float) -> bytes:
@@ -71,10 +130,12 @@ def _exactly(conn: socket.socket, size: int, have: bytearray, by: float) -> byte
     return data
 
 
-def read_job(conn: socket.socket, first: bytes) -> Job:
+def read_job(conn: socket.socket) -> Job:
     """The whole job (ValueError or OSError if it is not one, or does not come in time)."""
     by = time.monotonic() + FIRST_READ
-    buffer = bytearray(first[len(MAGIC):])
+    buffer = bytearray()
+    if _exactly(conn, len(MAGIC), buffer, by) != MAGIC:
+        raise ValueError("not a run request")
     size = length(_exactly(conn, 8, buffer, by))
     if size > _MAX_HEADER:
         raise ValueError("header too large")
@@ -87,7 +148,7 @@ def read_job(conn: socket.socket, first: bytes) -> Job:
     return job
 
 
-def _acceptable(job: Job, own_env: Mapping[str, str]) -> bool:
+def _acceptable(job: Job, own_model_env: Mapping[str, str]) -> bool:
     """Whether this process may do the run: same version and model environment (prompt hooks
     are called with this process's settings), and no managed policy (a managed hook is judged
     only by the process the host started: see docs/security.md, "Threat model")."""
@@ -96,22 +157,22 @@ def _acceptable(job: Job, own_env: Mapping[str, str]) -> bool:
     if SYSTEM[0]:  # the run is the caller's, under its uid: managed or not, as in process
         return job.version == __version__
     return (job.version == __version__
-            and model_environment_of(job.env) == model_environment(own_env)
+            and model_environment_of(job.env) == own_model_env
             and job.managed_dir is None and not os.path.lexists(MANAGED_DIR))
 
 
-def run(conn_fd: int, first: bytes, own_env: Mapping[str, str]) -> NoReturn:
-    """One handed-over run, in a child of the zygote. Never returns."""
+def run(conn: socket.socket, own_model_env: Mapping[str, str]) -> NoReturn:
+    """One handed-over run, in its own process; ``own_model_env``: the resident process's
+    model environment. Never returns."""
     try:
-        conn = socket.socket(fileno=conn_fd)
         if SYSTEM[0]:
             drop_to_peer(conn)  # before anything the caller sent is read
         alive = _Alive(conn)
         try:
-            job = read_job(conn, first)
+            job = read_job(conn)
         except (OSError, ValueError):
             os._exit(0)  # not a client of ours, or one that went away: nothing to answer
-        if not _acceptable(job, own_env):
+        if not _acceptable(job, own_model_env):
             alive.answer(UNAVAILABLE)
             os._exit(0)
         try:

@@ -253,25 +253,27 @@ def complete_pinned(request: ModelRequest, deadline: float,
 
 
 # --- The warm path -------------------------------------------------------------------------------
-# The warm path's client side: a prompt hook's model call through the resident process,
-# which keeps litellm imported and its connections open.
+# The warm path's client side: a prompt hook's model call through the resident process's
+# model process, which keeps litellm imported and its connections open.
 #
 # The resident process (``prompthooks serve``, :mod:`prompthooks.dispatcher.resident`) listens
-# on a Unix socket in a user-only folder (0700; the socket 0600) under
-# ``$XDG_RUNTIME_DIR/prompthooks`` or ``~/.cache/prompthooks/run``. The socket's name carries
-# prompthooks' version and a hash of the environment that decides model calls
+# on a Unix socket in a user-only folder (0700; the sockets 0600) under
+# ``$XDG_RUNTIME_DIR/prompthooks`` or ``~/.cache/prompthooks/run``; its model process on the
+# model socket beside it (:func:`model_path`), once litellm is imported. The sockets' names
+# carry prompthooks' version and a hash of the environment that decides model calls
 # (``PROMPTHOOKS_*`` and provider variables such as ``OPENAI_API_KEY``), so an upgraded client
 # never talks to a stale worker and a worker always calls with the caller's settings. Each
 # request carries the model request, the caller's deadline, working directory and that
-# environment; the worker answers one JSON line
+# environment; the model process answers one JSON line
 # (:func:`prompthooks.dispatcher.resident.answer_request`).
 #
-# One worker per socket, however many clients start at once: a worker holds an exclusive lock
-# (``flock`` on ``<socket>.lock`` in the same private folder) for as long as it serves. A client
-# that finds no worker takes that lock and hands it to the worker it starts, so only one starts;
-# every other client, seeing the lock held, waits for that worker to listen instead of
-# importing litellm itself. A worker listens only once litellm is imported, so all of its
-# start-up is that wait, which is not charged to a hook's timeout, only to the run's budget.
+# One worker per socket, however many clients start at once: the resident process holds an
+# exclusive lock (``flock`` on ``<socket>.lock`` in the same private folder) for as long as it
+# serves, and its model process ends with it. A client that finds no worker takes that lock and
+# hands it to the worker it starts, so only one starts; every other client, seeing the lock
+# held, waits for the model socket instead of importing litellm itself. The model process
+# listens only once litellm is imported, so all of its start-up is that wait, which is not
+# charged to a hook's timeout, only to the run's budget.
 #
 # The worker is never required: when none can be had (the folder is not private, a worker cannot
 # be started, or the one started died), the call is made in process. ``PROMPTHOOKS_RESIDENT=0``
@@ -294,6 +296,12 @@ def socket_path(environ: Mapping[str, str]) -> Path:
 def lock_path(socket: Path) -> Path:
     """The lock a worker holds while it serves on ``socket``."""
     return socket.with_name(socket.name + ".lock")
+
+
+def model_path(socket: Path) -> Path:
+    """The model process's socket beside the resident process's ``socket`` (no longer: a
+    path that fits a Unix socket fits both)."""
+    return socket.with_name("model" + socket.name.removeprefix("worker"))
 
 
 def private_dir(folder: Path) -> bool:
@@ -334,10 +342,11 @@ def _connect(conn: socket.socket, path: Path, deadline: float) -> None:
             time.sleep(_RETRY_CONNECT)
 
 
-def _line(conn: socket.socket, give_up: float) -> bytes:
-    """The worker's one line, by ``give_up`` whatever comes: a socket's timeout starts again on
-    every read, so a peer that trickles bytes (anything running as the user can listen at the
-    socket's path) would hold a plain ``readline`` as long as it likes."""
+def read_line(conn: socket.socket, give_up: float) -> bytes:
+    """One line from the other end (a request, or the answer), by ``give_up`` whatever comes:
+    a socket's timeout starts again on every read, so a peer that trickles bytes (anything
+    running as the user can listen at the socket's path) would hold a plain ``readline`` as
+    long as it likes."""
     data = bytearray()
     while b"\n" not in data:
         left = give_up - time.monotonic()
@@ -355,7 +364,7 @@ def remote_complete(request: ModelRequest, deadline: float,
                     environ: Mapping[str, str] | None = None) -> ModelReply:
     """Ask the worker; raises WorkerUnavailable when it cannot (then call in process)."""
     env = os.environ if environ is None else environ
-    path = socket_path(env)
+    path = model_path(socket_path(env))
     remaining = deadline - time.monotonic()
     if remaining <= 0 or not private_dir(path.parent):
         raise WorkerUnavailable
@@ -371,7 +380,7 @@ def remote_complete(request: ModelRequest, deadline: float,
             except (FileNotFoundError, ConnectionRefusedError) as exc:
                 raise NotListening from exc
             conn.sendall(json.dumps(_request_data(request, remaining)).encode() + b"\n")
-            answer = json.loads(_line(conn, give_up))
+            answer = json.loads(read_line(conn, give_up))
     except TimeoutError:
         # A worker is there but did not answer in time (a busy machine): another worker, or
         # litellm imported here, would only add to the load that made it late.

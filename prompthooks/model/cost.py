@@ -68,7 +68,7 @@ _TABLE = "model_prices_and_context_window_backup.json"
 def _table() -> dict[str, tuple[float, float]]:
     """Model name -> (input, output) dollars per token, for the entries that give both; only
     those two numbers are kept (the table itself is megabytes: a resident process keeps this
-    in the zygote its runs are forked from)."""
+    in the process its runs are forked from)."""
     import importlib.util  # finds litellm's table without importing litellm
 
     try:

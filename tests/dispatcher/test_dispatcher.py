@@ -20,6 +20,7 @@ import pytest
 from prompthooks.address import socket_name
 from prompthooks.dispatcher import client
 from prompthooks.dispatcher.protocol import exit_frame
+from prompthooks.model.chain import model_path
 from prompthooks.runner.job import Job
 
 from ..helpers import claude_bash, claude_config, claude_event, reply, write_json
@@ -135,6 +136,50 @@ def test_run_is_handed_to_the_dispatcher_with_the_callers_environment_and_folder
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "no rm here"
     ancestry, seen = out.read_text().splitlines()
     assert "run" in ancestry.split() and "serve" not in ancestry.split()
+
+
+def test_a_handed_over_event_is_judged_by_a_child_of_the_resident_process(
+        tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
+    """Two of our processes see the event: the client, and the run's process, which the
+    resident process forked ahead and which took the connection itself (no process between
+    them passes it on)."""
+    out = tmp_path / "parents"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
+        "command": f"{{ echo $PPID; cut -d' ' -f4 /proc/$PPID/stat; }} > {out}; cat > /dev/null"})
+    proc = _run(claude_bash("ls"), "--config", str(cfg))
+    assert proc.returncode == 0, proc.stderr
+    run_pid, its_parent = (int(line) for line in out.read_text().split())
+    assert its_parent == dispatcher.pid  # the run's process is the resident process's child
+    assert run_pid != dispatcher.pid and not _is_model_process(run_pid)
+
+
+def test_the_run_socket_listens_while_litellm_is_still_being_imported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first event does not wait for litellm: the resident process listens at once, and
+    its model process imports litellm apart. Here that import takes a minute; an event is
+    handed over meanwhile."""
+    from ..model.test_cold_start import _slow
+    from ..model.test_worker import _workers
+
+    monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
+    proc = subprocess.Popen([SCRIPT, "serve", "--idle", "60"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            env={**os.environ, **_slow(tmp_path, "litellm", 60.0)})
+    path = socket_name(os.environ)
+    model = model_path(Path(path))
+    out = tmp_path / "who"
+    cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {"command": WHO.format(out=out)})
+    try:
+        assert _wait(lambda: os.path.exists(path)), "the resident process did not listen"
+        done = _run(claude_bash("ls"), "--config", str(cfg))
+        assert done.returncode == 0, done.stderr
+        assert "serve" in out.read_text().splitlines()[0].split()  # handed over
+        assert not model.exists()  # litellm is still being imported
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        for pid in _workers():  # its model process, in its minute's import
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_the_dispatcher_answers_an_event_it_cannot_judge_by_the_failure_policy(
@@ -423,26 +468,31 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _is_model_process(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "prompthooks-mdl"
+    return False
+
+
 def _forked_ahead(serve: int) -> int:
-    """The spare, once it is waiting."""
+    """The spare, once it is waiting and the runs before it are over: the resident process's
+    one child besides its model process."""
     found: list[int] = []
 
     def waiting() -> bool:
-        for zygote in _children(serve):
-            for spare in _children(zygote):
-                found.append(spare)
-                return True
-        return False
+        children = _runs(serve)
+        found[:] = sorted(children)
+        return len(children) == 1
 
-    assert _wait(waiting, 30), "no spare waiting"
+    assert _wait(waiting, 30), f"no spare waiting alone: {found}"
     return found[0]
 
 
 def test_a_run_is_answered_when_its_process_forked_ahead_is_gone(
         tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
-    """The resident process forks each run's process before the run arrives (a spare child of
-    its zygote). Killed, as anything running as the user could kill it, the zygote forks on
-    the spot: the run is answered the same, by the resident process."""
+    """The resident process forks each run's process before the run arrives (a spare).
+    Killed, as anything running as the user could kill it, the next is forked: the run is
+    answered the same, by the resident process."""
     out = tmp_path / "who"
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse",
                         {"command": WHO.format(out=out)},
@@ -490,33 +540,40 @@ def _live_children(pid: int) -> set[int]:
     return found
 
 
+def _runs(serve: int) -> set[int]:
+    """The resident process's live children but its model process: spares and runs."""
+    return {pid for pid in _live_children(serve) if not _is_model_process(pid)}
+
+
 def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
         tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
-    """Forking a spare copies the zygote's page tables: done while a run is starting, it
-    takes a core from that run. The zygote forks the next spare once the run has ended, or
-    SPARE_AFTER after the run came. Seen from outside: while a run holds its hook, within
-    SPARE_AFTER of the run's start, the zygote has no child but the run's; once the run is
-    over, a spare waits again (and takes the next run)."""
-    from prompthooks.dispatcher.server import SPARE_AFTER
+    """Forking a spare copies the resident process's page tables: done while a run is
+    starting, it takes a core from that run. The resident process forks the next spare once
+    the run has ended, or SPARE_AFTER after the run came. Seen from outside: while a run holds
+    its hook, within SPARE_AFTER of the run's start, the resident process has no child but the
+    run's (and its model process); once the run is over, a spare waits again (and takes the
+    next run)."""
+    from prompthooks.dispatcher.resident import SPARE_AFTER
 
     held, go, ran = tmp_path / "held", tmp_path / "go", tmp_path / "ran"
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
         "command": f"echo $PPID > {ran}; touch {held}; while [ ! -e {go} ]; do sleep 0.01; "
                    "done; cat > /dev/null"})
-    spare = _forked_ahead(dispatcher.pid)
-    zygote = _parent(spare)
+    serve = dispatcher.pid
+    spare = _forked_ahead(serve)
+    assert _parent(spare) == serve
 
     taken: set[int] = set()  # the children given a run so far: one may still write its audit
 
     def one_spare_waiting() -> bool:  # and the runs before it are over
-        children = _live_children(zygote)
+        children = _runs(serve)
         return len(children) == 1 and not children & taken
 
     event = write_json(tmp_path / "event.json", claude_bash("ls"))
     observed = 0
     for _ in range(10):
         assert _wait(one_spare_waiting, 30), "no spare waiting"
-        (spare,) = _live_children(zygote)
+        (spare,) = _runs(serve)
         taken.add(spare)
         held.unlink(missing_ok=True)
         go.unlink(missing_ok=True)
@@ -529,7 +586,7 @@ def test_the_next_spare_is_forked_off_the_path_of_the_run_that_took_the_last(
             while not held.exists() and time.monotonic() < end:  # seen within a millisecond
                 time.sleep(0.001)
             assert held.exists(), "the hook did not start"
-            children = _live_children(zygote)
+            children = _runs(serve)
             assert int(ran.read_text()) == spare  # the run went to the spare
             if time.monotonic() - start < SPARE_AFTER:  # else the machine was too slow to tell
                 observed += 1
@@ -553,24 +610,25 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def test_the_zygote_idles_between_runs_that_outlast_spare_after(
+def test_the_resident_process_idles_between_runs_that_outlast_spare_after(
         tmp_path: Path, dispatcher: subprocess.Popen[bytes]) -> None:
     """A run longer than SPARE_AFTER gets the next spare forked while it goes on; when it
-    ends, the zygote has its spare and waits for the next run without using the CPU."""
-    from prompthooks.dispatcher.server import SPARE_AFTER
+    ends, the resident process has its spare and waits for the next run without using the
+    CPU."""
+    from prompthooks.dispatcher.resident import SPARE_AFTER
 
     cfg = claude_config(tmp_path / "hooks.json", "PreToolUse", {
         "command": f"sleep {SPARE_AFTER * 5}; cat > /dev/null"})
-    spare = _forked_ahead(dispatcher.pid)
-    zygote = _parent(spare)
+    serve = dispatcher.pid
+    _forked_ahead(serve)
     for _ in range(2):
         proc = _run(claude_bash("ls"), "--config", str(cfg))
         assert proc.returncode == 0 and proc.stdout == "", proc.stderr
-    assert _wait(lambda: len(_live_children(zygote)) == 1, 30), "the runs did not end"
-    before = _cpu_ticks(zygote)
+    _forked_ahead(serve)  # the runs are over
+    before = _cpu_ticks(serve)
     time.sleep(2.0)
-    used = _cpu_ticks(zygote) - before
-    assert used < 0.25 * os.sysconf("SC_CLK_TCK"), f"the zygote used {used} ticks idle"
+    used = _cpu_ticks(serve) - before
+    assert used < 0.25 * os.sysconf("SC_CLK_TCK"), f"the resident process used {used} ticks idle"
 
 
 def test_a_run_is_taken_only_with_the_resident_processs_model_environment() -> None:

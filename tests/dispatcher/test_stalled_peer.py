@@ -24,6 +24,7 @@ import pytest
 
 from prompthooks.address import socket_name
 from prompthooks.dispatcher.protocol import ALIVE, MAGIC, TERMINATE, exit_frame
+from prompthooks.model.chain import model_path
 
 from ..fake_model import FakeModel
 from ..helpers import claude_bash, claude_config, reply, write_json
@@ -36,8 +37,10 @@ class Trickler:
     """A peer at the resident process's socket path that reads what it is sent and answers
     one byte every :data:`TRICKLE` seconds, from ``answer``, until the client goes."""
 
-    def __init__(self, answer: bytes) -> None:
+    def __init__(self, answer: bytes, model: bool = False) -> None:
         path = socket_name(os.environ)  # found the way the client finds it
+        if model:  # the model process's socket, where a prompt hook's model request goes
+            path = str(model_path(Path(path)))
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path)
@@ -73,12 +76,12 @@ class Trickler:
 
 
 @pytest.fixture
-def trickler(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], Trickler]]:
+def trickler(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Trickler]]:
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
     made: list[Trickler] = []
 
-    def make(answer: bytes) -> Trickler:
-        made.append(Trickler(answer))
+    def make(answer: bytes, model: bool = False) -> Trickler:
+        made.append(Trickler(answer, model))
         return made[-1]
 
     yield make
@@ -107,7 +110,7 @@ TRICKLES = {"signs-of-life": ALIVE * 1000, "slow-allow": exit_frame(b" " * 1000,
 
 @pytest.mark.parametrize("answer", TRICKLES.values(), ids=list(TRICKLES))
 def test_a_trickling_peer_cannot_stretch_the_run_past_its_budget(
-        tmp_path: Path, trickler: Callable[[bytes], Trickler], answer: bytes) -> None:
+        tmp_path: Path, trickler: Callable[..., Trickler], answer: bytes) -> None:
     fake = trickler(answer)
     proc, took = _run("--config", str(_fail_closed(tmp_path)), "--budget", "10")
     assert fake.received.startswith(MAGIC)  # the run was handed to it
@@ -118,12 +121,12 @@ def test_a_trickling_peer_cannot_stretch_the_run_past_its_budget(
 
 
 def test_a_trickling_peer_cannot_stretch_a_prompt_hooks_timeout(
-        tmp_path: Path, trickler: Callable[[bytes], Trickler], model: FakeModel,
+        tmp_path: Path, trickler: Callable[..., Trickler], model: FakeModel,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A prompt hook's call through the warm worker, in a run done in process: the peer
     trickles an answer line that never ends. The hook times out by its own timeout."""
     monkeypatch.setenv("PROMPTHOOKS_DIRECT", "0")  # the warm worker serves litellm's path
-    fake = trickler(b" " * 1000)
+    fake = trickler(b" " * 1000, model=True)
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "prompt", "prompt": "Block deletions. $ARGUMENTS", "timeout": 2,
          "failClosed": True}]}]}})
@@ -196,7 +199,7 @@ def _sigterm_when(proc: subprocess.Popen[str], ready: Callable[[], bool]
 
 
 def test_sigterm_while_a_peer_holds_the_client_answers_at_once(
-        tmp_path: Path, trickler: Callable[[bytes], Trickler]) -> None:
+        tmp_path: Path, trickler: Callable[..., Trickler]) -> None:
     """The peer sends signs of life and nothing else; the host gives up (SIGTERM). The
     client passes it on, gives the peer a moment, then answers as a run told to stop: the
     fail-closed hook, never started, counts as stopped and blocks."""

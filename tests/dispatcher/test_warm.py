@@ -1,8 +1,8 @@
-"""The resident process's zygote imports, before it forks, everything a run it forks will use:
-a module first imported in the forked run is paid on every event (httpx's connection modules
-and pydantic's verdict models cost a few hundred milliseconds). Each run below is forked from
-a process that called ``warm()``, as the zygote does, with an audit hook that notes every
-module imported after the fork (in the run, by the resident process's own code for it)."""
+"""The resident process imports, before it forks, everything a run it forks will use: a module
+first imported in the forked run is paid on every event (httpx's connection modules and
+pydantic's verdict models cost a few hundred milliseconds). Each run below is forked from a
+process that called ``warm()``, as the resident process does, with an audit hook that notes
+every module imported after the fork (in the run, by the resident process's own code for it)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ from ..helpers import claude_bash, write_json
 FORKED = r"""
 import os, socket, sys, time
 from prompthooks._version import __version__
-from prompthooks.dispatcher.run_process import _Alive, _child
-from prompthooks.dispatcher.server import warm
+from prompthooks.dispatcher.run_process import _Alive, _child, warm
 from prompthooks.runner.job import Job
 
 warm()

@@ -59,7 +59,8 @@ def _workers() -> list[int]:
                 found.append((int(entry.name), parent))
         except OSError:
             continue  # gone meanwhile, or not ours
-    # A worker's zygote and the runs it forks carry the worker's command line: not workers.
+    # A worker's model process and the runs it forks carry the worker's command line: not
+    # workers.
     pids = {pid for pid, _ in found}
     return sorted(pid for pid, parent in found if parent not in pids)
 
@@ -176,10 +177,11 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str], queue: str) -> None:
     # A worker that never answers (on a machine too busy for it), its listen queue with room
     # or full: the hook times out. Starting another worker, or importing litellm here, would
-    # only add to that load.
+    # only add to that load. It is at the model process's socket, where model requests go.
     path = chain.socket_path(warm_env)
     path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as busy:
+        path = chain.model_path(path)
         busy.bind(str(path))
         busy.listen(8)
         waiting = _fill_queue(path) if queue == "full" else []
@@ -197,7 +199,8 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
         f"prompthooks: hook 'inline prompt' ({cfg}: hooks.PreToolUse[0].hooks[0]): the model "
         "did not answer in time (test-model, through the warm worker)",
         "HEAVY="]  # litellm was not imported here
-    assert _workers() == [] and not _lock_held(path)  # and no other worker was started
+    # and no other worker was started
+    assert _workers() == [] and not _lock_held(chain.socket_path(warm_env))
     assert model.requests == []
 
 
@@ -303,22 +306,41 @@ def test_clients_started_at_once_start_exactly_one_worker(
     assert _lock_held(path) and len(model.requests) == count
     (old,) = first.seen
     os.kill(old, signal.SIGKILL)  # its socket stays behind, with nobody listening
-    assert _wait(lambda: _workers() == [])  # its zygote, orphaned, leaves too
+    assert _wait(lambda: _workers() == [])  # its model process, orphaned, leaves too
     assert path.exists()
     with _Watcher() as second:
         _all_denied_through_the_worker(_burst(tmp_path, count), "one worker")
     assert len(second.seen - {old}) == 1 and second.most == 1
 
 
+def _model_process(serve: int) -> int:
+    """The resident process's model process (named for ps), once it listens."""
+    found: list[int] = []
+
+    def listening() -> bool:
+        with contextlib.suppress(OSError):
+            for child in Path(f"/proc/{serve}/task/{serve}/children").read_text().split():
+                if Path(f"/proc/{child}/comm").read_text().strip() == "prompthooks-mdl":
+                    found.append(int(child))
+        return bool(found)
+
+    assert _wait(listening, 60), "no model process"
+    return found[0]
+
+
+@pytest.mark.parametrize("which", ["run", "model"])
 @pytest.mark.parametrize("how", ["removed", "replaced"])
 def test_a_worker_whose_socket_is_gone_exits(tmp_path: Path, warm_env: dict[str, str],
-                                             how: str) -> None:
-    """A worker no client can reach any more (its socket path removed, or taken over by
-    another socket) stops, lets the lock go, and leaves the new socket alone."""
+                                             how: str, which: str) -> None:
+    """A worker no client can reach any more (its run socket's path, or its model process's,
+    removed or taken over by another socket) stops, lets the lock go, and leaves the new
+    socket alone: its resident process and model process end together."""
     server = _serve(warm_env, idle=600)
-    path = chain.socket_path(warm_env)
+    run_path = chain.socket_path(warm_env)
+    path = run_path if which == "run" else chain.model_path(run_path)
     try:
-        assert _wait(lambda: path.exists() and _lock_held(path))
+        assert _wait(lambda: path.exists() and _lock_held(run_path), 120)
+        model_pid = _model_process(server.pid)
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
             if how == "removed":
                 path.unlink()
@@ -327,11 +349,60 @@ def test_a_worker_whose_socket_is_gone_exits(tmp_path: Path, warm_env: dict[str,
                 other.bind(str(spare))
                 os.replace(spare, path)
             assert server.wait(60) == 0  # it checks every second; 60 s for a loaded machine
-            assert not _lock_held(path)
+            assert not _lock_held(run_path)
             assert path.exists() == (how == "replaced")
+            assert _wait(lambda: not Path(f"/proc/{model_pid}").exists(), 60)
     finally:
         if server.poll() is None:
             server.kill()
+
+
+def test_a_killed_model_process_ends_its_resident_process(warm_env: dict[str, str]) -> None:
+    """Anything running as the user can kill the model process: the resident process then
+    lets the lock go and leaves, so that clients call in process (or start a new worker)
+    rather than wait for a model socket that will never come."""
+    server = _serve(warm_env, idle=600)
+    run_path = chain.socket_path(warm_env)
+    try:
+        assert _wait(lambda: run_path.exists() and _lock_held(run_path), 60)
+        os.kill(_model_process(server.pid), signal.SIGKILL)
+        assert server.wait(60) == 0
+        assert not _lock_held(run_path) and not run_path.exists()
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def test_model_requests_are_answered_by_the_model_process_never_the_resident_process(
+        tmp_path: Path, model: FakeModel, warm_env: dict[str, str]) -> None:
+    """litellm lives in the model process alone: the process on the model socket (as the
+    kernel reports the peer) is it, and litellm's compiled tokenizer is mapped in it, never
+    in the resident process that forks the runs."""
+    import struct
+
+    server = _serve(warm_env, idle=60)
+    path = chain.model_path(chain.socket_path(warm_env))
+    try:
+        assert _wait(path.exists, 120)
+        model.script(verdict(False, "from the model process"))
+        proc = _probe(tmp_path)
+        assert "from the model process" in proc.stdout, proc.stderr
+        assert "HEAVY=\n" in proc.stderr
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(path))
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                    struct.calcsize("3i"))
+        peer = struct.unpack("3i", creds)[0]
+        assert peer == _model_process(server.pid)
+
+        def mapped(pid: int) -> bool:
+            return "tiktoken" in Path(f"/proc/{pid}/maps").read_text()
+
+        assert mapped(peer)  # the canary: litellm's import is seen this way
+        assert not mapped(server.pid)
+    finally:
+        server.terminate()
+        server.wait(30)
 
 
 def test_a_second_serve_leaves_the_running_worker_alone(
