@@ -23,7 +23,7 @@ from typing import NoReturn
 from .._version import __version__
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
-from ..runner.fallback import answer_unjudged, guess
+from ..runner.fallback import answer_unjudged, guess_event
 from ..runner.job import Job
 from ..runner.judge import case_of, judge
 from ..runner.supervisor import SWITCH_INTERVAL, fallback_reserve, reply_bytes
@@ -249,7 +249,7 @@ def _child(conn: socket.socket, alive: _Alive, job: Job, stderr: int) -> NoRetur
         if not replied.is_set():
             problem, kind = channel.report.failed or (
                 "internal error: the run ended before it answered", "internal")
-            code = answer_unjudged(problem, kind, guess(case.data, case.host, case.event),
+            code = answer_unjudged(problem, kind, guess_event(case.data, case.host, case.event),
                                    channel.report, case.managed,
                                    EXIT_ERROR if kind == "input" else EXIT_INTERNAL,
                                    job.limit)

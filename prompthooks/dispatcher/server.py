@@ -48,7 +48,7 @@ def warm() -> None:
     from ..core import stop_cap  # noqa: F401
     from ..executors import agent, command, http, project_tools, prompt  # noqa: F401
     from ..model import cassette, chain, direct, prices, verdict_models, worker  # noqa: F401
-    from ..runner import once  # noqa: F401
+    from ..runner import config_warnings  # noqa: F401
 
     direct.preload()  # a prompt hook's direct path: httpx and the TLS contexts, shared
     prices.preload()  # the audit's price table (read after every prompt hook's reply)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from .. import paths
 from ..errors import InputError
 from .channel import Channel
-from .fallback import guarded, guess, say
+from .fallback import gate_could_apply, guess_event, print_redacted
 
 if TYPE_CHECKING:
     from ..api import Outcome
@@ -109,10 +109,10 @@ def _judge(job: Case, channel: Channel, cancel: threading.Event | None) -> None:
         project, canonical = event.project_dir, event.name
     except InputError as exc:
         problem = exc.message
-        project, canonical = _project_of_unreadable(), guess(job.data, job.host,
+        project, canonical = _project_of_unreadable(), guess_event(job.data, job.host,
                                                              job.event).canonical
     config = load_config(job.config or None, project, managed_dir=job.managed)
-    channel.send(guard=guarded(config.loaded, canonical), audit=config.loaded.audit)
+    channel.send(guard=gate_could_apply(config.loaded, canonical), audit=config.loaded.audit)
     if problem is not None:
         channel.send(failed=problem, kind="input")
         return
@@ -133,13 +133,14 @@ def _judge(job: Case, channel: Channel, cancel: threading.Event | None) -> None:
     # After the reply: the lines pass the redaction pass, which must never delay the answer.
     if job.debug:
         for warning in outcome.config.warnings:
-            say(f"prompthooks: warning: {warning}")
+            print_redacted(f"prompthooks: warning: {warning}")
     for line in outcome.problems:
-        say(f"prompthooks: {line}")
+        print_redacted(f"prompthooks: {line}")
     _warn_once(outcome)
     for result in outcome.decision.results:
         if result.cached:
-            say(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache")
+            print_redacted(f"prompthooks: hook '{result.hook.name}': verdict from the "
+                           "verdict cache")
     _log(outcome)
 
 
@@ -161,13 +162,13 @@ def _start_resident(managed: Sequence[Path]) -> None:
 def _warn_once(outcome: Outcome) -> None:
     """A config problem that makes hooks silently never run, said once per config change."""
     from ..config.unread import unread_in_sources
-    from .once import to_say
+    from .config_warnings import to_say
 
     loaded = outcome.config.loaded
     notices = [*loaded.unknown_events, *unread_in_sources(loaded.sources)]
     for line in to_say(loaded.fingerprint, notices):
-        say(f"prompthooks: warning: {line} (said once until the config changes; "
-            "prompthooks validate lists every problem)")
+        print_redacted(f"prompthooks: warning: {line} (said once until the config changes; "
+                       "prompthooks validate lists every problem)")
 
 
 def _log(outcome: Outcome) -> None:
@@ -180,4 +181,4 @@ def _log(outcome: Outcome) -> None:
     except Exception as exc:
         trouble = f"audit log: cannot write: {exc!r}"
     if trouble:
-        say(f"prompthooks: {trouble}")
+        print_redacted(f"prompthooks: {trouble}")

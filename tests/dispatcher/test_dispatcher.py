@@ -308,8 +308,8 @@ def test_a_job_crosses_the_socket_whole() -> None:
 
 ALLOWED = {"prompthooks", "prompthooks._version", "prompthooks.dispatcher",
            "prompthooks.dispatcher.client", "prompthooks.dispatcher.address",
-           "prompthooks.dispatcher.protocol", "prompthooks.runner", "prompthooks.runner.started",
-           "prompthooks.runner.stdin", "prompthooks.runner.job", "_socket", "select", "zlib",
+           "prompthooks.dispatcher.protocol", "prompthooks.runner", "prompthooks.runner.job",
+           "prompthooks.runner.stdin", "_socket", "select", "zlib",
            "time"}
 
 
