@@ -153,6 +153,48 @@ def _start_resident(managed: Sequence[Path]) -> None:
 
     if any(os.path.lexists(folder) for folder in managed) or not resident_enabled(os.environ):
         return
+    # The host waits for this process (and for whatever holds its stdout and stderr), and a
+    # resident process starting takes a core for a while: the start (the model worker's
+    # module, a fork and exec) is left to a process of its own that holds none of the host's
+    # streams, in a session of its own, and waits for this one to end first. Not with another
+    # thread still going (a model loop, a hook being stopped): a fork copies whatever lock
+    # that thread holds.
+    if threading.active_count() == 1:
+        with contextlib.suppress(OSError):
+            ended, end = os.pipe()  # this process's end closes when it exits
+            if os.fork() != 0:
+                os.close(ended)
+                return
+            try:
+                os.close(end)
+                _detach(ended)
+                _start_in_background()
+            finally:
+                os._exit(0)
+    _start_in_background()
+
+
+def _detach(ended: int) -> None:
+    """This process off the run's pipes and streams, signal handlers and process group, until
+    the run's process has ended (``ended`` reads its end of file then)."""
+    import select  # loaded by the supervisor already
+    import signal
+
+    os.setsid()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.dup2(ended, 3)
+    os.closerange(4, 1 << 16)
+    # A run that does not end (its audit rows wait for a busy database until the budget) does
+    # not hold the start past a minute; and a start that hangs on something ends anyway.
+    select.select([3], [], [], 60.0)
+    signal.alarm(30)
+
+
+def _start_in_background() -> None:
     from ..model.worker import start_in_background
 
     with contextlib.suppress(Exception):  # nothing here may change the run's end
