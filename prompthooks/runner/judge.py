@@ -154,51 +154,61 @@ def _start_resident(managed: Sequence[Path]) -> None:
     if any(os.path.lexists(folder) for folder in managed) or not resident_enabled(os.environ):
         return
     # The host waits for this process (and for whatever holds its stdout and stderr), and a
-    # resident process starting takes a core for a while: the start (the model worker's
-    # module, a fork and exec) is left to a process of its own that holds none of the host's
-    # streams, in a session of its own, and waits for this one to end first. Not with another
-    # thread still going (a model loop, a hook being stopped): a fork copies whatever lock
-    # that thread holds.
-    if threading.active_count() == 1:
-        with contextlib.suppress(OSError):
-            ended, end = os.pipe()  # this process's end closes when it exits
-            if os.fork() != 0:
-                os.close(ended)
-                return
-            try:
-                os.close(end)
-                _detach(ended)
-                _start_in_background()
-            finally:
-                os._exit(0)
-    _start_in_background()
+    # resident process starting takes a core for a while: the start is left to a process of
+    # its own, spawned here (a vfork and exec: this process waits for nothing more, and the
+    # exec closes every descriptor of the run's but those named below), which holds none of
+    # the host's streams and leaves this session. It is a shell that waits for this process
+    # to end, then becomes the interpreter that starts it: until then it takes no core from
+    # the rest of this run (its audit rows).
+    import signal  # loaded by the supervisor already
+
+    if not sys.executable:
+        return
+    try:
+        # The write end stays open in this process (and in no other: it is not inherited)
+        # until it exits.
+        ended, _end = os.pipe()
+    except OSError:
+        return
+    try:
+        os.set_inheritable(ended, True)  # also as descriptor 3 if it is 3 already
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.posix_spawn("/bin/sh", ["/bin/sh", "-c", _WAIT_THEN_START, sys.executable,
+                                       _STARTER],
+                           os.environ, setsid=True,
+                           setsigdef=(signal.SIGTERM, signal.SIGINT, signal.SIGPIPE),
+                           file_actions=[(os.POSIX_SPAWN_DUP2, null, 0),
+                                         (os.POSIX_SPAWN_DUP2, null, 1),
+                                         (os.POSIX_SPAWN_DUP2, null, 2),
+                                         (os.POSIX_SPAWN_DUP2, ended, 3)])
+        finally:
+            os.close(null)
+    except OSError:  # nothing here may change the run's end
+        pass
+    finally:
+        os.close(ended)
 
 
-def _detach(ended: int) -> None:
-    """This process off the run's pipes and streams, signal handlers and process group, until
-    the run's process has ended (``ended`` reads its end of file then)."""
-    import select  # loaded by the supervisor already
-    import signal
-
-    os.setsid()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, signal.SIG_DFL)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.dup2(ended, 3)
-    os.closerange(4, 1 << 16)
-    # A run that does not end (its audit rows wait for a busy database until the budget) does
-    # not hold the start past a minute; and a start that hangs on something ends anyway.
-    select.select([3], [], [], 60.0)
-    signal.alarm(30)
-
-
-def _start_in_background() -> None:
-    from ..model.worker import start_in_background
-
-    with contextlib.suppress(Exception):  # nothing here may change the run's end
-        start_in_background(os.environ)
+# Descriptor 3 reads its end of file once the run's process has ended (its supervisor kills
+# it by the run's deadline at the latest); the shell's read waits for that, then it becomes
+# the starter.
+_WAIT_THEN_START = 'read -r _ <&3; exec "$0" -P -c "$1"'
+# The starter, run by the installation's interpreter (``-P``: nothing of the project's, where
+# the run was, is on its import path; nor a relative entry, as in the ``prompthooks`` script):
+# it starts the resident process unless one runs or is starting; a start that hangs ends
+# anyway.
+_STARTER = """\
+import os, signal, sys
+sys.path[:] = [entry for entry in sys.path if os.path.isabs(entry)]
+os.close(3)
+signal.alarm(30)
+try:
+    from prompthooks.model.worker import start_in_background
+    start_in_background(os.environ)
+except Exception:
+    pass
+"""
 
 
 def _warn_once(outcome: Outcome) -> None:
