@@ -192,10 +192,11 @@ def _start_resident(managed: Sequence[Path]) -> None:
 
 # Descriptor 3 reads its end of file once the run's process has ended (its supervisor kills
 # it by the run's deadline at the latest); the shell's read waits for that, then it becomes
-# the starter.
-_WAIT_THEN_START = 'read -r _ <&3; exec "$0" -P -c "$1"'
-# The starter, run by the installation's interpreter (``-P``: nothing of the project's, where
-# the run was, is on its import path; nor a relative entry, as in the ``prompthooks`` script):
+# the starter, in ``/``: the interpreter starts outside the project (the agent writes it), so
+# an empty or relative ``PYTHONPATH`` entry names nothing of it, even while ``site`` runs.
+_WAIT_THEN_START = 'read -r _ <&3; cd / && exec "$0" -P -c "$1"'
+# The starter, run by the installation's interpreter (``-P``: its folder is not put first on
+# the import path; no relative entry either, as in the ``prompthooks`` script):
 # it starts the resident process unless one runs or is starting; a start that hangs ends
 # anyway.
 _STARTER = """\
