@@ -17,8 +17,11 @@ here passes or fails.
 - Managed: a command-only event under a managed policy (`--managed-dir`), in process, with
   its compiled policy (`prompthooks managed compile`) and without; and handed to a system
   resident process (`prompthooks serve --system`, run by the policy's owner). Target <= 2.
+- R1 first event: the same event in process with nothing listening, the run then starting
+  the resident process (as a session's first event does).
 - R3 warm: one prompt hook through the resident process against a local OpenAI-compatible
-  server that answers at once. Target <= 2.5.
+  server that answers at once, and in process. Target <= 2.5. The same prompt hook as the
+  managed policy, in process (compiled) and handed to the system resident process.
 - Fan-out: 50 prompt hooks on one event over one, against a model that answers in 300 ms.
   Target <= 1.5.
 - Cold: the first prompt event with no resident process (a fresh runtime folder), against the
@@ -98,13 +101,14 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def paired(fn: Callable[[], object], bare: Callable[[], object], repeat: int
-           ) -> tuple[float, float]:
+def paired(fn: Callable[[], object], bare: Callable[[], object], repeat: int,
+           after: Callable[[], object] | None = None) -> tuple[float, float]:
     """(the median of ``fn``'s time over a bare start's, taken pair by pair, bare start and
     run in turn; the median of ``fn``'s own time): the pairs keep the ratio steady while the
     machine's speed drifts. Each pair starts after a pause in which the previous run's work
     after its reply (its audit rows, the resident process forking the next run's processes)
-    is done, as it is by a host's next tool call: neither start shares the machine with it."""
+    is done, as it is by a host's next tool call: neither start shares the machine with it.
+    ``after``, if given, runs after each pair, out of the times."""
     ratios, times = [], []
     for _ in range(repeat):
         time.sleep(SETTLE)
@@ -115,6 +119,8 @@ def paired(fn: Callable[[], object], bare: Callable[[], object], repeat: int
         end = time.perf_counter()
         ratios.append((end - middle) / (middle - start))
         times.append(end - middle)
+        if after is not None:
+            after()
     return statistics.median(ratios), statistics.median(times)
 
 
@@ -291,6 +297,26 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
                      f"{inproc_s * 1000:.1f} ms: `PROMPTHOOKS_RESIDENT=0`, as with no resident "
                      "process"))
 
+        # The first event of a session: nothing listens, so the run is done in process, which
+        # then starts the resident process (each pair in a fresh runtime folder, the process
+        # it started stopped after it).
+        folders: list[Path] = []
+
+        def first_event() -> object:
+            folders.append(tmp / f"first-{len(folders)}")
+            folders[-1].mkdir(mode=0o700)
+            return run([cli, "run", "--config", trivial], data,
+                       {**env, "XDG_RUNTIME_DIR": str(folders[-1])})
+
+        def stop_started() -> None:
+            time.sleep(1)  # the start, after the run's exit: the process it started is found
+            stop(resident(folders[-1]))
+
+        first, first_s = paired(first_event, bare_start, n * 2, stop_started)
+        rows.append(("R1 command-only, in process, first event", f"{first:.2f}",
+                     f"{first_s * 1000:.1f} ms: nothing listens; the run then starts the "
+                     "resident process"))
+
         # A managed policy (one trivial command hook), in process: compiled by its owner
         # (this process), then without its compiled form (validated on every event).
         policy = tmp / "managed"
@@ -335,6 +361,37 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
         rows.append(("managed policy, system resident process", f"{handed:.2f}",
                      f"{handed_s * 1000:.1f} ms: `--managed-dir`, handed to `prompthooks serve "
                      "--system` (target <= 2)"))
+
+        # One prompt hook (the model answering at once) as the managed policy: in process,
+        # compiled, then handed to the system resident process.
+        judged = tmp / "managed-prompt"
+        judged.mkdir()
+        config(judged, "hooks.json", [{"type": "prompt", "prompt": "Judge: $ARGUMENTS"}], fast)
+        judged.chmod(0o755)
+        subprocess.run([cli, "managed", "compile", "--managed-dir", str(judged)], env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+        under_p = [cli, "run", "--managed-dir", str(judged)]
+        proc = run(under_p, at, here, subprocess.PIPE)
+        assert proc.returncode == 0, proc.stderr
+        managed_p, managed_p_s = paired(lambda: run(under_p, at, here), bare_start, n)
+        (system_dir / "socket").unlink(missing_ok=True)  # the last one's, if it left it
+        system = subprocess.Popen([cli, "serve", "--system"], env=system_env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        try:
+            wait_for(system_dir / "socket")
+            run(under_p, at, system_env)
+            handed_p, handed_p_s = paired(lambda: run(under_p, at, system_env), bare_start,
+                                          n * 4)
+        finally:
+            os.killpg(system.pid, signal.SIGTERM)
+            system.wait(30)
+        rows.append(("managed prompt hook, in process, compiled", f"{managed_p:.2f}",
+                     f"{managed_p_s * 1000:.1f} ms: one prompt hook as the managed policy, "
+                     "model answering at once"))
+        rows.append(("managed prompt hook, system resident process", f"{handed_p:.2f}",
+                     f"{handed_p_s * 1000:.1f} ms: the same, handed to `prompthooks serve "
+                     "--system` (target <= 2.5)"))
 
         warm, warm_s = paired(lambda: run([cli, "run", "--config", prompt], data, env),
                               bare_start, pairs)

@@ -14,10 +14,9 @@ import sys
 import time
 
 from ..runner.channel import Channel
-from ..runner.fallback import answer_unjudged, guess
-from ..runner.job import Job
+from ..runner.fallback import answer_unjudged, guess_event
+from ..runner.job import Job, process_start
 from ..runner.judge import Case, case_of, judge
-from ..runner.started import process_start
 
 
 def _in_process(case: Case) -> int:
@@ -37,7 +36,7 @@ def _in_process(case: Case) -> int:
     problem, kind = report.failed or ("internal error: the run ended before it answered",
                                       "internal")
     code = EXIT_ERROR if kind == "input" else EXIT_INTERNAL
-    return answer_unjudged(problem, kind, guess(case.data, case.host, case.event), report,
+    return answer_unjudged(problem, kind, guess_event(case.data, case.host, case.event), report,
                            case.managed, code, time.monotonic() + 5.0)
 
 
@@ -47,8 +46,8 @@ def main(args: argparse.Namespace) -> int:
               managed_dir=args.managed_dir, record=args.record, replay=args.replay,
               partial=True)
     if args.entry:
-        from ..runner.supervisor import run_here
+        from ..runner.supervisor import run_in_process
 
-        return run_here(job)
+        return run_in_process(job)
     job.data = sys.stdin.buffer.read()
     return _in_process(case_of(job))

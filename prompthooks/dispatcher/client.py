@@ -4,7 +4,7 @@ It reads ``run``'s options and the event into a :class:`~prompthooks.runner.job.
 hands it with the caller's environment, working directory, umask and stderr to the resident
 process (``prompthooks serve``) over the user's private Unix socket, and writes back the reply
 and exit code it gets. Whenever the resident process cannot be used, the same job goes to the
-runner in this process (:func:`prompthooks.runner.supervisor.run_here`); every other command,
+runner in this process (:func:`prompthooks.runner.supervisor.run_in_process`); every other command,
 and a ``run`` command line this module does not take, goes to :func:`prompthooks.cli.main`.
 It imports the standard library only (no ``json``, ``socket``'s Python layer, ``signal`` or
 ``dataclasses`` either): its cost is an interpreter start.
@@ -91,14 +91,14 @@ def _full() -> int:
     return cli_main(None)
 
 
-def _run_here(job: Job) -> int:
+def _run_in_process(job: Job) -> int:
     """The run in this process, under its own supervisor; exits with its code (no interpreter
     teardown: it takes a second once litellm is loaded, and a hook thread still being stopped
     would hold the process)."""
     from ..errors import reported
-    from ..runner.supervisor import run_here
+    from ..runner.supervisor import run_in_process
 
-    code = reported(lambda: run_here(job), os.environ.get("PROMPTHOOKS_DEBUG") == "1")
+    code = reported(lambda: run_in_process(job), os.environ.get("PROMPTHOOKS_DEBUG") == "1")
     import contextlib  # loaded by the run already
 
     for stream in (sys.stdout, sys.stderr):
@@ -218,7 +218,7 @@ def _run(argv: list[str]) -> int:
     job = _job(argv[1:])
     if job is None or not _streams_open():
         return _full()
-    from ..runner.started import process_start
+    from ..runner.job import process_start
     from ..runner.stdin import NOT_IN_TIME, read_event
 
     started = job.started = process_start()
@@ -229,7 +229,7 @@ def _run(argv: list[str]) -> int:
     job.data, job.unreadable = read_event(min(read_by, time.monotonic() + _FIRST_READ))
     if job.unreadable == NOT_IN_TIME and time.monotonic() < read_by:
         job.unreadable, job.partial = None, True
-        return _run_here(job)
+        return _run_in_process(job)
     to = _hand_over_to(job) if job.unreadable is None else _NO
     if to != _NO:
         total = budget if budget is not None else _sniff(job.data)
@@ -238,7 +238,7 @@ def _run(argv: list[str]) -> int:
         reserve = min(RESERVE, total / 5)
         job.limit = started + total - reserve
         hand = _HandOver()
-        answer = _ask(job, job.limit + min(0.25, reserve / 4), hand, to)
+        answer = _ask_resident(job, job.limit + min(0.25, reserve / 4), hand, to)
         if answer is not None:
             stdout, code = answer
             _write(stdout)
@@ -248,7 +248,7 @@ def _run(argv: list[str]) -> int:
         hand.stopped_by = job  # a SIGTERM from now on, before the run's own handler
         job.terminated = hand.term_by is not None
         job.limit = None  # the host's budget, as for any run here
-    return _run_here(job)
+    return _run_in_process(job)
 
 
 def _write(data: bytes) -> None:
@@ -276,7 +276,7 @@ class _HandOver:
         self.stopped_by: Job | None = None  # the run done here, told of a later signal
 
 
-def _ask(job: Job, give_up: float, hand: _HandOver, to: int = _USER
+def _ask_resident(job: Job, give_up: float, hand: _HandOver, to: int = _USER
          ) -> tuple[bytes, int] | None:
     """The reply and exit code from the resident process (``to``: the user's, or the system
     one of that uid), or None to run here (``hand`` says whether the run was handed over, and

@@ -2,7 +2,7 @@
 
 One thread, every module of a run loaded, litellm never imported: it holds the socket's lock
 (handed over by the client that started it, or taken here), listens on the run socket the
-client side names (:func:`prompthooks.dispatcher.address.socket_name`) at once, and keeps one
+client side names (:func:`prompthooks.address.socket_name`) at once, and keeps one
 run's process forked ahead (:func:`prompthooks.dispatcher.run_process.spare`), which accepts
 the next connection itself: a handed-over event crosses the thin client and that process. It
 forks the next spare once the run that took the last one has ended, or :data:`SPARE_AFTER`

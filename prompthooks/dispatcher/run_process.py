@@ -28,7 +28,7 @@ from ..address import model_environment_of
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..model import direct
 from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
-from ..runner.fallback import answer_unjudged, guess
+from ..runner.fallback import answer_unjudged, guess_event
 from ..runner.job import Job
 from ..runner.judge import case_of, judge
 from ..runner.supervisor import SWITCH_INTERVAL, fallback_reserve, reply_bytes
@@ -68,7 +68,7 @@ def warm() -> None:
     from ..executors import agent, command, http, project_tools, prompt  # noqa: F401
     from ..loading import covered, ignored_files, loader, trust  # noqa: F401
     from ..model import chain, cost, direct, recording, verdict  # noqa: F401
-    from ..runner import once  # noqa: F401
+    from ..runner import config_warnings  # noqa: F401
 
     direct.preload()  # a prompt hook's direct path: httpx and the TLS contexts, shared
     verdict.reply_models()  # pydantic and the verdict's reply models
@@ -310,7 +310,7 @@ def _child(conn: socket.socket, alive: _Alive, job: Job, stderr: int) -> NoRetur
         if not replied.is_set():
             problem, kind = channel.report.failed or (
                 "internal error: the run ended before it answered", "internal")
-            code = answer_unjudged(problem, kind, guess(case.data, case.host, case.event),
+            code = answer_unjudged(problem, kind, guess_event(case.data, case.host, case.event),
                                    channel.report, case.managed,
                                    EXIT_ERROR if kind == "input" else EXIT_INTERNAL,
                                    job.limit)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Guess:
+class EventGuess:
     """What can be told of an event without judging it."""
 
     host: Host | None
@@ -39,14 +39,14 @@ class Guess:
     unknown: bool  # the event is known not to exist: no hook can be configured for it
 
 
-def say(line: str) -> None:
+def print_redacted(line: str) -> None:
     """One line on stderr (which hosts log), after the redaction pass."""
     from ..redaction import redact
 
     print(redact(line), file=sys.stderr, flush=True)
 
 
-def guess(data: bytes, host_name: str | None, event_name: str | None) -> Guess:
+def guess_event(data: bytes, host_name: str | None, event_name: str | None) -> EventGuess:
     """The host and canonical event of ``data``, as far as they can be told."""
     host = hosts.HOSTS.get(host_name) if host_name else None
     raw = None
@@ -65,12 +65,12 @@ def guess(data: bytes, host_name: str | None, event_name: str | None) -> Guess:
         name = next((raw[key] for key in dict.fromkeys(EVENT_KEYS.values())
                      if isinstance(raw.get(key), str) and raw[key]), None)
     if host is None or not name:
-        return Guess(host, name, None, False)
+        return EventGuess(host, name, None, False)
     canonical = host.wire.HOST_EVENTS.get(name)
-    return Guess(host, name, canonical, canonical is None)
+    return EventGuess(host, name, canonical, canonical is None)
 
 
-def guarded(loaded: Loaded, canonical: str | None) -> bool:
+def gate_could_apply(loaded: Loaded, canonical: str | None) -> bool:
     """Whether a managed or fail-closed hook (or a source that failed to load and blocks)
     could apply to ``canonical`` (None: to some event). Matchers are not consulted: a hook
     that could apply counts."""
@@ -97,7 +97,7 @@ def managed_guard(canonical: str | None, managed: Sequence[Path],
 
         sources = discovery.explicit([], managed)
         loaded = load_sources(sources, os.getcwd())
-        found.append((guarded(loaded, canonical), loaded.audit))
+        found.append((gate_could_apply(loaded, canonical), loaded.audit))
 
     worker = threading.Thread(target=load, daemon=True)
     worker.start()
@@ -107,7 +107,7 @@ def managed_guard(canonical: str | None, managed: Sequence[Path],
     return any(folder.is_dir() for folder in managed), {}
 
 
-def answer_unjudged(problem: str, kind: str, found: Guess, report: Report,
+def answer_unjudged(problem: str, kind: str, found: EventGuess, report: Report,
                     managed: Sequence[Path], exit_code: int, by: float,
                     guarded_if_unknown: bool = False) -> int:
     """:func:`answer`, guarded by what the work reported, or else by the managed policy alone
@@ -119,20 +119,20 @@ def answer_unjudged(problem: str, kind: str, found: Guess, report: Report,
     return answer(problem, kind, found, guard, audit, exit_code, by)
 
 
-def answer(problem: str, kind: str, found: Guess, guard: bool, audit: dict[str, Any],
+def answer(problem: str, kind: str, found: EventGuess, guard: bool, audit: dict[str, Any],
            exit_code: int, by: float) -> int:
     """Answer an event that was not judged: print what the host reads, log one audit row, and
     return the exit code."""
     if found.unknown:
-        say(f"prompthooks: {problem}")
+        print_redacted(f"prompthooks: {problem}")
         return EXIT_ERROR  # no hook is configured for an event that does not exist
     if not guard:
-        say(f"prompthooks: {problem}")
+        print_redacted(f"prompthooks: {problem}")
         _log(audit, kind, found, None, problem, by)
         return exit_code
     message = ("Blocked by prompthooks: a managed or fail-closed hook could not judge this "
                f"event ({problem})")
-    say(f"prompthooks: {message}")
+    print_redacted(f"prompthooks: {message}")
     reply = (found.host or hosts.CANONICAL).wire.block_reply(message)
     if reply.stdout:
         try:
@@ -144,7 +144,7 @@ def answer(problem: str, kind: str, found: Guess, guard: bool, audit: dict[str, 
     return reply.exit_code
 
 
-def _log(settings: dict[str, Any], kind: str, found: Guess, reason: str | None, error: str,
+def _log(settings: dict[str, Any], kind: str, found: EventGuess, reason: str | None, error: str,
          by: float) -> None:
     """One audit row for an event that was not judged (blocked, or let through)."""
     from .. import audit
@@ -174,4 +174,4 @@ def _log(settings: dict[str, Any], kind: str, found: Guess, reason: str | None, 
     writer.join(max(0.05, by - time.monotonic()))
     trouble = said[0] if said else "audit log: the row was not written before the deadline"
     if trouble:
-        say(f"prompthooks: {trouble}")
+        print_redacted(f"prompthooks: {trouble}")

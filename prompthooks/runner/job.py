@@ -2,10 +2,14 @@
 path of a run takes (the resident process's run, the run in the process a host started).
 
 Standard library only: the thin client builds one before it imports the rest of prompthooks,
-and :mod:`prompthooks.dispatcher.protocol` sends it over the socket.
+and :mod:`prompthooks.dispatcher.protocol` sends it over the socket. Here too the instant its
+budget counts from (:func:`process_start`), which the client reads first of all.
 """
 
 from __future__ import annotations
+
+import os
+import time
 
 TYPE_CHECKING = False  # not typing's: the thin client imports this module
 if TYPE_CHECKING:
@@ -58,3 +62,17 @@ class Job:
         self.partial = partial
         self.guarded_if_unknown = False
         self.terminated = False
+
+
+def process_start() -> float:
+    """When this process started, as a ``time.monotonic()`` instant: the host's clock for its
+    timeout starts at the spawn, before the interpreter and our modules load (seconds on a
+    busy machine). Now, where /proc cannot tell."""
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - min(max(age, 0.0), 60.0)  # a sane age only: a clock can be off

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from .. import paths
 from ..errors import InputError
 from .channel import Channel
-from .fallback import guarded, guess, say
+from .fallback import gate_could_apply, guess_event, print_redacted
 
 if TYPE_CHECKING:
     from ..api import Outcome
@@ -109,10 +109,10 @@ def _judge(job: Case, channel: Channel, cancel: threading.Event | None) -> None:
         project, canonical = event.project_dir, event.name
     except InputError as exc:
         problem = exc.message
-        project, canonical = _project_of_unreadable(), guess(job.data, job.host,
+        project, canonical = _project_of_unreadable(), guess_event(job.data, job.host,
                                                              job.event).canonical
     config = load_config(job.config or None, project, managed_dir=job.managed)
-    channel.send(guard=guarded(config.loaded, canonical), audit=config.loaded.audit)
+    channel.send(guard=gate_could_apply(config.loaded, canonical), audit=config.loaded.audit)
     if problem is not None:
         channel.send(failed=problem, kind="input")
         return
@@ -133,13 +133,14 @@ def _judge(job: Case, channel: Channel, cancel: threading.Event | None) -> None:
     # After the reply: the lines pass the redaction pass, which must never delay the answer.
     if job.debug:
         for warning in outcome.config.warnings:
-            say(f"prompthooks: warning: {warning}")
+            print_redacted(f"prompthooks: warning: {warning}")
     for line in outcome.problems:
-        say(f"prompthooks: {line}")
+        print_redacted(f"prompthooks: {line}")
     _warn_once(outcome)
     for result in outcome.decision.results:
         if result.cached:
-            say(f"prompthooks: hook '{result.hook.name}': verdict from the verdict cache")
+            print_redacted(f"prompthooks: hook '{result.hook.name}': verdict from the "
+                           "verdict cache")
     _log(outcome)
 
 
@@ -152,22 +153,75 @@ def _start_resident(managed: Sequence[Path]) -> None:
 
     if any(os.path.lexists(folder) for folder in managed) or not resident_enabled(os.environ):
         return
-    from ..model.chain import start_in_background
+    # The host waits for this process (and for whatever holds its stdout and stderr), and a
+    # resident process starting takes a core for a while: the start is left to a process of
+    # its own, spawned here (a vfork and exec: this process waits for nothing more, and the
+    # exec closes every descriptor of the run's but those named below), which holds none of
+    # the host's streams and leaves this session. It is a shell that waits for this process
+    # to end, then becomes the interpreter that starts it: until then it takes no core from
+    # the rest of this run (its audit rows).
+    import signal  # loaded by the supervisor already
 
-    with contextlib.suppress(Exception):  # nothing here may change the run's end
-        start_in_background(os.environ)
+    if not sys.executable:
+        return
+    try:
+        # The write end stays open in this process (and in no other: it is not inherited)
+        # until it exits.
+        ended, _end = os.pipe()
+    except OSError:
+        return
+    try:
+        os.set_inheritable(ended, True)  # also as descriptor 3 if it is 3 already
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.posix_spawn("/bin/sh", ["/bin/sh", "-c", _WAIT_THEN_START, sys.executable,
+                                       _STARTER],
+                           os.environ, setsid=True,
+                           setsigdef=(signal.SIGTERM, signal.SIGINT, signal.SIGPIPE),
+                           file_actions=[(os.POSIX_SPAWN_DUP2, null, 0),
+                                         (os.POSIX_SPAWN_DUP2, null, 1),
+                                         (os.POSIX_SPAWN_DUP2, null, 2),
+                                         (os.POSIX_SPAWN_DUP2, ended, 3)])
+        finally:
+            os.close(null)
+    except OSError:  # nothing here may change the run's end
+        pass
+    finally:
+        os.close(ended)
+
+
+# Descriptor 3 reads its end of file once the run's process has ended (its supervisor kills
+# it by the run's deadline at the latest); the shell's read waits for that, then it becomes
+# the starter, in ``/``: the interpreter starts outside the project (the agent writes it), so
+# an empty or relative ``PYTHONPATH`` entry names nothing of it, even while ``site`` runs.
+_WAIT_THEN_START = 'read -r _ <&3; cd / && exec "$0" -P -c "$1"'
+# The starter, run by the installation's interpreter (``-P``: its folder is not put first on
+# the import path; no relative entry either, as in the ``prompthooks`` script):
+# it starts the resident process unless one runs or is starting; a start that hangs ends
+# anyway.
+_STARTER = """\
+import os, signal, sys
+sys.path[:] = [entry for entry in sys.path if os.path.isabs(entry)]
+os.close(3)
+signal.alarm(30)
+try:
+    from prompthooks.model.chain import start_in_background
+    start_in_background(os.environ)
+except Exception:
+    pass
+"""
 
 
 def _warn_once(outcome: Outcome) -> None:
     """A config problem that makes hooks silently never run, said once per config change."""
     from ..loading.ignored_files import unread_in_sources
-    from .once import to_say
+    from .config_warnings import to_say
 
     loaded = outcome.config.loaded
     notices = [*loaded.unknown_events, *unread_in_sources(loaded.sources)]
     for line in to_say(loaded.fingerprint, notices):
-        say(f"prompthooks: warning: {line} (said once until the config changes; "
-            "prompthooks validate lists every problem)")
+        print_redacted(f"prompthooks: warning: {line} (said once until the config changes; "
+                       "prompthooks validate lists every problem)")
 
 
 def _log(outcome: Outcome) -> None:
@@ -180,4 +234,4 @@ def _log(outcome: Outcome) -> None:
     except Exception as exc:
         trouble = f"audit log: cannot write: {exc!r}"
     if trouble:
-        say(f"prompthooks: {trouble}")
+        print_redacted(f"prompthooks: {trouble}")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..hosts import HOSTS
 from .channel import Channel, Report, open_channel
-from .fallback import answer_unjudged, guess
+from .fallback import answer_unjudged, guess_event
 from .judge import Case, case_of, judge
 from .stdin import read_event, stdin_hint
 
@@ -200,7 +200,7 @@ def _why_no_answer(waiter: _Waiter) -> tuple[str, str, int]:
             EXIT_INTERNAL)
 
 
-def run_here(job: Job) -> int:
+def run_in_process(job: Job) -> int:
     """``prompthooks run`` in the process the host started: the case for ``job``, judged under
     this process's supervision (the resident process is started after the reply, if none
     runs); the exit code."""
@@ -226,7 +226,7 @@ def supervise(case: Case, job: Job) -> int:
         # loads the config (for the guard) when no complete event came.
         data, unreadable = read_event(case.started + (first - case.started) / 2,
                                       prefix=job.data)
-    found = guess(data, case.host, case.event)
+    found = guess_event(data, case.host, case.event)
     total = case.budget if case.budget is not None else (
         hosts.budget(found.host, found.host_event) if found.host else _SMALLEST_BUDGET)
     deadline = case.started + total

@@ -354,8 +354,8 @@ def test_a_job_crosses_the_socket_whole() -> None:
 ALLOWED = {"prompthooks", "prompthooks._version", "prompthooks.dispatcher",
            "prompthooks.dispatcher.client", "prompthooks.address",
            "prompthooks.dispatcher.protocol", "prompthooks.hosts", "prompthooks.hosts.markers",
-           "prompthooks.runner", "prompthooks.runner.started",
-           "prompthooks.runner.stdin", "prompthooks.runner.job", "_socket", "select", "zlib",
+           "prompthooks.runner", "prompthooks.runner.job",
+           "prompthooks.runner.stdin", "_socket", "select", "zlib",
            "time"}
 
 
@@ -425,16 +425,29 @@ def test_the_resident_process_is_off_with_its_switch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, switch: str) -> None:
     """``PROMPTHOOKS_RESIDENT=0`` (or an older spelling): the run is done in process and no
     resident process is started, before or after the reply."""
+    from ..model.test_worker import _wait as _wait_long
     from ..model.test_worker import _workers
 
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
+    monkeypatch.setenv("PROMPTHOOKS_WORKER_IDLE", "30")
     monkeypatch.setenv(switch, "0")
     cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": "echo 'said no' >&2; exit 2"}]}]}})
     proc = _run(claude_bash("ls"), "--config", str(cfg))
     assert reply(proc)["hookSpecificOutput"]["permissionDecisionReason"] == "said no"
-    # One started would be there now: it is started before the run's process exits.
-    assert not _workers()
+    # One is started by a process of its own once the run's has ended: the start's lock file
+    # (made before it starts one) or the process would show within seconds.
+    lock = Path(socket_name(os.environ) + ".lock")
+    assert not _wait_long(lambda: _workers() or lock.exists(), 3)
+    if switch == "PROMPTHOOKS_RESIDENT":
+        # The canary: with the switch on, the same run in the same folders starts one.
+        monkeypatch.delenv(switch)
+        try:
+            _run(claude_bash("ls"), "--config", str(cfg))
+            assert _wait_long(lambda: bool(_workers()), 120), "no resident process started"
+        finally:
+            for pid in _workers():
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_sigterm_to_the_client_stops_the_handed_over_run_at_once(

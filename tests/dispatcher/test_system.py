@@ -156,7 +156,7 @@ def _ask_as_user(base: Path, event: dict[str, Any]) -> tuple[str, int] | None:
     job.data = json.dumps(event).encode()
     job.started = time.monotonic()
     job.limit = job.started + 30
-    answer = client._ask(job, job.limit, client._HandOver(), to)
+    answer = client._ask_resident(job, job.limit, client._HandOver(), to)
     return None if answer is None else (answer[0].decode(), answer[1])
 
 

@@ -51,7 +51,9 @@ def test_the_direct_path_gets_the_resident_process_too(
                    str(_config(tmp_path)), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     path = chain.socket_path(dict(os.environ))
-    assert _lock_held(path) and len(_workers()) == 1
+    # Started by a process of its own once the run's process has ended.
+    assert _wait(lambda: _lock_held(path), 120)
+    assert len(_workers()) == 1
 
 
 @pytest.mark.parametrize("host, starts", [("claude", ["SessionStart"]),
