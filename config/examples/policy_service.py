@@ -65,5 +65,7 @@ class Handler(BaseHTTPRequestHandler):
 
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 8700
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    # Said once listening: whoever waits for this line can connect at once.
     print(f"policy service on http://127.0.0.1:{port}/check", flush=True)
-    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    server.serve_forever()
