@@ -45,6 +45,7 @@ BUDGET = 600  # seconds per run
 N_CTX = 2048  # the longest prompt the tier sends fits, with its reply
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/live is marked ``live`` (``pytest -m live`` runs them alone,
     ``-m 'not live'`` leaves them out) and put in one xdist group: under ``-n 2 --dist
