@@ -28,11 +28,16 @@ def _lines(report: Report) -> list[tuple[str, dict[str, Any]]]:
             *((f"model {name}", c.summary()) for name, c in sorted(report.models.items()))]
 
 
-def _sources(report: Report) -> list[str]:
-    """Where a cassette's verdicts came from (a paragraph and a blank line), if one was used."""
-    if not report.sources:
+def _sources(*reports: Report) -> list[str]:
+    """Where a cassette's verdicts came from, summed over ``reports`` (a paragraph and a blank
+    line), if one was used."""
+    counts: dict[str, int] = {}
+    for report in reports:
+        for source, count in report.sources.items():
+            counts[source] = counts.get(source, 0) + count
+    if not counts:
         return []
-    line = sources_line(report.sources)
+    line = sources_line(counts)
     return [line[:1].upper() + line[1:] + ".", ""]
 
 
@@ -158,7 +163,7 @@ def library_markdown(runs: Sequence[PolicyRun], plot: str | None) -> str:
     out = ["# prompthooks eval --library", "",
            *((f"**{bounded_note(limit)}**", "") if limit else ()), ABOUT, ""]
     for model, group in _by_model(runs).items():
-        out += [f"## Model: {model}", "", *_sources(group[0].model),
+        out += [f"## Model: {model}", "", *_sources(*(run.model for run in group)),
                 "| " + " | ".join(LIBRARY_HEAD) + " |",
                 "|---|" + "---:|" * (len(LIBRARY_HEAD) - 3) + "---|---|"]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in library_cells(run)) + " |"
@@ -183,7 +188,7 @@ def library_html(runs: Sequence[PolicyRun]) -> str:
     out.append(f"<p>{e(ABOUT)}</p>")
     for model, group in _by_model(runs).items():
         out += [f"<h2>Model: {e(model)}</h2>",
-                *(f"<p>{e(line)}</p>" for line in _sources(group[0].model) if line),
+                *(f"<p>{e(line)}</p>" for line in _sources(*(run.model for run in group)) if line),
                 "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in LIBRARY_HEAD) + "</tr>"]
         out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in library_cells(run)) + "</tr>"
                 for run in group]

@@ -3,6 +3,7 @@ table and report against a scripted model, thresholds and replay."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -14,7 +15,16 @@ from typing import Any
 import pytest
 import yaml
 
-from prompthooks.devtools.evaluation import bench_rows, bounded, read_bench_file, run_baseline
+from prompthooks.devtools.eval_report import library_html, library_markdown
+from prompthooks.devtools.evaluation import (
+    BenchThresholds,
+    PolicyRun,
+    Report,
+    bench_rows,
+    bounded,
+    read_bench_file,
+    run_baseline,
+)
 
 from ..fake_model import Answer, FakeModel, serve, verdict
 
@@ -81,6 +91,16 @@ def test_a_bounded_run_fills_from_the_other_side() -> None:
     one = [row for row in rows if not row.expected][:1] + [r for r in rows if r.expected]
     picked = bounded(one, 4)
     assert len(picked) == 4 and [r.expected for r in picked].count(False) == 1
+
+
+def test_a_library_report_counts_every_policy_s_sources() -> None:
+    runs = [PolicyRun(name, BENCH / f"{name}.yaml", 1, 1, BenchThresholds(),
+                      Report("m", sources={"recording": 2, "reference": n}),
+                      Report("regex baseline"))
+            for n, name in enumerate(("force-push", "prompt-secrets"))]
+    line = "erdicts: 4 from model recordings, 1 from reference verdicts (not a model's output)"
+    assert f"V{line}." in library_markdown(runs, None).splitlines()
+    assert f"<p>{html.escape(f'V{line}.')}</p>" in library_html(runs)
 
 
 def _policy_line(policy: str) -> str:

@@ -158,6 +158,7 @@ def test_eval_library_bounded_recorded_then_replayed(tmp_path: Path, live: Live)
     assert again.returncode == html.returncode == proc.returncode, again.stderr
     text = report.read_text()
     assert f"**Bounded run (--limit {LIMIT})" in text
+    assert f"Verdicts: {LIMIT * len(policies)} from model recordings" in text  # every policy's
     assert "(bench.svg)" in text and (tmp_path / "bench.svg").read_text().startswith("<svg")
     for run in runs:  # the model's row, the baseline's figures beside it
         row = next(line for line in text.splitlines()
