@@ -78,6 +78,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    """A whole number above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number above 0")
+    return value
+
+
 def _config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", action="append", metavar="PATH", default=[],
                         help="a config file or folder (repeatable; default: discovery)")
@@ -306,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "baseline (exit 1 below a benchmark's thresholds)")
     ev.add_argument("--policy", action="append", metavar="NAME",
                     help="with --library: only this shipped policy; repeat for more")
+    ev.add_argument("--limit", type=_count, metavar="N",
+                    help="with --library: at most N cases per policy, the same every run "
+                    "(a bounded run, said so in its report)")
     _config_option(ev)
     ev.add_argument("--model", action="append", metavar="MODEL",
                     help="run every prompt hook on MODEL; repeat to compare models")

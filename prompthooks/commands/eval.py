@@ -1,7 +1,8 @@
 """``prompthooks eval DATASET --config PATH [--model A --model B] [--json]``, and
-``prompthooks eval --library [--policy NAME] [--model M]``: every shipped policy (or those
-named) on its benchmark (``prompts/bench/``), its regex baseline beside it, failing below the
-thresholds each benchmark file declares (or the command line's); bad options exit 64.
+``prompthooks eval --library [--policy NAME] [--model M] [--limit N]``: every shipped policy
+(or those named) on its benchmark (``prompts/bench/``; at most N of its cases with
+``--limit``), its regex baseline beside it, failing below the thresholds each benchmark file
+declares (or the command line's); bad options exit 64.
 
 Errored rows (no verdict) are counted apart. Exit 1 when a threshold is missed
 (``--min-precision``, ``--min-recall``, ``--max-fpr``, ``--max-errors``, default 0 errors), one
@@ -21,6 +22,7 @@ from pathlib import Path
 from ..api import load_config
 from ..devtools.eval_report import (
     LIBRARY_HEAD,
+    bounded_note,
     html_page,
     library_cells,
     library_html,
@@ -96,8 +98,9 @@ def main(args: argparse.Namespace) -> int:
             raise PromptHooksError("eval --library measures the shipped policies on their "
                                    "benchmarks: name no DATASET and no --config", EXIT_USAGE)
         return library(args)
-    if args.policy:
-        raise PromptHooksError("eval: --policy goes with --library", EXIT_USAGE)
+    if args.policy or args.limit:
+        raise PromptHooksError(f"eval: {'--policy' if args.policy else '--limit'} goes with "
+                               "--library", EXIT_USAGE)
     if not args.dataset:
         raise PromptHooksError("eval: name a DATASET (JSON Lines), or --library for the "
                                "shipped policies' benchmarks", EXIT_USAGE)
@@ -155,7 +158,7 @@ def library(args: argparse.Namespace) -> int:
             before = dict(tape.sources) if tape else {}
             with progress(1, f"{model or 'eval'} {path.stem}", not args.json) as tick:
                 run = evaluate_bench(path, model, limits, args.concurrency, args.budget,
-                                     tick, tape)
+                                     tick, tape, args.limit)
             if tape:  # this run's share of the cassette's counts
                 run.model.sources = {source: count - before.get(source, 0)
                                      for source, count in tape.sources.items()
@@ -173,6 +176,8 @@ def library(args: argparse.Namespace) -> int:
                          title=f"model: {model}",
                          optional=("timeouts", "median cost $", "thresholds", "median s"),
                          verdicts=("result",))
+        if args.limit:
+            output.line(bounded_note(args.limit))
     for line in misses:
         print(f"prompthooks: eval: {line}", file=sys.stderr)
     return EXIT_ERROR if misses else EXIT_OK

@@ -28,11 +28,16 @@ def _lines(report: Report) -> list[tuple[str, dict[str, Any]]]:
             *((f"model {name}", c.summary()) for name, c in sorted(report.models.items()))]
 
 
-def _sources(report: Report) -> list[str]:
-    """Where a cassette's verdicts came from (a paragraph and a blank line), if one was used."""
-    if not report.sources:
+def _sources(*reports: Report) -> list[str]:
+    """Where a cassette's verdicts came from, summed over ``reports`` (a paragraph and a blank
+    line), if one was used."""
+    counts: dict[str, int] = {}
+    for report in reports:
+        for source, count in report.sources.items():
+            counts[source] = counts.get(source, 0) + count
+    if not counts:
         return []
-    line = sources_line(report.sources)
+    line = sources_line(counts)
     return [line[:1].upper() + line[1:] + ".", ""]
 
 
@@ -116,7 +121,10 @@ def library_cells(run: PolicyRun) -> list[str]:
     limits = [f"recall >= {run.thresholds.recall:g}" if run.thresholds.recall is not None
               else "", f"FPR <= {run.thresholds.false_positive_rate:g}"
               if run.thresholds.false_positive_rate is not None else ""]
-    return [run.policy, f"{run.positives}/{run.negatives}", _num(s["recall"]),
+    cases = f"{run.positives}/{run.negatives}"
+    if run.bounded:
+        cases += f" of {run.total}"
+    return [run.policy, cases, _num(s["recall"]),
             _num(s["false_positive_rate"]), str(s["errors"]), str(s["timeouts"]),
             _num(s["latency_p50"], 2), _num(s["cost_median_usd"], 6), _num(b["recall"]),
             _num(b["false_positive_rate"]), ", ".join(x for x in limits if x) or "-",
@@ -138,10 +146,24 @@ ABOUT = ("Recall: the share of the cases the policy should stop that it stopped.
          "benchmark file's own patterns, run on the same cases.")
 
 
+def bounded_note(limit: int) -> str:
+    """What a run bounded by ``--limit`` measured: said at the head of its report and under
+    its table, so its figures are never taken for the benchmark's."""
+    return (f"Bounded run (--limit {limit}): at most {limit} cases per policy, half to stop "
+            "and half to let through, spread evenly over each benchmark file (the same cases "
+            "every run). These are not the benchmark's figures.")
+
+
+def _limit(runs: Sequence[PolicyRun]) -> int | None:
+    return next((run.limit for run in runs if run.limit is not None), None)
+
+
 def library_markdown(runs: Sequence[PolicyRun], plot: str | None) -> str:
-    out = ["# prompthooks eval --library", "", ABOUT, ""]
+    limit = _limit(runs)
+    out = ["# prompthooks eval --library", "",
+           *((f"**{bounded_note(limit)}**", "") if limit else ()), ABOUT, ""]
     for model, group in _by_model(runs).items():
-        out += [f"## Model: {model}", "", *_sources(group[0].model),
+        out += [f"## Model: {model}", "", *_sources(*(run.model for run in group)),
                 "| " + " | ".join(LIBRARY_HEAD) + " |",
                 "|---|" + "---:|" * (len(LIBRARY_HEAD) - 3) + "---|---|"]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in library_cells(run)) + " |"
@@ -159,10 +181,14 @@ def library_markdown(runs: Sequence[PolicyRun], plot: str | None) -> str:
 def library_html(runs: Sequence[PolicyRun]) -> str:
     e = html.escape
     out = ["<!doctype html><meta charset=utf-8><title>prompthooks eval --library</title>",
-           f"<style>{STYLE}</style><h1>prompthooks eval --library</h1>", f"<p>{e(ABOUT)}</p>"]
+           f"<style>{STYLE}</style><h1>prompthooks eval --library</h1>"]
+    limit = _limit(runs)
+    if limit:
+        out.append(f"<p><strong>{e(bounded_note(limit))}</strong></p>")
+    out.append(f"<p>{e(ABOUT)}</p>")
     for model, group in _by_model(runs).items():
         out += [f"<h2>Model: {e(model)}</h2>",
-                *(f"<p>{e(line)}</p>" for line in _sources(group[0].model) if line),
+                *(f"<p>{e(line)}</p>" for line in _sources(*(run.model for run in group)) if line),
                 "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in LIBRARY_HEAD) + "</tr>"]
         out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in library_cells(run)) + "</tr>"
                 for run in group]

@@ -389,6 +389,20 @@ def bench_rows(path: Path, spec: BenchFile) -> list[Row]:
             for case in spec.cases]
 
 
+def bounded(rows: list[Row], limit: int | None) -> list[Row]:
+    """At most ``limit`` of ``rows``, the same every run: half of them to stop and half to let
+    through (the other side fills in where one runs short), each side's picks spread evenly
+    over the file's order, so a bounded run still draws on each of the benchmark's sources."""
+    if limit is None or limit >= len(rows):
+        return rows
+    stop = [n for n, row in enumerate(rows) if row.expected]
+    allow = [n for n, row in enumerate(rows) if not row.expected]
+    stops = min(len(stop), max(limit - len(allow), (limit + 1) // 2))
+    chosen = {side[i * len(side) // count]
+              for side, count in ((stop, stops), (allow, limit - stops)) for i in range(count)}
+    return [row for n, row in enumerate(rows) if n in chosen]  # in the file's order
+
+
 def run_baseline(rows: Sequence[Row], baseline: Baseline) -> Report:
     """The regex baseline over ``rows``, counted as a model run is (no tokens, no cost)."""
     report = Report("regex baseline")
@@ -414,10 +428,17 @@ class PolicyRun:
     model: Report
     baseline: Report
     misses: list[str] = field(default_factory=list)
+    limit: int | None = None  # --limit: the cases measured are a subset of the benchmark's
+    total: int = 0  # the benchmark's cases
+
+    @property
+    def bounded(self) -> bool:
+        return self.positives + self.negatives < self.total
 
     def as_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "benchmark": str(self.path),
                 "cases": {"stop": self.positives, "allow": self.negatives},
+                "limit": self.limit, "benchmark_cases": self.total,
                 "thresholds": self.thresholds.model_dump(), "model": self.model.as_dict(),
                 "baseline": {k: v for k, v in self.baseline.as_dict().items()
                              if k in ("overall", "rows")},
@@ -437,15 +458,16 @@ def library_benchmarks() -> list[Path]:
 def evaluate_bench(path: Path, model: str | None, limits: Thresholds, concurrency: int = 4,
                    budget: float | None = None,
                    progress: Callable[[int, int], None] | None = None,
-                   cassette: Cassette | None = None) -> PolicyRun:
+                   cassette: Cassette | None = None, limit: int | None = None) -> PolicyRun:
     """Measure one benchmark file's policy on ``model`` (else the model its config names),
     and its regex baseline; ``limits`` are the command line's, the file's thresholds fill
-    what they leave unset."""
+    what they leave unset. ``limit``: at most that many of its cases (:func:`bounded`)."""
     spec = read_bench_file(path)
     config = config_for(path, spec)
     if config.errors:
         raise PromptHooksError(f"config {config.errors[0]}")
-    rows = bench_rows(path, spec)
+    every = bench_rows(path, spec)
+    rows = bounded(every, limit)
     report = evaluate(rows, config, model, concurrency, budget or spec.budget, progress,
                       cassette)
     # Named for the model asked: the one given, the file's, else the one its hooks named.
@@ -457,5 +479,6 @@ def evaluate_bench(path: Path, model: str | None, limits: Thresholds, concurrenc
     positives = sum(row.expected for row in rows)
     return PolicyRun(spec.policy, path, positives, len(rows) - positives, spec.thresholds,
                      report, run_baseline(rows, spec.baseline),
-                     [f"{spec.policy}: {line}" for line in missed(report, own)])
+                     [f"{spec.policy}: {line}" for line in missed(report, own)], limit,
+                     len(every))
 

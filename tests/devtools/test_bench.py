@@ -3,6 +3,7 @@ table and report against a scripted model, thresholds and replay."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -14,7 +15,16 @@ from typing import Any
 import pytest
 import yaml
 
-from prompthooks.devtools.evaluation import bench_rows, read_bench_file, run_baseline
+from prompthooks.devtools.eval_report import library_html, library_markdown
+from prompthooks.devtools.evaluation import (
+    BenchThresholds,
+    PolicyRun,
+    Report,
+    bench_rows,
+    bounded,
+    read_bench_file,
+    run_baseline,
+)
 
 from ..fake_model import Answer, FakeModel, serve, verdict
 
@@ -62,6 +72,35 @@ def test_regex_baseline_figures_are_pinned(path: Path) -> None:
     spec = read_bench_file(path)
     report = run_baseline(bench_rows(path, spec), spec.baseline)
     assert report.overall.summary()["confusion"] == BASELINES[spec.policy]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_a_bounded_run_takes_the_same_cases_from_both_sides(path: Path) -> None:
+    rows = bench_rows(path, read_bench_file(path))
+    picked = bounded(rows, 5)
+    assert picked == bounded(rows, 5)  # the same every run
+    assert [row.expected for row in picked].count(True) == 3 and len(picked) == 5
+    assert picked == [row for row in rows if row in picked]  # in the file's order
+    stops = [row for row in rows if row.expected]
+    assert stops[0] in picked  # spread from the first case on
+    assert bounded(rows, len(rows)) == rows and bounded(rows, None) == rows
+
+
+def test_a_bounded_run_fills_from_the_other_side() -> None:
+    rows = bench_rows(FILES[0], read_bench_file(FILES[0]))
+    one = [row for row in rows if not row.expected][:1] + [r for r in rows if r.expected]
+    picked = bounded(one, 4)
+    assert len(picked) == 4 and [r.expected for r in picked].count(False) == 1
+
+
+def test_a_library_report_counts_every_policy_s_sources() -> None:
+    runs = [PolicyRun(name, BENCH / f"{name}.yaml", 1, 1, BenchThresholds(),
+                      Report("m", sources={"recording": 2, "reference": n}),
+                      Report("regex baseline"))
+            for n, name in enumerate(("force-push", "prompt-secrets"))]
+    line = "erdicts: 4 from model recordings, 1 from reference verdicts (not a model's output)"
+    assert f"V{line}." in library_markdown(runs, None).splitlines()
+    assert f"<p>{html.escape(f'V{line}.')}</p>" in library_html(runs)
 
 
 def _policy_line(policy: str) -> str:
@@ -235,3 +274,34 @@ def test_library_and_a_dataset_do_not_mix(tmp_path: Path) -> None:
     unknown = _eval("--library", "--policy", "no-such-policy")
     assert unknown.returncode == 64 and "destructive-shell" in unknown.stderr
     assert len(unknown.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_a_bounded_run_says_so(tmp_path: Path) -> None:
+    """--limit 4: four cases asked (the canary), and the table, the JSON and the report's
+    head say the run was bounded; the thresholds still decide the exit code."""
+    server = serve()
+    model: FakeModel = next(server)
+    model.script(verdict(False, "no"))
+    try:
+        proc = _eval("--library", "--policy", "force-push", "--limit", "4", "--model", "strict",
+                     "--report", str(tmp_path / "r.md"), env={"PROMPTHOOKS_API_BASE": model.url})
+        data = _eval("--library", "--policy", "force-push", "--limit", "4", "--model",
+                     "strict", "--json", env={"PROMPTHOOKS_API_BASE": model.url})
+    finally:
+        next(server, None)
+    assert len(model.requests) == 8, proc.stderr
+    assert proc.returncode == data.returncode == 1  # every case stopped: FPR 1.0 above 0.1
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("force-push"))
+    assert row.split()[1:3] == ["2/2", "of"] and row.split()[3] == "67"
+    assert "Bounded run (--limit 4)" in proc.stdout
+    assert (tmp_path / "r.md").read_text().splitlines()[2].startswith(
+        "**Bounded run (--limit 4)")
+    (run,) = json.loads(data.stdout)
+    assert run["limit"] == 4 and run["benchmark_cases"] == 67
+    assert run["cases"] == {"stop": 2, "allow": 2} and len(run["baseline"]["rows"]) == 4
+    alone = _eval(str(tmp_path / "d.jsonl"), "--limit", "4")
+    assert alone.returncode == 64 and alone.stderr.splitlines() == [
+        "prompthooks: eval: --limit goes with --library"]
+    zero = _eval("--library", "--limit", "0")
+    assert zero.returncode == 64 and "Traceback" not in zero.stderr

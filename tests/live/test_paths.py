@@ -36,15 +36,15 @@ SCRIPT = str(Path(sys.executable).parent / "prompthooks")
 
 
 def _session(run: Callable[[dict[str, Any]], subprocess.CompletedProcess[str]],
-             live: Live) -> list[Exchange]:
+             live: Live, events: list[tuple[dict[str, Any], int]] = EVENTS) -> list[Exchange]:
     mark = live.mark()
-    for event, _ in EVENTS:
+    for event, _ in events:
         proc = run(event)
         assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stderr
         reply(proc)  # the host's JSON (or nothing: no objection)
     exchanges = verdicts(live.since(mark))
-    assert len(exchanges) == sum(hooks for _, hooks in EVENTS)
+    assert len(exchanges) == sum(hooks for _, hooks in events)
     return exchanges
 
 
@@ -55,7 +55,9 @@ def _run(cfg: Path, tmp_path: Path, env: dict[str, str] | None = None
 
 
 def test_the_direct_path(tmp_path: Path, live: Live) -> None:
-    exchanges = _session(_run(library_config(tmp_path), tmp_path), live)
+    # One event, two policies at once: eval --library (test_recordings.py) asks every shipped
+    # policy on this same path.
+    exchanges = _session(_run(library_config(tmp_path), tmp_path), live, EVENTS[:1])
     audited(len(exchanges))
     for exchange in exchanges:
         assert exchange.request["model"] == NAME
@@ -63,8 +65,9 @@ def test_the_direct_path(tmp_path: Path, live: Live) -> None:
 
 
 def test_litellm_s_path(tmp_path: Path, live: Live) -> None:
+    # One event: eval --library asks every policy.
     exchanges = _session(_run(library_config(tmp_path), tmp_path, {"PROMPTHOOKS_DIRECT": "0"}),
-                         live)
+                         live, EVENTS[1:2])
     audited(len(exchanges))
     for exchange in exchanges:
         assert b"openai/python" in exchange.head.lower()  # the OpenAI SDK litellm drives
@@ -115,7 +118,8 @@ def test_a_session_through_the_resident_process(
         tmp_path: Path, live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
     """`prompthooks serve`, then a session of events through the thin client: each run is
     done by the resident process (a command hook beside the prompt hooks notes its parent)
-    and every prompt hook is answered by the model."""
+    and every prompt hook is answered by the model. Two events: eval --library asks every
+    policy."""
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
     who = tmp_path / "who"
     note = {"type": "command", "command": f"tr '\\0' ' ' < /proc/$PPID/cmdline >> {who}; "
@@ -134,7 +138,7 @@ def test_a_session_through_the_resident_process(
                                    str(BUDGET)], input=json.dumps(event), text=True,
                                   capture_output=True, cwd=tmp_path, timeout=BUDGET + 60)
 
-        exchanges = _session(run, live)
+        exchanges = _session(run, live, EVENTS[1:])
     finally:
         server.terminate()
         server.wait(30)
