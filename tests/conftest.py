@@ -100,6 +100,7 @@ SLOW_TESTS: dict[str, tuple[str, ...]] = {
 _TESTS = Path(__file__).resolve().parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The `slow` marker for SLOW_FOLDERS, SLOW_FILES, SLOW_TESTS and every test that builds a
     wheel. The wheel builds also share one worker under pytest-xdist (`-n 2 --dist loadgroup`):
