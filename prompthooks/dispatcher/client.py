@@ -268,10 +268,11 @@ class _HandOver:
     """What became of a hand-over: whether the run was handed over (then no answer is a
     failure), and when the client was told to stop (SIGTERM or SIGINT), if it was."""
 
-    __slots__ = ("asked", "stopped_by", "term_by")
+    __slots__ = ("asked", "sent", "stopped_by", "term_by")
 
     def __init__(self) -> None:
         self.asked = False
+        self.sent: _socket.socket | None = None  # the connection, once the whole job is sent
         self.term_by: float | None = None  # the instant to stop waiting, once told to stop
         self.stopped_by: Job | None = None  # the run done here, told of a later signal
 
@@ -285,6 +286,9 @@ def _ask_resident(job: Job, give_up: float, hand: _HandOver, to: int = _USER
 
     from .protocol import ALIVE, EXIT, STDERR, TERMINATE, UNAVAILABLE, job_head
 
+    # Before connecting: from the moment the run could be handed over, a signal is noted (and
+    # passed on), never the end of this process with no answer.
+    _forward_signals(TERMINATE, hand)
     conn = _connect(give_up) if to == _USER else _connect_system(give_up, to)
     if conn is None:
         return None
@@ -296,8 +300,10 @@ def _ask_resident(job: Job, give_up: float, hand: _HandOver, to: int = _USER
         answer = _Answer(conn, give_up, hand)
         answer.send(head)
         hand.asked = True
-        _forward_signals(conn, TERMINATE, hand)
         answer.send(job.data)
+        hand.sent = conn  # a signal from now on is passed on at once
+        if hand.term_by is not None:  # told to stop while the job was on its way
+            conn.send(TERMINATE)
         kind = answer.read(1)
         if kind == ALIVE:  # the run's process is there: it gets this process's stderr
             stderr = (2).to_bytes(4, sys.byteorder)
@@ -428,7 +434,7 @@ class _Answer:
         return data
 
 
-def _forward_signals(conn: _socket.socket, message: bytes, hand: _HandOver) -> None:
+def _forward_signals(message: bytes, hand: _HandOver) -> None:
     """SIGTERM and SIGINT (the host gave up, or the user cancelled) are passed on: the
     resident process answers at once with what it has, within :data:`TERM_GRACE`. A signal
     after the client gave up on it is noted for the run done here, until that run's own
@@ -440,8 +446,10 @@ def _forward_signals(conn: _socket.socket, message: bytes, hand: _HandOver) -> N
             hand.term_by = time.monotonic() + TERM_GRACE
         if hand.stopped_by is not None:
             hand.stopped_by.terminated = True
+        if hand.sent is None:  # not in the middle of the job's bytes: sent once they are
+            return
         try:
-            conn.send(message)
+            hand.sent.send(message)
         except OSError:  # the resident process has gone: the client answers on its own
             return
 
