@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .rows import rows_for
 from .settings import AuditSettings, resolve
 
 if TYPE_CHECKING:
@@ -34,13 +35,13 @@ def record_rows(settings: AuditSettings, rows: list[dict[str, Any]],
     env = os.environ if environ is None else environ
     exporting = None
     if settings.exporting:
-        from .export import Exporting
+        from .export import Exporting  # the export's modules: only when one is configured
 
         exporting = Exporting(settings, rows, by, env)
     trouble = _write(settings, rows, by) if settings.enabled else None
     said = [trouble] if trouble else []
     if exporting is not None:
-        from .export import debugging
+        from .export import debugging  # as above
 
         always, debug = exporting.finish()
         said += always + (debug if debugging(env) else [])
@@ -48,6 +49,7 @@ def record_rows(settings: AuditSettings, rows: list[dict[str, Any]],
 
 
 def _write(settings: AuditSettings, rows: list[dict[str, Any]], by: float | None) -> str | None:
+    # sqlite3 (with datetime): only when the database is on, and after the reply.
     from .store import BUSY_TIMEOUT, AuditError, write
 
     wait = BUSY_TIMEOUT if by is None else min(BUSY_TIMEOUT,
@@ -68,7 +70,5 @@ def record(outcome: Judged, environ: Mapping[str, str] | None = None) -> str | N
     settings = resolve(outcome.config.loaded.audit, env)
     if not (settings.enabled or settings.exporting) or not outcome.decision.results:
         return None
-    from .rows import rows_for
-
     return record_rows(settings, rows_for(outcome, settings.store_events, env),
                        by=outcome.deadline, environ=env)

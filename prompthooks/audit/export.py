@@ -187,7 +187,7 @@ class Exporting:
             end = min(limit, now + otlp.timeout)
 
             def send() -> str:
-                from .otlp import send as send_otlp
+                from .otlp import send as send_otlp  # the optional otel extra's modules
 
                 send_otlp(otlp, rows, max(0.05, end - time.monotonic()), environ)
                 return ""

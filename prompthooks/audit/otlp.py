@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from .._version import __version__
 from .records import ExportError, record
 from .settings import OtlpTarget
 
@@ -60,7 +61,7 @@ def _nanoseconds(stamp: Any) -> int:
 
 
 def _severity(row: Mapping[str, Any]) -> tuple[Any, str]:
-    from opentelemetry._logs import SeverityNumber
+    from opentelemetry._logs import SeverityNumber  # the optional otel extra, as in encode
 
     if row.get("status") not in (None, "ok"):
         return SeverityNumber.ERROR, "ERROR"
@@ -77,13 +78,12 @@ def attributes(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def encode(rows: Sequence[Mapping[str, Any]]) -> bytes:
     """An ``ExportLogsServiceRequest`` holding one log record per row."""
+    # The optional otel extra: imported only when an OTLP export sends.
     from opentelemetry._logs import LogRecord
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
     from opentelemetry.sdk._logs import ReadableLogRecord
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-
-    from .._version import __version__
 
     # Resource(...) rather than Resource.create(): the latter reads OTEL_RESOURCE_ATTRIBUTES
     # and OTEL_SERVICE_NAME, which anything running as the user can set.
@@ -109,7 +109,7 @@ def encode(rows: Sequence[Mapping[str, Any]]) -> bytes:
 def _connection(url: str, timeout: float) -> tuple[http.client.HTTPConnection, str]:
     parts = urlsplit(url)
     if parts.scheme == "https":
-        import ssl
+        import ssl  # only for an https collector (a tenth of a second with its contexts)
 
         # certifi's bundle when it is there, as httpx uses (OpenSSL's defaults would read
         # SSL_CERT_FILE from the environment).

@@ -7,6 +7,7 @@ settings ask for it, redacted and capped.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -56,6 +57,7 @@ def now() -> str:
 def _model(result: HookResult) -> str | None:
     if result.model or not result.hook.judged:
         return result.model
+    # The model modules: only for a judged hook's row (a command-only run never loads them).
     from ..model.endpoint import endpoint_for
 
     return endpoint_for(result.hook).model  # the model it would have asked
@@ -116,8 +118,6 @@ def _tool_calls(result: HookResult, keys: Sequence[str],
     with the run's keys."""
     if not result.tool_calls:
         return None
-    import json
-
     return redact(json.dumps(list(result.tool_calls), ensure_ascii=False), keys, environ)
 
 
@@ -125,7 +125,7 @@ def _cost(result: HookResult) -> float | None:
     """The call's own cost, else (for a call the direct path made) litellm's table's price."""
     if result.cost is not None or result.replayed or result.cached or not result.model:
         return result.cost
-    from ..model.cost import price
+    from ..model.cost import price  # as in _model
 
     return price(result.model, result.input_tokens, result.output_tokens)
 
@@ -136,7 +136,7 @@ def rows_for(outcome: Judged, store_events: bool,
     base = event_fields(outcome.event, os.urandom(8).hex(), environ)
     keys = config_keys((h.api_key_env for h in outcome.config.loaded.hooks), environ)
     if any(h.judged for h in outcome.config.loaded.hooks):
-        from ..model import keys as key_store
+        from ..model import keys as key_store  # as in _model
 
         keys += key_store.values(os.environ if environ is None else environ)
     if store_events:

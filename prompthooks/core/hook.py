@@ -6,7 +6,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
+from ..redaction import redact
 from .events import MCP_PREFIX, Event
 from .matchers import MATCH_ALL, Matcher
 
@@ -69,8 +71,6 @@ def unlisted_variables(headers: Iterable[tuple[str, str]],
 def origin(url: str) -> str:
     """``scheme://host[:port]`` of a URL, without its user, password, path or query: what may
     be shown of an http hook's URL wherever its name is (a query may hold a token)."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(url)
         host = parts.hostname or "?"
@@ -84,8 +84,6 @@ def origin(url: str) -> str:
 def shown_url(url: str) -> str:
     """An http hook's URL as explain and the audit log show it: its origin and path, without
     a user, password or query (``?...`` marks one), since either may hold a token."""
-    from urllib.parse import urlsplit
-
     try:
         path = urlsplit(url).path
     except ValueError:
@@ -223,8 +221,6 @@ class Hook:
                 return f"{self.kind} {self.policy}"
             return (f"{self.kind} {self.prompt_file}" if self.prompt_file
                     else f"inline {self.kind}" if self.kind == "agent" else "inline prompt")
-        from ..redaction import redact
-
         if self.kind == "http":
             return redact(f"http {origin(self.url or '?')}")
         if self.executable:

@@ -43,16 +43,25 @@ import os
 import sys
 import time
 
+from .._version import __version__
+from ..address import (
+    MAX_SOCKET_PATH,
+    owned_closed_dir,
+    private_dir,
+    resident_enabled,
+    socket_name,
+)
+
 # Standard library only, like this module: the table the registry reads too.
 from ..hosts.markers import BUDGETS as BUDGETS
 from ..hosts.markers import EVENT_BUDGETS, MARKERS
+from ..runner.job import Job, process_start
+from ..runner.stdin import NOT_IN_TIME, read_event
 
 TYPE_CHECKING = False  # not typing's: importing typing would cost more than this whole module
 if TYPE_CHECKING:
     import _socket
     from collections.abc import Sequence
-
-    from ..runner.job import Job
 
 # The smallest budget, used when the host cannot be told without parsing the event.
 SMALLEST = min(BUDGETS.values())
@@ -86,7 +95,7 @@ def main() -> int:
 
 def _full() -> int:
     """The whole command line, read by the full parser, in this process."""
-    from ..cli import main as cli_main
+    from ..cli import main as cli_main  # the full parser: never for a run it hands over
 
     return cli_main(None)
 
@@ -95,6 +104,7 @@ def _run_in_process(job: Job) -> int:
     """The run in this process, under its own supervisor; exits with its code (no interpreter
     teardown: it takes a second once litellm is loaded, and a hook thread still being stopped
     would hold the process)."""
+    # The run's own modules: only for a run done in this process.
     from ..errors import reported
     from ..runner.supervisor import run_in_process
 
@@ -111,8 +121,6 @@ def _job(args: Sequence[str]) -> Job | None:
     """The job for ``run``'s options (``args``), its event not read yet, or None for a command
     line this client leaves to the full parser (help, abbreviations, repeated or clashing
     options, values the parser refuses: it says why)."""
-    from ..runner.job import Job
-
     job = Job(b"", 0.0)
     seen: set[str] = set()
     it = iter(args)
@@ -185,8 +193,6 @@ _USER = -1  # _hand_over_to: the user's resident process
 def _hand_over_to(job: Job) -> int:
     """Whom the run may go to: :data:`_NO`, :data:`_USER`, or under a managed policy the uid
     that owns every managed folder (the system resident process must be that uid's)."""
-    from ..address import resident_enabled
-
     if not resident_enabled(os.environ):
         return _NO
     owners = set()
@@ -218,9 +224,6 @@ def _run(argv: list[str]) -> int:
     job = _job(argv[1:])
     if job is None or not _streams_open():
         return _full()
-    from ..runner.job import process_start
-    from ..runner.stdin import NOT_IN_TIME, read_event
-
     started = job.started = process_start()
     budget = _budget(job)
     # A host closes stdin after the event; one that keeps it open is waited for in the full
@@ -282,6 +285,8 @@ def _ask_resident(job: Job, give_up: float, hand: _HandOver, to: int = _USER
     """The reply and exit code from the resident process (``to``: the user's, or the system
     one of that uid), or None to run here (``hand`` says whether the run was handed over, and
     whether the client was told to stop)."""
+    # Only to hand the run over (a run done here needs neither): socket's C layer, whose
+    # Python layer builds enums, and the protocol.
     import _socket
 
     from .protocol import ALIVE, EXIT, STDERR, TERMINATE, UNAVAILABLE, job_head
@@ -331,9 +336,7 @@ def _connect(give_up: float) -> _socket.socket | None:
     """A connection to the resident process that may judge this run: the user's own socket, in
     a private folder, with a peer of this user (None: none, so the run is done here). The one
     place that chooses the socket and checks who is behind it."""
-    import _socket
-
-    from ..address import MAX_SOCKET_PATH, private_dir, socket_name
+    import _socket  # as in _ask_resident
 
     path = socket_name(os.environ)
     if len(os.fsencode(path)) >= MAX_SOCKET_PATH or not private_dir(os.path.dirname(path)):
@@ -357,9 +360,7 @@ def _connect_system(give_up: float, owner: int) -> _socket.socket | None:
     nobody else can have put the socket there), and the peer must be ``owner`` as the kernel
     reports it: a socket named elsewhere (``PROMPTHOOKS_SYSTEM_SOCKET``) or served by anyone
     else is never trusted, whoever bound it."""
-    import _socket
-
-    from ..address import MAX_SOCKET_PATH, owned_closed_dir
+    import _socket  # as in _ask_resident
 
     path = os.environ.get("PROMPTHOOKS_SYSTEM_SOCKET") or SYSTEM_SOCKET
     if (len(os.fsencode(path)) >= MAX_SOCKET_PATH
@@ -379,8 +380,6 @@ def _connect_system(give_up: float, owner: int) -> _socket.socket | None:
 
 
 def _version() -> str:
-    from .._version import __version__
-
     return __version__
 
 
@@ -403,7 +402,7 @@ class _Answer:
 
     def _wait(self) -> None:
         """The socket's timeout for the next send or read: until the earliest instant."""
-        from .protocol import SILENCE
+        from .protocol import SILENCE  # only to hand the run over, as in _ask_resident
 
         by = min(self._give_up, self._heard + SILENCE)
         if self._hand.term_by is not None:

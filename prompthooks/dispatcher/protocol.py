@@ -25,12 +25,11 @@ one JSON line to the model process's own socket.) A run request starts with :dat
 
 from __future__ import annotations
 
+import _socket  # not socket: its Python layer builds enums, and the thin client imports this
 import os
 import sys
 
-TYPE_CHECKING = False  # not typing's: the thin client imports this module
-if TYPE_CHECKING:
-    from ..runner.job import Job
+from ..runner.job import Job
 
 MAGIC = b"PHRUN1\n"
 UNAVAILABLE = b"U"
@@ -73,8 +72,6 @@ def job_head(job: Job) -> bytes:
 
 def decode_job(header: bytes, data: bytes) -> Job:
     """The job from its header and event; ValueError if it is not one."""
-    from ..runner.job import Job
-
     fields = header.split(b"\0")
     if len(fields) < 12:
         raise ValueError("truncated header")
@@ -108,8 +105,6 @@ def length(raw: bytes) -> int:
 
 def passed_fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
     """The file descriptors a message's ancillary data carried (``SCM_RIGHTS``)."""
-    import _socket
-
     fds: list[int] = []
     for level, kind, payload in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:

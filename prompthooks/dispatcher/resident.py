@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import json
 import os
 import select
@@ -37,9 +38,10 @@ from typing import Any
 
 from .._version import __version__
 from ..address import LOCK_FD_VAR, SYSTEM_SOCKET, model_environment, owned_closed_dir
+from ..loading.managed import preload
 from ..model.chain import lock_path, model_path, private_dir, read_line, socket_path
 from ..model.endpoint import Endpoint, ModelError, ModelRequest, ModelTimeout
-from ..model.litellm_client import complete
+from ..model.litellm_client import complete, prepare
 from ..model.verdict import VerdictError, parse_verdict
 from ..paths import open_state
 from .run_process import FIRST_READ, SYSTEM, TOOK, spare, warm
@@ -185,12 +187,8 @@ def serve(idle: float = IDLE_SECONDS, environ: Mapping[str, str] | None = None,
         return 0
     warm()
     if system:  # read once here: the runs forked from now on find it in memory
-        from ..loading.managed import preload
-
         preload(env)
     SYSTEM[0] = system
-    import gc
-
     gc.freeze()  # the objects so far are never collected: a fork's pages stay shared
     model = None if system else _fork_model(model_path(path), env, lock_fd)
     try:
@@ -339,8 +337,6 @@ def _serve_models(resident: socket.socket, path: Path, env: Mapping[str, str]) -
     """The model process: litellm imported and warmed, then model requests answered on
     ``path``, a thread each, until the resident process ends or the path is no longer its
     socket; the requests in hand end by their own deadlines."""
-    from ..model.litellm_client import prepare
-
     with contextlib.suppress(OSError):  # named for ps and top
         Path("/proc/self/comm").write_text("prompthooks-mdl")
     # Ready before listening: a client that finds no socket yet waits for it (time charged to

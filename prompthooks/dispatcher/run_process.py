@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import select
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -25,6 +27,7 @@ from typing import NoReturn
 
 from .._version import __version__
 from ..address import model_environment_of
+from ..config.discovery import MANAGED_DIR
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..model import direct
 from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
@@ -57,6 +60,8 @@ TOOK = b"T"  # a spare to the resident process: it took a run
 
 def warm() -> None:
     """Import what a run uses, once, before the first fork (children share the pages)."""
+    # Here, not at the top: only once this process serves (a second ``serve`` for the same
+    # socket exits without them).
     import encodings.utf_8_sig  # noqa: F401  (config files are read with it: a BOM is fine)
     import importlib
     import sqlite3  # noqa: F401
@@ -152,8 +157,6 @@ def _acceptable(job: Job, own_model_env: Mapping[str, str]) -> bool:
     """Whether this process may do the run: same version and model environment (prompt hooks
     are called with this process's settings), and no managed policy (a managed hook is judged
     only by the process the host started: see docs/security.md, "Threat model")."""
-    from ..config.discovery import MANAGED_DIR
-
     if SYSTEM[0]:  # the run is the caller's, under its uid: managed or not, as in process
         return job.version == __version__
     return (job.version == __version__
@@ -188,9 +191,6 @@ def drop_to_peer(conn: socket.socket) -> None:
     """Become the user at the other end of ``conn`` (uid and gid from ``SO_PEERCRED``, the
     uid's groups, none when it has no passwd entry); root stays root. Exits when the change
     does not hold. After it Linux marks the process non-dumpable: the user cannot trace it."""
-    import pwd
-    import struct
-
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _, uid, gid = struct.unpack("3i", creds)
     if uid == os.getuid():  # root's own client (or a test's system process not run as root)
@@ -319,7 +319,7 @@ def _child(conn: socket.socket, alive: _Alive, job: Job, stderr: int) -> NoRetur
             alive.answer(exit_frame(os.pread(out, _MAX_EVENT, 0), code))
     except BaseException:  # whatever it was, the client answers on its own
         if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
-            import traceback
+            import traceback  # (and textwrap): only to show a failure's traceback
 
             traceback.print_exc()
     finally:

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..executors.command import listen_for_groups
+
 # The niceness increment of a run once its reply is sent, when nobody waits for its end: a run
 # handed to the resident process (whose client exits with the reply); a host waits for the
 # process it started, and so for its audit rows.
@@ -87,8 +89,6 @@ class Channel:
 
 def open_channel(channel: Channel) -> None:
     """Command hooks of this process announce their process groups on ``channel``."""
-    from ..executors.command import listen_for_groups
-
     def announce(pgid: int, started: bool) -> None:
         channel.send(**({"group": pgid} if started else {"ended": pgid}))
 

@@ -19,10 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import hosts
+from .. import audit, hosts
+from ..audit.rows import now
+from ..config import discovery
 from ..errors import EXIT_ERROR, InputError
 from ..hosts import Host
 from ..hosts.markers import EVENT_KEYS
+from ..loading.sources import load_sources
+from ..redaction import redact
 from .channel import Report
 
 if TYPE_CHECKING:
@@ -41,8 +45,6 @@ class EventGuess:
 
 def print_redacted(line: str) -> None:
     """One line on stderr (which hosts log), after the redaction pass."""
-    from ..redaction import redact
-
     print(redact(line), file=sys.stderr, flush=True)
 
 
@@ -92,9 +94,6 @@ def managed_guard(canonical: str | None, managed: Sequence[Path],
     found: list[tuple[bool, dict[str, Any]]] = []
 
     def load() -> None:
-        from ..config import discovery
-        from ..loading.sources import load_sources
-
         sources = discovery.explicit([], managed)
         loaded = load_sources(sources, os.getcwd())
         found.append((gate_could_apply(loaded, canonical), loaded.audit))
@@ -147,10 +146,6 @@ def answer(problem: str, kind: str, found: EventGuess, guard: bool, audit: dict[
 def _log(settings: dict[str, Any], kind: str, found: EventGuess, reason: str | None, error: str,
          by: float) -> None:
     """One audit row for an event that was not judged (blocked, or let through)."""
-    from .. import audit
-    from ..audit.rows import now
-    from ..redaction import redact
-
     hook = "(unreadable event)" if kind == "input" else "(internal error)"
     row = {"time": now(), "run_id": os.urandom(8).hex(),
            "host": found.host.name if found.host else "?", "event": found.canonical or "?",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -17,9 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import paths
+from .. import audit, paths
+from ..address import resident_enabled
+from ..api import dispatch, load_config, parse_event
+from ..config.discovery import managed_dirs
 from ..errors import InputError
+from ..loading.ignored_files import unread_in_sources
 from .channel import Channel
+from .config_warnings import to_say
 from .fallback import gate_could_apply, guess_event, print_redacted
 
 if TYPE_CHECKING:
@@ -66,10 +72,9 @@ def case_of(job: Job) -> Case:
     """The case for ``job``: its managed policy's folders, and how to make its model client
     (a missing resident process is started when a prompt hook needs it; ``--record``/
     ``--replay`` name the cassette)."""
-    from ..config.discovery import managed_dirs
-
     cassette = None
     if job.record or job.replay:
+        # The model modules: only for a run that records or replays.
         from ..model.recording import ENV_MODEL_OPTION, Cassette
 
         cassette = Cassette(Path(job.record or job.replay or ""),
@@ -98,8 +103,6 @@ def _project_of_unreadable() -> str:
 
 
 def _judge(job: Case, channel: Channel, cancel: threading.Event | None) -> None:
-    from ..api import dispatch, load_config, parse_event
-
     problem: str | None = job.unreadable
     canonical: str | None
     try:
@@ -149,8 +152,6 @@ def _start_resident(managed: Sequence[Path]) -> None:
     unless one runs or is starting, or it is turned off: the session's next events are handed
     to it, whatever their hooks. Not where a managed policy applies: its events are never
     handed over."""
-    from ..address import resident_enabled
-
     if any(os.path.lexists(folder) for folder in managed) or not resident_enabled(os.environ):
         return
     # The host waits for this process (and for whatever holds its stdout and stderr), and a
@@ -160,8 +161,6 @@ def _start_resident(managed: Sequence[Path]) -> None:
     # the host's streams and leaves this session. It is a shell that waits for this process
     # to end, then becomes the interpreter that starts it: until then it takes no core from
     # the rest of this run (its audit rows).
-    import signal  # loaded by the supervisor already
-
     if not sys.executable:
         return
     try:
@@ -214,9 +213,6 @@ except Exception:
 
 def _warn_once(outcome: Outcome) -> None:
     """A config problem that makes hooks silently never run, said once per config change."""
-    from ..loading.ignored_files import unread_in_sources
-    from .config_warnings import to_say
-
     loaded = outcome.config.loaded
     notices = [*loaded.unknown_events, *unread_in_sources(loaded.sources)]
     for line in to_say(loaded.fingerprint, notices):
@@ -227,8 +223,6 @@ def _warn_once(outcome: Outcome) -> None:
 def _log(outcome: Outcome) -> None:
     """The audit rows, after the reply: the host is never kept waiting for them, and nothing
     here can change the answer."""
-    from .. import audit
-
     try:
         trouble = audit.record(outcome)
     except Exception as exc:

@@ -24,8 +24,8 @@ from dataclasses import replace
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from .. import hosts
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
-from ..hosts import HOSTS
 from .channel import Channel, Report, open_channel
 from .fallback import answer_unjudged, guess_event
 from .judge import Case, case_of, judge
@@ -42,7 +42,7 @@ FALLBACK_RESERVE = 1.0
 TERM_GRACE = 1.0
 SWITCH_INTERVAL = 0.0005  # seconds: the work process's thread switch interval
 # The deadline for reading an event whose host is not known: the smallest host's.
-_SMALLEST_BUDGET = min(host.budget for host in HOSTS.values())
+_SMALLEST_BUDGET = min(host.budget for host in hosts.HOSTS.values())
 
 
 def fallback_reserve(deadline: float, now: float) -> float:
@@ -214,8 +214,6 @@ def supervise(case: Case, job: Job) -> int:
     the deadline; the exit code. ``case`` has everything but the event and the budget's end,
     which are found here; ``job``: the run as the client read it (the event, maybe in part,
     and the latest instant to answer by when the client keeps time for itself)."""
-    from .. import hosts
-
     named = hosts.HOSTS.get(case.host) if case.host else None
     first = case.started + (case.budget if case.budget is not None else
                             named.budget if named else _SMALLEST_BUDGET)

@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -190,12 +189,27 @@ def test_a_stopped_resident_process_costs_a_fail_closed_deny_seconds_not_its_bud
 
 
 def _sigterm_when(proc: subprocess.Popen[str], ready: Callable[[], bool]
-                  ) -> tuple[dict[str, Any], str, float]:
+                  ) -> tuple[bool, str, float]:
+    """SIGTERM once ``ready`` holds: (whether the event was blocked as a run told to stop,
+    stderr, seconds from the signal to the exit)."""
     assert _wait(ready, 60), "the client did not get that far"
     start = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
-    return json.loads(out), err, time.monotonic() - start
+    return _blocked_when_stopped(out, err, proc.returncode), err, time.monotonic() - start
+
+
+def _blocked_when_stopped(out: str, err: str, code: int) -> bool:
+    """The run told to stop answers with its hooks counted as stopped, and the fail-closed one
+    blocks; on a machine so busy that the work does not answer within the supervisor's grace
+    after the signal, the supervisor blocks on its own (Claude Code's block: exit 2, the
+    reason on stderr). Either is a block; nothing else is."""
+    if out.strip():
+        answer = json.loads(out)
+        return (answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+                and "stopped before it finished" in err)
+    return code == 2 and ("Blocked by prompthooks: a managed or fail-closed hook could not "
+                          "judge this event") in err
 
 
 def test_sigterm_while_a_peer_holds_the_client_answers_at_once(
@@ -211,11 +225,10 @@ def test_sigterm_while_a_peer_holds_the_client_answers_at_once(
         proc = subprocess.Popen([SCRIPT, "run", "--config", str(cfg), "--budget", "30"],
                                 stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
-    answer, err, took = _sigterm_when(proc, lambda: fake.received.startswith(MAGIC)
-                                      and fake.sent >= 2)
+    blocked, err, took = _sigterm_when(proc, lambda: fake.received.startswith(MAGIC)
+                                       and fake.sent >= 2)
     assert fake.received.endswith(TERMINATE)  # the signal was passed on
-    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny", err
-    assert "stopped before it finished" in err
+    assert blocked, err
     assert not started.exists()
     assert took < 10  # not the 28 s the reserve before the budget would leave
 
@@ -232,7 +245,6 @@ def test_sigterm_while_the_resident_process_is_stopped_answers_at_once(
         proc = subprocess.Popen([SCRIPT, "run", "--config", str(cfg), "--budget", "30"],
                                 stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
-    answer, err, took = _sigterm_when(proc, lambda: _queued(path) == 1)
-    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny", err
-    assert "stopped before it finished" in err
+    blocked, err, took = _sigterm_when(proc, lambda: _queued(path) == 1)
+    assert blocked, err
     assert took < 10
