@@ -103,6 +103,10 @@ def _run(*args: str, env: dict[str, str] | None = None, padding: int = 0
     return proc, time.monotonic() - start
 
 
+# What the supervisor says when it blocks on its own (the run did not answer by the budget).
+_SUPERVISOR_BLOCK = ("Blocked by prompthooks: a managed or fail-closed hook could not judge "
+                     "this event")
+
 # What a trickling peer may send: signs of life for ever, or an "allow" that never ends.
 TRICKLES = {"signs-of-life": ALIVE * 1000, "slow-allow": exit_frame(b" " * 1000, 0)}
 
@@ -114,7 +118,12 @@ def test_a_trickling_peer_cannot_stretch_the_run_past_its_budget(
     proc, took = _run("--config", str(_fail_closed(tmp_path)), "--budget", "10")
     assert fake.received.startswith(MAGIC)  # the run was handed to it
     assert fake.sent >= 10  # and it kept the client reading for a while
-    assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+    # The run done here in the time left denies; on a machine too busy for it to finish by
+    # the budget, its supervisor blocks on its own (exit 2). Either is a block.
+    if proc.stdout.strip():
+        assert reply(proc)["hookSpecificOutput"]["permissionDecision"] == "deny", proc.stderr
+    else:
+        assert proc.returncode == 2 and _SUPERVISOR_BLOCK in proc.stderr, proc.stderr
     assert took < 10 + 3  # by the budget (a socket timeout per read would be 200 s)
     assert "Traceback" not in proc.stderr
 
@@ -208,8 +217,7 @@ def _blocked_when_stopped(out: str, err: str, code: int) -> bool:
         answer = json.loads(out)
         return (answer["hookSpecificOutput"]["permissionDecision"] == "deny"
                 and "stopped before it finished" in err)
-    return code == 2 and ("Blocked by prompthooks: a managed or fail-closed hook could not "
-                          "judge this event") in err
+    return code == 2 and _SUPERVISOR_BLOCK in err
 
 
 def test_sigterm_while_a_peer_holds_the_client_answers_at_once(
