@@ -16,7 +16,7 @@ from ..errors import PromptHooksError
 from ..model.chain import ModelChain
 from ..model.recording import Cassette
 from .cases import Case, CaseFile, cassette_path, config_for, read_case_file, run_case
-from .pytest_stash import recorder_key
+from .pytest_plugin import recorder_key
 
 if TYPE_CHECKING:
     from ..api import Config
