@@ -131,7 +131,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     from .pytest_cases import PolicyCases
 
-    return cast(pytest.Collector, PolicyCases.from_parent(parent, path=file_path))
+    recorder = parent.config.stash[recorder_key]
+    return cast(pytest.Collector, PolicyCases.from_parent(parent, path=file_path,
+                                                          cassette_for=recorder.cassette))
 
 
 @pytest.fixture
