@@ -32,8 +32,7 @@ from typing import Any
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
 from ..install import created_folders, files, launcher
 from ..install.files import Journal
-from ..install.glue import Glue, choose, current_glue
-from ..install.host import HostGlue, choose_events, with_session_start
+from ..install.glue import Glue, HostGlue, choose, choose_events, current_glue, with_session_start
 from ..loading.loader import CONFIG_FILE
 from ..redaction import redact
 from ..setup import model_choice, registry, starter

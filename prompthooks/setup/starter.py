@@ -20,7 +20,7 @@ from ..config.discovery import MANAGED_DIR, PROJECT_DIR_NAME
 from ..core.hook import Source
 from ..hosts import FOLDER_DIALECT
 from ..install import files
-from ..install.host import Say, Scope
+from ..install.glue import Say, Scope
 from ..loading import trust
 from ..loading.loader import CONFIG_FILE, HOOKS_DIR
 from ..loading.managed import compile_folder, compiled_path
