@@ -35,7 +35,7 @@ from ..install.files import Journal
 from ..install.glue import Glue, HostGlue, choose, choose_events, current_glue, with_session_start
 from ..loading.loader import CONFIG_FILE
 from ..redaction import redact
-from ..setup import model_choice, registry, starter
+from ..setup import registry, starter
 from . import output
 
 # The first words of the action lines, and how a dry run says them.
@@ -170,7 +170,7 @@ def main(args: argparse.Namespace) -> int:
     config = folder / CONFIG_FILE
     # The managed starter is the administrator's to pin (model, api_base, api_key_env): the
     # user's variables and stored keys never reach a managed hook, so they choose nothing.
-    choice = None if managed else model_choice.find(os.environ)
+    choice = None if managed else starter.find_model(os.environ)
     with files.journal(args.dry_run) as journal:
         try:
             if runner is not None:
@@ -182,7 +182,7 @@ def main(args: argparse.Namespace) -> int:
             if glue.note:  # after the checks: a refused install says only why
                 report.say(glue.note)
             has_starter = starter.write(folder, report.say, args.scope,
-                                        model_choice.settings(choice))
+                                        starter.model_settings(choice))
         finally:  # a failure halfway leaves folders that uninstall should still know
             if not args.dry_run:
                 created_folders.remember(journal.created_folders(), os.environ)
@@ -212,7 +212,7 @@ def main(args: argparse.Namespace) -> int:
 _DOCTOR = "prompthooks doctor"
 
 
-def _model(report: Report, choice: model_choice.Choice | None, folder: Path, project: Path,
+def _model(report: Report, choice: starter.ModelChoice | None, folder: Path, project: Path,
            has_starter: bool, try_it: bool) -> dict[str, object]:
     """Say which model the starter's prompt hook uses and whether it answered (one tiny real
     call unless ``try_it`` is off), or, in plain words, that prompt hooks cannot judge yet and
@@ -228,7 +228,7 @@ def _model(report: Report, choice: model_choice.Choice | None, folder: Path, pro
                    "no Ollama answering")
         report.say(off)
         return {"model": None, "found_by": None, "judges": False,
-                "next": f"{model_choice.NEXT} (or start Ollama, or set PROMPTHOOKS_API_BASE: "
+                "next": f"{starter.MODEL_NEXT} (or start Ollama, or set PROMPTHOOKS_API_BASE: "
                         "see docs/prompt-hooks.md, \"Pointing it at a model\")"}
     shown = f"model: {choice.shown} ({choice.why})"
     facts: dict[str, object] = {"model": choice.model, "found_by": choice.why}
