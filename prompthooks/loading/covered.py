@@ -25,8 +25,8 @@ from typing import Any
 
 from ..config import files
 from ..config.files import View
+from ..config.load_result import Digest as Digest
 from ..config.shell_words import ASSIGNMENT, INTERPRETERS
-from ..config.trust_state import Digest as Digest
 from ..hosts import FOLDER_DIALECT
 from ..paths import read_upto
 

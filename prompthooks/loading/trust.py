@@ -34,6 +34,9 @@ from typing import Any
 from .. import paths
 from ..config import files, packs
 from ..config.discovery import PROJECT_DIR_NAME
+from ..config.load_result import State as State
+from ..config.load_result import TrustState as TrustState
+from ..config.load_result import approve_command as approve_command
 from ..config.packs import (
     FETCH_COMMAND,
     PackError,
@@ -45,9 +48,6 @@ from ..config.packs import (
     references,
     resolutions,
 )
-from ..config.trust_state import State as State
-from ..config.trust_state import TrustState as TrustState
-from ..config.trust_state import approve_command as approve_command
 from ..core.hook import Source
 from . import covered
 from .covered import MAX_FILE as MAX_FILE
