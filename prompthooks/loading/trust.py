@@ -58,7 +58,7 @@ CHECKED = ("project", "user")  # the discovered sources that need an approval
 STORE_NAME = "trust.json"
 MAX_STORE = 4 * 1024 * 1024
 _FORMAT = 1
-_CONFIG_FILE = "hooks.json"
+_CONFIG_FILE = files.CONFIG_FILE
 
 
 # --- hashing --------------------------------------------------------------------------------
