@@ -36,7 +36,7 @@ _HOOKS = {"PreToolUse": [{"matcher": "Bash", "hooks": [
 
 def content(settings: Mapping[str, str] | None = None) -> bytes:
     """The starter's bytes, with a ``prompthooks`` block naming its model when install found
-    one other than the default (setup/model_choice.py)."""
+    one other than the default (:func:`find_model`, below)."""
     data: dict[str, Any] = {"hooks": _HOOKS}
     if settings:
         data = {"prompthooks": dict(settings), **data}
