@@ -66,7 +66,7 @@ def warm() -> None:
     from ..config import discovery, schema, shell_words  # noqa: F401
     from ..core import stop_cap  # noqa: F401
     from ..executors import agent, command, http, project_tools, prompt  # noqa: F401
-    from ..loading import covered, ignored_files, loader, trust  # noqa: F401
+    from ..loading import approval_digest, ignored_files, loader, trust  # noqa: F401
     from ..model import chain, cost, direct, recording, verdict  # noqa: F401
     from ..runner import config_warnings  # noqa: F401
 

@@ -2,12 +2,13 @@
 project (``<project>/.prompthooks/``) or user (``$XDG_CONFIG_HOME/prompthooks/``) source runs
 only while what prompthooks loads from it is exactly what the user approved.
 
-What is approved is every file whose content decides what runs (loading.covered): ``hooks.json``
-and the Cline-style hook files (executables named after a Cline hook, ``<Hook>.md``) in the
-folder and in its ``hooks/`` folder, by name, mode and content (sha256), and the templates
-``hooks.json`` names; a ``hooks.json`` that runs a script inside the project by its path
-cannot be approved. Each pinned pack's commit and the digest of its files are recorded too.
-What runs is the bytes that were checked, never the file opened again by name.
+What is approved is every file whose content decides what runs (loading.approval_digest):
+``hooks.json`` and the Cline-style hook files (executables named after a Cline hook,
+``<Hook>.md``) in the folder and in its ``hooks/`` folder, by name, mode and content
+(sha256), and the templates ``hooks.json`` names; a ``hooks.json`` that runs a script inside
+the project by its path cannot be approved. Each pinned pack's commit and the digest of its
+files are recorded too. What runs is the bytes that were checked, never the file opened again
+by name.
 
 Approvals live in the user's data folder (``$XDG_DATA_HOME/prompthooks/trust.json``), never in
 the project, keyed by the source folder's resolved path. No environment variable grants or
@@ -49,10 +50,10 @@ from ..config.packs import (
     resolutions,
 )
 from ..core.hook import Source
-from . import covered
-from .covered import MAX_FILE as MAX_FILE
-from .covered import Digest as Digest
-from .covered import Unapprovable as Unapprovable
+from . import approval_digest
+from .approval_digest import MAX_FILE as MAX_FILE
+from .approval_digest import Digest as Digest
+from .approval_digest import Unapprovable as Unapprovable
 
 CHECKED = ("project", "user")  # the discovered sources that need an approval
 STORE_NAME = "trust.json"
@@ -64,9 +65,10 @@ _CONFIG_FILE = files.CONFIG_FILE
 # --- hashing --------------------------------------------------------------------------------
 
 def digest(folder: Path) -> Digest:
-    """What an approval of ``folder`` covers, now (loading.covered); its project is the folder's
-    parent for a project's ``.prompthooks``. Raises :class:`Unapprovable`."""
-    return covered.digest(folder, folder.parent if folder.name == PROJECT_DIR_NAME else None)
+    """What an approval of ``folder`` covers, now (loading.approval_digest); its project is
+    the folder's parent for a project's ``.prompthooks``. Raises :class:`Unapprovable`."""
+    project = folder.parent if folder.name == PROJECT_DIR_NAME else None
+    return approval_digest.digest(folder, project)
 
 
 # --- the store ------------------------------------------------------------------------------
