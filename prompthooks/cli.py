@@ -46,7 +46,7 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
     def format_help(self) -> str:
-        from .commands.help_pages import Formatter, epilog, page
+        from .commands.usage import Formatter, epilog, page
 
         found = page(self.prog)
         if found is not None:
@@ -100,7 +100,7 @@ def _json_option(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="prompthooks")  # descriptions: commands/help_pages.py
+    parser = _Parser(prog="prompthooks")  # descriptions: commands/usage.py
     parser.add_argument("--version", action="version", version=f"prompthooks {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     # Required, but checked in _Parser.parse_args: argparse's own check would come before

@@ -25,16 +25,60 @@ import os
 import shlex
 import stat
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
 from ..install import created_folders, files, launcher
-from ..install.glue import Glue, choose, current_glue
-from ..install.host import HostGlue, choose_events, with_session_start
+from ..install.files import Journal
+from ..install.glue import Glue, HostGlue, choose, choose_events, current_glue, with_session_start
 from ..loading.loader import CONFIG_FILE
 from ..redaction import redact
-from ..setup import model_choice, registry, starter
-from .install_report import Report
+from ..setup import registry, starter
+from . import output
+
+# The first words of the action lines, and how a dry run says them.
+_WOULD = (("wrote ", "would write "), ("backed up ", "would back up "),
+          ("removed ", "would remove "), ("restored ", "would restore "),
+          ("approved ", "would approve "), ("kept ", "would keep "))
+
+
+@dataclass
+class Report:
+    """What install and uninstall print: one line per action as it happens, or (``--json``)
+    one object at the end; under ``--dry-run`` the same lines in the conditional ("would
+    write")."""
+
+    as_json: bool
+    dry_run: bool
+    messages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def say(self, text: str) -> None:
+        if self.dry_run:
+            for done, would in _WOULD:
+                if text.startswith(done):
+                    text = would + text[len(done):]
+                    break
+        self.messages.append(text)
+        if not self.as_json:
+            print(text, flush=True)
+
+    def warn(self, text: str) -> None:
+        """A line on stderr, whatever the format: a warning must not be lost in a pipe."""
+        self.warnings.append(text)
+        print(f"prompthooks: {text}", file=sys.stderr, flush=True)
+
+    def finish(self, journal: Journal, last: str, **fields: Any) -> None:
+        """The closing line (or, with ``--json``, the whole summary)."""
+        if self.as_json:
+            output.print_json({**fields, "dry_run": self.dry_run,
+                               "changed": bool(journal.changes) and not self.dry_run,
+                               "changes": [c.as_dict() for c in journal.changes],
+                               "messages": self.messages, "warnings": self.warnings})
+            return
+        print("dry run: nothing was changed" if self.dry_run else last, flush=True)
 
 
 def managed_root(args: argparse.Namespace) -> Path:
@@ -126,7 +170,7 @@ def main(args: argparse.Namespace) -> int:
     config = folder / CONFIG_FILE
     # The managed starter is the administrator's to pin (model, api_base, api_key_env): the
     # user's variables and stored keys never reach a managed hook, so they choose nothing.
-    choice = None if managed else model_choice.find(os.environ)
+    choice = None if managed else starter.find_model(os.environ)
     with files.journal(args.dry_run) as journal:
         try:
             if runner is not None:
@@ -138,7 +182,7 @@ def main(args: argparse.Namespace) -> int:
             if glue.note:  # after the checks: a refused install says only why
                 report.say(glue.note)
             has_starter = starter.write(folder, report.say, args.scope,
-                                        model_choice.settings(choice))
+                                        starter.model_settings(choice))
         finally:  # a failure halfway leaves folders that uninstall should still know
             if not args.dry_run:
                 created_folders.remember(journal.created_folders(), os.environ)
@@ -168,7 +212,7 @@ def main(args: argparse.Namespace) -> int:
 _DOCTOR = "prompthooks doctor"
 
 
-def _model(report: Report, choice: model_choice.Choice | None, folder: Path, project: Path,
+def _model(report: Report, choice: starter.ModelChoice | None, folder: Path, project: Path,
            has_starter: bool, try_it: bool) -> dict[str, object]:
     """Say which model the starter's prompt hook uses and whether it answered (one tiny real
     call unless ``try_it`` is off), or, in plain words, that prompt hooks cannot judge yet and
@@ -184,7 +228,7 @@ def _model(report: Report, choice: model_choice.Choice | None, folder: Path, pro
                    "no Ollama answering")
         report.say(off)
         return {"model": None, "found_by": None, "judges": False,
-                "next": f"{model_choice.NEXT} (or start Ollama, or set PROMPTHOOKS_API_BASE: "
+                "next": f"{starter.MODEL_NEXT} (or start Ollama, or set PROMPTHOOKS_API_BASE: "
                         "see docs/prompt-hooks.md, \"Pointing it at a model\")"}
     shown = f"model: {choice.shown} ({choice.why})"
     facts: dict[str, object] = {"model": choice.model, "found_by": choice.why}

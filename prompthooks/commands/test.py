@@ -9,7 +9,7 @@ and reports which verdicts drifted, without writing anything. ``--json`` prints 
 JSON.
 
 ``--write-references`` writes, for the prompt hooks of the cases that have no recording, the
-expected verdicts as reference entries (:mod:`..case_references`), then prints one line per
+expected verdicts as reference entries (:mod:`..devtools.cases`), then prints one line per
 case and ``N reference verdicts written, N cases already recorded, N skipped``. Exit 1 when a
 config does not load or a case does not pass with what was written.
 """
@@ -141,8 +141,8 @@ REMINDER = ("Reference verdicts are the cases' expectations, not a model's outpu
 
 
 def write_references(args: argparse.Namespace) -> int:
-    """``test --write-references PATH...``: see :mod:`..case_references`."""
-    from ..devtools.case_references import write_file
+    """``test --write-references PATH...``: see :mod:`..devtools.cases`."""
+    from ..devtools.cases import write_file
 
     if args.library:
         raise PromptHooksError("test --write-references: name your own case files; the "

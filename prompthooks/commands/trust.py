@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .. import paths
-from ..config import approved_copy, discovery, files, packs
+from ..config import discovery, files, packs
 from ..config.load_result import Loaded
 from ..core.hook import Source
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
@@ -135,7 +135,7 @@ def _review(source: Source, folder: Path, quiet: bool) -> dict[str, Any]:
     # Changed as run sees it: its files, a pinned pack's commit, a path pack's files.
     if record is not None and trust.state_of(source, folder, store).state == "changed":
         since = str(record.get("approved_at"))
-        copy = approved_copy.read(trust.key_of(folder), record.get("copy_sha256"), os.environ)
+        copy = trust.read_copy(trust.key_of(folder), record.get("copy_sha256"), os.environ)
         if isinstance(copy, str):
             summary = [copy]
         else:

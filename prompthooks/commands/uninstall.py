@@ -11,8 +11,7 @@ import os
 from ..errors import EXIT_OK
 from ..install import created_folders, files, launcher, originals
 from ..setup import registry, starter
-from .install import managed_root
-from .install_report import Report
+from .install import Report, managed_root
 
 
 def main(args: argparse.Namespace) -> int:

@@ -26,6 +26,9 @@ from ..paths import read_upto
 
 # Far above any real hooks.json or prompt (a few KB); small enough to read and parse at once.
 MAX_FILE_BYTES = 1024 * 1024
+# Of one file an approval covers (configs, templates and hook files are small); a hook file runs
+# from a copy of at most this many bytes too.
+MAX_COVERED_FILE = 1024 * 1024
 CONFIG_FILE = "hooks.json"
 HOOKS_DIR = "hooks"
 
@@ -98,6 +101,22 @@ def _check(st: os.stat_result, cap: int) -> None:
         raise UnsafeFile(f"is not a regular file ({kind(st.st_mode)})")
     if st.st_size > cap:
         raise UnsafeFile(f"is larger than {cap // 1024} KiB ({st.st_size} bytes)")
+
+
+def read_regular(path: Path | str, cap: int) -> tuple[os.stat_result, bytes | None]:
+    """The status of the file at ``path`` (links followed) and, when it is a regular file of
+    at most ``cap`` bytes, up to ``cap + 1`` of its bytes (a byte more: a file that grew since
+    ``fstat`` is caught), read through the one descriptor that status is of; None for anything
+    else. Opened without blocking: opening a FIFO waits for a writer otherwise. Raises
+    OSError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            return info, None
+        return info, read_upto(fd, cap + 1)
+    finally:
+        os.close(fd)
 
 
 def read_bytes(path: Path | str, cap: int = MAX_FILE_BYTES, *, head: bool = False) -> bytes:

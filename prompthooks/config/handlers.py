@@ -19,12 +19,12 @@ from ..errors import ConfigError
 from ..transcripts.conversation import DEFAULT_ENTRIES
 from . import files
 from .load_result import Loaded
+from .pack_hooks import PROMPT_TIMEOUT as PROMPT_TIMEOUT
 from .pack_hooks import pack_hooks
 
 if TYPE_CHECKING:
     from .pack_hooks import Dialect
 
-PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
 # Every dialect's http hooks: Claude Code documents none of its own for them, and a policy
 # service that has not answered in 30 s is down (the run's budget caps it anyway).
 HTTP_TIMEOUT = 30.0

@@ -55,7 +55,7 @@ class Dialect(Protocol):
     def config(self) -> _DialectConfig: ...
 
 
-PROMPT_TIMEOUT = 30.0
+PROMPT_TIMEOUT = 30.0  # every dialect's prompt hooks (Claude Code's prompt default)
 
 
 def _open(use: Any, config_dir: str, source: Source, environ: Mapping[str, str]) -> packs.Pack:

@@ -150,7 +150,7 @@ class Hook:
     command: str | None = None  # a shell command string (Claude Code, Cursor)
     executable: str | None = None  # a file run through its shebang (Cline)
     # The sha256 of an approved executable's bytes: it runs from a private copy of exactly
-    # those bytes, never from the file opened again by name (loading.covered).
+    # those bytes, never from the file opened again by name (loading.approval_digest).
     digest: str | None = None
     # http hooks: the URL the event is POSTed to, the request's headers as written (their
     # ``$VAR``s filled at each request, from the allow-listed variables only).

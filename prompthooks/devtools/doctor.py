@@ -42,7 +42,7 @@ from ..redaction import redact
 from ..setup.registry import HOSTS, location
 
 if TYPE_CHECKING:
-    from ..install.host import HostGlue
+    from ..install.glue import HostGlue
 
 PACKAGES = ("litellm", "pydantic", "tenacity", "PyYAML", "rich")
 PROBE_SECONDS = 10.0  # retries included: long enough for a cold start, short for a person

@@ -7,7 +7,8 @@ follows the run's record mode, as the fixtures' do.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -16,7 +17,6 @@ from ..errors import PromptHooksError
 from ..model.chain import ModelChain
 from ..model.recording import Cassette
 from .cases import Case, CaseFile, cassette_path, config_for, read_case_file, run_case
-from .pytest_stash import recorder_key
 
 if TYPE_CHECKING:
     from ..api import Config
@@ -32,6 +32,12 @@ class PolicyCases(pytest.File):
     spec: CaseFile | None = None
     prepared: tuple[Config, Cassette] | None = None
 
+    def __init__(self, *, cassette_for: Callable[[Path], Cassette], **kwargs: Any) -> None:
+        # The run's recorder, handed in by the plugin: its cassette for a path, in the run's
+        # record mode.
+        super().__init__(**kwargs)
+        self.cassette_for = cassette_for
+
     def collect(self) -> Iterator[PolicyCase]:
         try:
             self.spec = read_case_file(self.path)
@@ -46,8 +52,7 @@ class PolicyCases(pytest.File):
             config = config_for(self.path, self.spec)
             if config.errors:
                 raise PromptHooksError(config.errors[0])
-            recorder = self.config.stash[recorder_key]
-            self.prepared = config, recorder.cassette(cassette_path(self.path, self.spec))
+            self.prepared = config, self.cassette_for(cassette_path(self.path, self.spec))
         return (self.spec, *self.prepared)
 
 

@@ -13,7 +13,7 @@
 Paths are relative to the test file; the cassette defaults to
 ``cassettes/<module>/<test>.yaml`` beside it. ``--prompthooks-record-mode`` (or the ini's
 ``prompthooks_record_mode``) is one of none (the default: replay only), once, new_episodes,
-all, rewrite (see :mod:`prompthooks.devtools.pytest_stash`). The ini's ``prompthooks_cases``
+all, rewrite (the recorder, below). The ini's ``prompthooks_cases``
 globs collect case files as tests, one per case.
 
 Only pytest is imported here: the plugin loads in every pytest run of every project that has
@@ -22,21 +22,85 @@ prompthooks installed.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import pytest
 
-from .pytest_stash import OPTION, RECORD_MODES, Recorder, RecordMode, recorder_key
-
 if TYPE_CHECKING:
     from ..api import Outcome
+    from ..model.recording import Cassette, Mode
 
 INI = "prompthooks_record_mode"
 CASES_INI = "prompthooks_cases"
 MARKER_KEYS = ("config", "cassette", "model")
 
+# The recorder -------------------------------------------------------------------------------
+# The record modes, in pytest-recording's words, mapped onto the cassette's own modes, and the
+# stash key where the session's recorder is kept (read by the fixtures and by the case-file
+# items alike). ``none`` (the default) replays and never asks the model; ``once`` records the
+# cassettes that do not exist yet when the run starts and replays the rest; ``new_episodes``
+# replays what a cassette has and records what it lacks; ``all`` asks the model for every call
+# and replaces the entries it gets (keeping the others); ``rewrite`` deletes each cassette at
+# its first use in the run and records it afresh. A cassette's mode is decided once per run,
+# at its first use: tests that share one cassette all record under ``once`` when it was
+# missing, and ``rewrite`` never deletes what an earlier test of the same run recorded.
+
+RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
+RECORD_MODES: tuple[RecordMode, ...] = ("none", "once", "new_episodes", "all", "rewrite")
+OPTION = "--prompthooks-record-mode"
+# How a test picks a prompt hook's model: the marker, prompthooks_run, or a case file.
+MODEL_OPTION = ('model="{model}" (in the prompthooks marker or prompthooks_run; a case file\'s '
+                "model: {model})")
+
+
+class Recorder:
+    """The cassettes of one test run, each in the mode ``record_mode`` gives it."""
+
+    def __init__(self, record_mode: RecordMode) -> None:
+        self.record_mode = record_mode
+        # Per cassette: its mode in this run, and whether it existed at its first use.
+        self._modes: dict[Path, tuple[Mode, bool]] = {}
+        self._lock = threading.Lock()
+
+    def cassette(self, path: Path) -> Cassette:
+        from ..model.recording import Cassette  # the cassette code: only once a test records
+
+        path = path.resolve()  # one cassette, however a test spells its path
+        with self._lock:
+            seen = self._modes.get(path)
+            if seen is None:
+                existed = path.exists()
+                seen = self._modes[path] = self._first_use(path), existed
+        mode, existed = seen
+        return Cassette(path, mode, hint=_hint(existed), model_option=MODEL_OPTION)
+
+    def _first_use(self, path: Path) -> Mode:
+        if self.record_mode == "none":
+            return "replay"
+        if self.record_mode == "once":
+            return "replay" if path.exists() else "auto"
+        if self.record_mode == "all":
+            return "record"
+        if self.record_mode == "rewrite":
+            path.unlink(missing_ok=True)
+        return "auto"
+
+
+def _hint(existed: bool) -> str:
+    """What to run when a replay misses: ``once`` cannot add to a cassette that exists."""
+    if existed:
+        return (f"record it with {OPTION}=new_episodes (once records only the cassettes that "
+                "do not exist yet)")
+    return f"record it with {OPTION}=once (or new_episodes)"
+
+
+recorder_key = pytest.StashKey[Recorder]()
+
+
+# The hooks and fixtures --------------------------------------------------------------------
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("prompthooks", "prompthooks policy tests")
@@ -67,7 +131,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     from .pytest_cases import PolicyCases
 
-    return cast(pytest.Collector, PolicyCases.from_parent(parent, path=file_path))
+    recorder = parent.config.stash[recorder_key]
+    return cast(pytest.Collector, PolicyCases.from_parent(parent, path=file_path,
+                                                          cassette_for=recorder.cassette))
 
 
 @pytest.fixture

@@ -68,10 +68,10 @@ def warm() -> None:
 
     from .. import api, audit, hosts, redaction  # noqa: F401
     from ..audit import rows, store  # noqa: F401
-    from ..config import approved_copy, discovery, schema, shell_words  # noqa: F401
+    from ..config import discovery, schema, shell_words  # noqa: F401
     from ..core import stop_cap  # noqa: F401
     from ..executors import agent, command, http, project_tools, prompt  # noqa: F401
-    from ..loading import covered, ignored_files, loader, trust  # noqa: F401
+    from ..loading import approval_digest, ignored_files, loader, trust  # noqa: F401
     from ..model import chain, cost, direct, recording, verdict  # noqa: F401
     from ..runner import config_warnings  # noqa: F401
 

@@ -17,9 +17,8 @@ import shutil
 import stat
 from collections.abc import Iterator
 
-from ..paths import read_upto
-
-MAX_FILE = 1024 * 1024  # as for every file an approval covers
+from ..config.files import MAX_COVERED_FILE as MAX_FILE
+from ..config.files import read_regular
 
 
 class NotApproved(Exception):
@@ -28,18 +27,12 @@ class NotApproved(Exception):
 
 def _read(path: str) -> tuple[int, bytes]:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        info, data = read_regular(path, MAX_FILE)
     except OSError as exc:
         raise NotApproved(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
-            raise NotApproved(f"{path} changed since it was approved; not run")
-        return info.st_mode, read_upto(fd, MAX_FILE + 1)
-    except OSError as exc:
-        raise NotApproved(f"{path}: cannot read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
+    if data is None:  # not a regular file, or larger than any approved one
+        raise NotApproved(f"{path} changed since it was approved; not run")
+    return info.st_mode, data
 
 
 @contextlib.contextmanager

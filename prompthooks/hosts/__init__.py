@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from ..core.events import Event
     from ..core.hook import Hook
-    from ..install.host import HostGlue
+    from ..install.glue import HostGlue
     from ..transcripts.reading import TranscriptReader
     from .protocol import Dialect, FolderDialect, Wire
 

@@ -3,7 +3,7 @@
 A host (``hosts.Host``) reaches its modules by role: its ``wire`` module satisfies
 :class:`Wire` and its ``config`` module :class:`Dialect` (the folder dialect's,
 :class:`FolderDialect`); its ``install`` module holds its ``GLUE``
-(``install.host.HostGlue``) and its ``transcript`` module is a
+(``install.glue.HostGlue``) and its ``transcript`` module is a
 ``transcripts.reading.TranscriptReader``. The registry imports them by name, on first use, so
 ``tests/hosts/test_roles.py`` holds each against its role.
 

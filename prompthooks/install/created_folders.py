@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..paths import atomic_write, data_home, read_state
 from . import files
-from .host import Say
+from .glue import Say
 
 RECORD = "installed-folders.json"
 

@@ -85,6 +85,15 @@ def is_dry_run() -> bool:
     return _dry() is not None
 
 
+def _planned(path: Path) -> tuple[bool, tuple[bytes, int | None] | None]:
+    """Whether a dry run has planned ``path``, and what it would be: (bytes, mode), or None
+    once removed. Unplanned, the file is as it is on disk."""
+    dry = _dry()
+    if dry is None or _key(path) not in dry.overlay:
+        return False, None
+    return True, dry.overlay[_key(path)]
+
+
 def backup_path(path: Path) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX)
 
@@ -95,9 +104,8 @@ def _fail(action: str, path: Path, exc: OSError) -> PromptHooksError:
 
 def read_bytes(path: Path) -> bytes | None:
     """The file's bytes, or None when there is no such file."""
-    dry = _dry()
-    if dry is not None and _key(path) in dry.overlay:
-        planned = dry.overlay[_key(path)]
+    known, planned = _planned(path)
+    if known:
         return None if planned is None else planned[0]
     try:
         return path.read_bytes()
@@ -110,17 +118,15 @@ def read_bytes(path: Path) -> bytes | None:
 def read_state(path: Path, limit: int) -> bytes | None:
     """A file in prompthooks' own folders, read as ``paths.read_state`` reads it (no link,
     FIFO or oversized file); under a dry run, as it would be."""
-    dry = _dry()
-    if dry is not None and _key(path) in dry.overlay:
-        planned = dry.overlay[_key(path)]
+    known, planned = _planned(path)
+    if known:
         return None if planned is None else planned[0]
     return paths.read_state(path, limit)
 
 
 def file_mode(path: Path) -> int | None:
-    dry = _dry()
-    if dry is not None and _key(path) in dry.overlay:
-        planned = dry.overlay[_key(path)]
+    known, planned = _planned(path)
+    if known:
         return None if planned is None else planned[1]
     try:
         return stat.S_IMODE(path.stat().st_mode)
@@ -192,9 +198,9 @@ def remove(path: Path) -> None:
 
 def exists(path: Path) -> bool:
     """Whether anything is there, a dangling symlink included."""
-    dry = _dry()
-    if dry is not None and _key(path) in dry.overlay:
-        return dry.overlay[_key(path)] is not None
+    known, planned = _planned(path)
+    if known:
+        return planned is not None
     return os.path.lexists(path)
 
 

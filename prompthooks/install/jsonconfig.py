@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import PromptHooksError
 from . import files, originals
-from .host import Say
+from .glue import Say
 
 
 @dataclass(frozen=True)

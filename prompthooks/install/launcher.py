@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import PromptHooksError
 from . import files
-from .host import Say
+from .glue import Say
 
 MARKER = ("# prompthooks launcher: written by 'prompthooks install', removed by "
           "'prompthooks uninstall'")

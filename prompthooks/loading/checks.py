@@ -214,12 +214,9 @@ def _check_subject(matcher: Matcher, event: str, where: str, found: Findings) ->
     for name in matcher.names[:_MAX_NAMES]:
         if name in seen:
             continue
-        suggestion = handlers.did_you_mean(name, seen)
-        if suggestion:
-            found.errors.append(f"{where}: {event} is never sent with {name!r}{suggestion}")
-        else:
-            found.warnings.append(f"{where}: no host is known to send {event} with {name!r} "
-                                  f"(known: {', '.join(sorted(seen))})")
+        _unknown_name(name, seen, found, f"{where}: {event} is never sent with {name!r}",
+                      f"{where}: no host is known to send {event} with {name!r} "
+                      f"(known: {', '.join(sorted(seen))})")
 
 
 def _check_tool_name(name: str, host: Host, event_key: str, seen: set[str], every: set[str],
@@ -243,12 +240,19 @@ def _check_tool_name(name: str, host: Host, event_key: str, seen: set[str], ever
                 found.errors.append(f"{where}: {name!r} never matches: it is {other.title}'s "
                                     f"name; a {host.title} style matcher says {ours!r}")
             return
+    _unknown_name(name, seen, found, f"{where}: unknown tool {name!r}",
+                  f"{where}: no host is known to have a tool {name!r} (an MCP tool is "
+                  f"{MCP_PREFIX}<server>__<tool>)")
+
+
+def _unknown_name(name: str, seen: set[str], found: Findings, error: str, warning: str) -> None:
+    """A name no host sends: an error naming the close one it probably means, else a warning
+    (a host may send it after all)."""
     suggestion = handlers.did_you_mean(name, seen)
     if suggestion:
-        found.errors.append(f"{where}: unknown tool {name!r}{suggestion}")
+        found.errors.append(error + suggestion)
     else:
-        found.warnings.append(f"{where}: no host is known to have a tool {name!r} (an MCP "
-                              f"tool is {MCP_PREFIX}<server>__<tool>)")
+        found.warnings.append(warning)
 
 
 # Commands -----------------------------------------------------------------------------------

@@ -18,8 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..config import files
-from ..config.load_result import Loaded, LoadFailure
-from ..config.trust_state import TrustState
+from ..config.load_result import Loaded, LoadFailure, TrustState
 from ..core.hook import Hook, Source
 from . import cache
 from .managed import load as managed_load

@@ -2,16 +2,18 @@
 project (``<project>/.prompthooks/``) or user (``$XDG_CONFIG_HOME/prompthooks/``) source runs
 only while what prompthooks loads from it is exactly what the user approved.
 
-What is approved is every file whose content decides what runs (loading.covered): ``hooks.json``
-and the Cline-style hook files (executables named after a Cline hook, ``<Hook>.md``) in the
-folder and in its ``hooks/`` folder, by name, mode and content (sha256), and the templates
-``hooks.json`` names; a ``hooks.json`` that runs a script inside the project by its path
-cannot be approved. Each pinned pack's commit and the digest of its files are recorded too.
-What runs is the bytes that were checked, never the file opened again by name.
+What is approved is every file whose content decides what runs (loading.approval_digest):
+``hooks.json`` and the Cline-style hook files (executables named after a Cline hook,
+``<Hook>.md``) in the folder and in its ``hooks/`` folder, by name, mode and content
+(sha256), and the templates ``hooks.json`` names; a ``hooks.json`` that runs a script inside
+the project by its path cannot be approved. Each pinned pack's commit and the digest of its
+files are recorded too. What runs is the bytes that were checked, never the file opened again
+by name.
 
 Approvals live in the user's data folder (``$XDG_DATA_HOME/prompthooks/trust.json``), never in
 the project, keyed by the source folder's resolved path. No environment variable grants or
-skips an approval. A store that cannot be read means nothing is approved.
+skips an approval. A store that cannot be read means nothing is approved. Beside the store, a
+copy of what each approval covered is kept, to show what changed since (never loaded or run).
 
 The managed policy (written by an administrator) and ``--config`` paths (written into the
 host's own config, which is as trusted as the command line) need no approval.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import time
@@ -30,8 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..config import approved_copy, files, packs
+from ..config import files, packs
 from ..config.discovery import PROJECT_DIR_NAME
+from ..config.load_result import State as State
+from ..config.load_result import TrustState as TrustState
+from ..config.load_result import approve_command as approve_command
 from ..config.packs import (
     FETCH_COMMAND,
     PackError,
@@ -43,28 +49,26 @@ from ..config.packs import (
     references,
     resolutions,
 )
-from ..config.trust_state import State as State
-from ..config.trust_state import TrustState as TrustState
-from ..config.trust_state import approve_command as approve_command
 from ..core.hook import Source
-from . import covered
-from .covered import MAX_FILE as MAX_FILE
-from .covered import Digest as Digest
-from .covered import Unapprovable as Unapprovable
+from . import approval_digest
+from .approval_digest import MAX_FILE as MAX_FILE
+from .approval_digest import Digest as Digest
+from .approval_digest import Unapprovable as Unapprovable
 
 CHECKED = ("project", "user")  # the discovered sources that need an approval
 STORE_NAME = "trust.json"
 MAX_STORE = 4 * 1024 * 1024
 _FORMAT = 1
-_CONFIG_FILE = "hooks.json"
+_CONFIG_FILE = files.CONFIG_FILE
 
 
 # --- hashing --------------------------------------------------------------------------------
 
 def digest(folder: Path) -> Digest:
-    """What an approval of ``folder`` covers, now (loading.covered); its project is the folder's
-    parent for a project's ``.prompthooks``. Raises :class:`Unapprovable`."""
-    return covered.digest(folder, folder.parent if folder.name == PROJECT_DIR_NAME else None)
+    """What an approval of ``folder`` covers, now (loading.approval_digest); its project is
+    the folder's parent for a project's ``.prompthooks``. Raises :class:`Unapprovable`."""
+    project = folder.parent if folder.name == PROJECT_DIR_NAME else None
+    return approval_digest.digest(folder, project)
 
 
 # --- the store ------------------------------------------------------------------------------
@@ -304,8 +308,8 @@ def approve(source: Source, folder: Path, environ: Mapping[str, str],
         store = read_store(environ)
         stamp = now()
         key = key_of(folder)
-        body = approved_copy.encode(current.contents if kept is None else kept, hooks)
-        copy = approved_copy.write(key, body, environ)
+        body = encode_copy(current.contents if kept is None else kept, hooks)
+        copy = write_copy(key, body, environ)
         store.records[key] = {"source": source.name, "sha256": current.sha256,
                               "files": list(current.files),
                               "file_sha256": dict(current.file_sha256),
@@ -362,5 +366,90 @@ def revoke(folder: Path, environ: Mapping[str, str]) -> bool:
         if store.records.pop(key_of(folder), None) is None:
             return False
         _write_store(store)
-        approved_copy.remove(key_of(folder), environ)
+        remove_copy(key_of(folder), environ)
     return True
+
+# The approved copy --------------------------------------------------------------------------
+# The copy of what an approval covered, kept so that the next ``prompthooks trust`` can show
+# what changed since: the text of each covered file and the hooks the approval listed.
+#
+# It lives in the data folder beside the trust store (``approved/<sha256 of the folder's
+# key>.json``), is written only by ``prompthooks trust`` under the store's lock, and its sha256
+# is recorded with the approval: a copy rewritten afterwards (the agent can write the data
+# folder too) is not shown as what was approved. It is only ever shown, never loaded or run.
+
+MAX_COPY = 1024 * 1024  # bytes of one copy: files past it are named but not kept
+_COPY_FOLDER = "approved"
+_COPY_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedCopy:
+    """The approved text of each covered file (None: not kept, being binary or past
+    :data:`MAX_COPY`) and the approval's hook rows (commands.review; None when the approval
+    listed none, as ``install``'s of its starter)."""
+
+    files: Mapping[str, str | None] = field(default_factory=dict)
+    hooks: Sequence[Sequence[str]] | None = None
+
+
+def copy_path(key: str, environ: Mapping[str, str]) -> Path:
+    name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return paths.data_home(environ) / _COPY_FOLDER / f"{name}.json"
+
+
+def encode_copy(contents: Mapping[str, bytes], hooks: Sequence[Sequence[str]] | None) -> bytes:
+    """The copy's bytes: each file's text while the whole stays within :data:`MAX_COPY`."""
+    rows = None if hooks is None else [list(row) for row in hooks]
+    if rows is not None and len(json.dumps(rows)) > MAX_COPY // 2:
+        rows = None  # thousands of hooks, or huge commands: the files' diff says it all
+    kept: dict[str, str | None] = {}
+    room = MAX_COPY - len(json.dumps(rows)) - 4096  # the rows and the JSON framing
+    for name, data in sorted(contents.items()):
+        try:
+            text: str | None = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and len(json.dumps(text)) > room:
+            text = None
+        room -= len(json.dumps(text)) + len(json.dumps(name)) + 4
+        kept[name] = text
+    return json.dumps({"format": _COPY_FORMAT, "files": kept, "hooks": rows},
+                      sort_keys=True).encode()
+
+
+def write_copy(key: str, body: bytes, environ: Mapping[str, str]) -> str:
+    """Write the copy (owner-only) and return its sha256, to record with the approval."""
+    path = copy_path(key, environ)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    paths.atomic_write(path, body)
+    return hashlib.sha256(body).hexdigest()
+
+
+def remove_copy(key: str, environ: Mapping[str, str]) -> None:
+    # None kept, or not removable: either way it is never read without its recorded hash.
+    with contextlib.suppress(OSError):
+        copy_path(key, environ).unlink()
+
+
+def read_copy(key: str, sha256: object, environ: Mapping[str, str]) -> ApprovedCopy | str:
+    """The copy kept with the approval whose record says ``sha256``, or why there is none."""
+    if not isinstance(sha256, str):
+        return "no copy of the approved files was kept (approved by an older prompthooks)"
+    path = copy_path(key, environ)
+    try:
+        body = paths.read_state(path, MAX_COPY)
+    except OSError as exc:
+        return f"the copy of the approved files cannot be read: {exc}"
+    if body is None:
+        return f"the copy of the approved files is gone ({path})"
+    if hashlib.sha256(body).hexdigest() != sha256:
+        return f"the copy of the approved files ({path}) is not the one kept at approval"
+    try:
+        data = json.loads(body)
+        files = {str(k): v if isinstance(v, str) else None for k, v in data["files"].items()}
+        hooks = (None if data["hooks"] is None
+                 else [[str(c) for c in row] for row in data["hooks"]])
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return f"the copy of the approved files ({path}) cannot be read"
+    return ApprovedCopy(files, hooks)

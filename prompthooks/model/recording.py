@@ -2,7 +2,7 @@
 boundary and replayed offline, what a replay miss says about the recordings near it, and
 reference verdicts (entries written from a test case's expectation, marked so that nobody takes
 one for a model's reply). The pytest helpers' record modes are the plugin's
-(:mod:`prompthooks.devtools.pytest_stash`)."""
+(:mod:`prompthooks.devtools.pytest_plugin`)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import hosts
 from ..errors import EXIT_USAGE, PromptHooksError
-from ..install.host import HostGlue, Scope
+from ..install.glue import HostGlue, Scope
 
 HOSTS: dict[str, HostGlue] = {name: host.glue for name, host in hosts.HOSTS.items()}
 ROOT = Path("/")  # where managed locations live; tests point it elsewhere (--managed-root)

@@ -75,7 +75,7 @@ def test_bash_completion_completes_commands_options_and_choices(tmp_path: Path) 
 
 
 def test_hidden_options_are_not_completed() -> None:
-    from prompthooks.commands.shell_completion import script
+    from prompthooks.commands.completion import script
 
     for shell in ("bash", "zsh", "fish"):
         text = script(shell, build_parser())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.cli import build_parser
-from prompthooks.commands.help_pages import PAGES
+from prompthooks.commands.usage import PAGES
 
 from ..helpers import claude_bash, write_json
 
@@ -146,8 +146,7 @@ def test_run_loads_neither_help_pages_nor_suggestions(tmp_path: Path) -> None:
     imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
                 if line.startswith("import time:") and "|" in line}
     assert "prompthooks.runner.judge" in imported  # the canary: the run was done here
-    assert not imported & {"prompthooks.commands.help_pages", "prompthooks.commands.usage",
-                           "difflib"}
+    assert not imported & {"prompthooks.commands.usage", "difflib"}
     bad = subprocess.run([sys.executable, "-X", "importtime", "-m", "prompthooks", "run",
                           "--hots"], input="{}", capture_output=True, text=True, timeout=60)
     assert "prompthooks.commands.usage" in bad.stderr  # and it is what says a typo

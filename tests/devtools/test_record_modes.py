@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.devtools.pytest_stash import RECORD_MODES, Recorder, RecordMode
+from prompthooks.devtools.pytest_plugin import RECORD_MODES, Recorder, RecordMode
 
 # (record mode, cassette exists) -> cassette mode
 TABLE: list[tuple[RecordMode, bool, str]] = [
@@ -63,8 +63,7 @@ def test_loading_the_plugin_imports_only_pytest_and_itself() -> None:
             "'rich'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
-    # Besides the plugin, its stash key and record modes: the package holding them and the
+    # Besides the plugin (its stash key and record modes too): the package holding it and the
     # version, none of which imports anything.
     assert proc.stdout.split() == ["prompthooks", "prompthooks._version", "prompthooks.devtools",
-                                   "prompthooks.devtools.pytest_plugin",
-                                   "prompthooks.devtools.pytest_stash"]
+                                   "prompthooks.devtools.pytest_plugin"]

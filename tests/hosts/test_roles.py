@@ -19,7 +19,7 @@ from prompthooks.hosts.cline import config as cline_config
 from prompthooks.hosts.cline import wire as cline_wire
 from prompthooks.hosts.cursor import config as cursor_config
 from prompthooks.hosts.cursor import wire as cursor_wire
-from prompthooks.install.host import HostGlue
+from prompthooks.install.glue import HostGlue
 from prompthooks.transcripts.reading import TranscriptReader
 
 from ..helpers import claude_bash, cline_event, cursor_event

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from ...errors import PromptHooksError
 from ...install import files, launcher
-from ...install.glue import Glue, is_glue
-from ...install.host import HostGlue, Say, Scope
+from ...install.glue import Glue, HostGlue, Say, Scope, is_glue
 from . import wire as cline
 
 MARKER = "# prompthooks glue: written by 'prompthooks install', removed by 'prompthooks uninstall'"

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...install import jsonconfig
-from ...install.glue import Glue, is_glue
-from ...install.host import HostGlue, Say, Scope
+from ...install.glue import Glue, HostGlue, Say, Scope, is_glue
 from . import wire as cursor
 
 # Cursor documents no default timeout; the run's Cursor budget (55 s) fits inside this.

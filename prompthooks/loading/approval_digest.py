@@ -25,12 +25,11 @@ from typing import Any
 
 from ..config import files
 from ..config.files import View
+from ..config.load_result import Digest as Digest
 from ..config.shell_words import ASSIGNMENT, INTERPRETERS
-from ..config.trust_state import Digest as Digest
 from ..hosts import FOLDER_DIALECT
-from ..paths import read_upto
 
-MAX_FILE = 1024 * 1024  # bytes of one covered file: configs, templates and hook files are small
+MAX_FILE = files.MAX_COVERED_FILE
 _CONFIG_FILE = files.CONFIG_FILE
 _HOOKS_DIR = files.HOOKS_DIR
 # Variables a hook's command may start a path with; they all name the project's root.
@@ -52,23 +51,14 @@ def read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[os.stat_result, bytes
     (a FIFO) or reading more than ``cap`` bytes. Symlinks are followed; their targets are
     hashed by the caller."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        info, data = files.read_regular(path, cap)
     except OSError as exc:
         raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise Unapprovable(f"{path.name} is not a regular file")
-        if info.st_size > cap:
-            raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
-        data = read_upto(fd, cap + 1)
-        if len(data) > cap:  # it grew while being read
-            raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
-        return info, data
-    except OSError as exc:
-        raise Unapprovable(f"{path.name}: cannot read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise Unapprovable(f"{path.name} is not a regular file")
+    if data is None or len(data) > cap:  # larger, or it grew while being read
+        raise Unapprovable(f"{path.name} is larger than {cap // 1024} KB")
+    return info, data
 
 
 def _entries(folder: Path, events: Mapping[str, Any]) -> Iterator[tuple[str, Path]]:
