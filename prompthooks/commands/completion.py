@@ -7,11 +7,10 @@ import argparse
 import sys
 
 from ..errors import EXIT_OK
+from .shell_completion import script
 
 
 def main(args: argparse.Namespace) -> int:
-    from .shell_completion import script
-
     sys.stdout.write(script(args.shell, args.parser))
     sys.stdout.flush()
     return EXIT_OK

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Config
+from ..config.templates import library_dir
+from ..devtools.case_references import write_file
 from ..devtools.cases import case_files, run_file, verdict_change
 from ..errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PromptHooksError
 from ..model.recording import Mode, sources_line
@@ -123,8 +125,6 @@ def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: 
 
 def library_suites() -> Path:
     """The shipped policies' case files: ``tests/`` beside the installed library."""
-    from ..config.templates import library_dir
-
     folder = library_dir()
     suites = folder / "tests" if folder else None
     if suites is None or not suites.is_dir():
@@ -142,8 +142,6 @@ REMINDER = ("Reference verdicts are the cases' expectations, not a model's outpu
 
 def write_references(args: argparse.Namespace) -> int:
     """``test --write-references PATH...``: see :mod:`..case_references`."""
-    from ..devtools.case_references import write_file
-
     if args.library:
         raise PromptHooksError("test --write-references: name your own case files; the "
                                "shipped suites are recorded already", EXIT_USAGE)

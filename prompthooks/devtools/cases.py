@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
+import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .. import transcripts
@@ -40,6 +41,7 @@ from ..api import Config, Outcome, config_from_data, dispatch, load_config
 from ..core.merge import failure_line
 from ..errors import ConfigError, PromptHooksError, excerpt
 from ..executors.agent import given_project
+from ..hosts import HOSTS, NAMES
 from ..model.chain import ModelChain
 from ..model.recording import Cassette, Drift, Mode
 from ..model.verdict import VerdictError, parse_verdict
@@ -74,8 +76,6 @@ class CaseReference(BaseModel):
 
 
 def _known_host(name: str) -> str:
-    from ..hosts import HOSTS, NAMES
-
     if name not in HOSTS:
         raise ValueError(f"unknown host {name!r}; use one of {', '.join(NAMES)}")
     return name
@@ -144,8 +144,6 @@ def read_case_file(path: Path) -> CaseFile:
 
 def read_cases_as(path: Path, kind: type[F]) -> F:
     """A case file read as ``kind`` (a benchmark's file is a case file with more keys)."""
-    import yaml
-
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
