@@ -39,6 +39,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'prompthooks' has no attribute {name!r}")
+    # only when a name is asked for: the thin client imports this package and nothing more
     from importlib import import_module
 
     return getattr(import_module(f".{module}", __name__), name)

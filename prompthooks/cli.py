@@ -8,6 +8,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from typing import NoReturn
 
 from ._version import __version__
@@ -27,6 +28,7 @@ class _Parser(argparse.ArgumentParser):
     def _check_value(self, action: argparse.Action, value: object) -> None:
         # One wording on every Python version, and the choice that was probably meant.
         if action.choices is not None and value not in action.choices:
+            # the typo finder (difflib) only for a command line that does not parse
             from .commands.usage import invalid_choice
 
             raise argparse.ArgumentError(
@@ -37,7 +39,7 @@ class _Parser(argparse.ArgumentParser):
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:  # said by the parser of the command they were given to
-            from .commands.usage import unrecognized
+            from .commands.usage import unrecognized  # as in _check_value
 
             owner = _command_parser(self, getattr(parsed, "command", None)) or self
             owner.error(unrecognized(extra, owner))
@@ -46,6 +48,7 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
     def format_help(self) -> str:
+        # the help pages only when help is printed: no command that runs loads them
         from .commands.usage import Formatter, epilog, page
 
         found = page(self.prog)
@@ -361,9 +364,10 @@ def _work_left_running() -> bool:
     deadline (still importing litellm, say). The interpreter's teardown stops such a thread
     where it stands, and one stopped inside native code aborts the process (exit -6 instead of
     the command's code), so the process then ends the way `run` does."""
-    import threading
-
-    return any(thread.daemon and thread.is_alive() for thread in threading.enumerate())
+    # A command that never imported threading started no thread (nor does --help pay for it).
+    threading = sys.modules.get("threading")
+    return threading is not None and any(thread.daemon and thread.is_alive()
+                                         for thread in threading.enumerate())
 
 
 def _standard_streams() -> None:
@@ -396,8 +400,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         args.entry = argv is None  # not a call from Python
         args.parser = parser  # what `completion` describes: commands never import the CLI
-        from importlib import import_module
-
         module = import_module(f".commands.{args.command.replace('-', '_')}", __package__)
         code = int(module.main(args))
         if argv is None and (args.command == "run" or _work_left_running()):

@@ -18,9 +18,10 @@ from typing import Any
 
 from ..config import json_edit, pack_fetch, packs
 from ..errors import EXIT_ERROR, EXIT_OK, PromptHooksError
+from ..install.files import atomic_write
 from . import output
 from .packs import config_files, read_config
-from .review import print_pack_changes
+from .review import pack_changes, print_pack_changes
 
 
 def _used_ids(use: Any) -> list[str]:
@@ -58,8 +59,6 @@ def _pack(repo: str, rev: str) -> packs.Pack:
 
 def _changes(repo: str, old_rev: str, new_rev: str, used: list[str]) -> dict[str, list[str]]:
     """What a move from ``old_rev`` to ``new_rev`` changes (commands.review.pack_changes)."""
-    from .review import pack_changes
-
     try:
         old = _pack(repo, old_rev)
     except packs.PackError as exc:
@@ -115,8 +114,6 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _rewrite(path: Path, text: str, changes: dict[json_edit.Path, str]) -> None:
-    from ..install.files import atomic_write
-
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     try:
         new = bom + json_edit.replace_strings(text[len(bom):], changes)

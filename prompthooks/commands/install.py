@@ -23,17 +23,23 @@ import argparse
 import contextlib
 import os
 import shlex
+import shutil
 import stat
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..api import load_config
+from ..devtools.doctor import probe
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError
 from ..install import created_folders, files, launcher
 from ..install.files import Journal
 from ..install.glue import Glue, HostGlue, choose, choose_events, current_glue, with_session_start
 from ..loading.loader import CONFIG_FILE
+from ..model.endpoint import endpoint_for
+from ..model.failures import unjudged
 from ..redaction import redact
 from ..setup import registry, starter
 from . import output
@@ -99,9 +105,6 @@ def _unignored(path: Path, project: Path) -> bool:
     """Whether git would commit ``path``: the project is a git work tree that does not ignore
     it. Claude Code adds its own settings.local.json to git's ignores only when it creates the
     file itself. False when git cannot tell (no git, no repository)."""
-    import shutil
-    import subprocess
-
     git = shutil.which("git")
     if git is None:
         return False
@@ -237,11 +240,6 @@ def _model(report: Report, choice: starter.ModelChoice | None, folder: Path, pro
     if not try_it:
         report.say(f"{shown}; not tried")
         return {**facts, "judges": True, "tried": False}
-    from ..api import load_config
-    from ..devtools.doctor import probe
-    from ..model.endpoint import endpoint_for
-    from ..model.failures import unjudged
-
     hooks = [h for h in load_config([str(folder)], str(project), keep_managed=False,
                                      trusted_only=False).hooks if h.judged]
     if not hooks:

@@ -9,6 +9,7 @@ key comes from, never the key.
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import sys
@@ -30,8 +31,6 @@ def _name(args: argparse.Namespace) -> str:
 
 def _read_key(name: str) -> str:
     if sys.stdin is not None and sys.stdin.isatty():
-        import getpass
-
         text = getpass.getpass(f"Key for {name} (not shown): ")
     else:
         text = sys.stdin.read(_KEY_LIMIT + 2) if sys.stdin is not None else ""

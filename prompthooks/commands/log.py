@@ -15,14 +15,19 @@ import re
 import signal
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from .. import paths
+from ..api import load_config
+from ..audit.follow import follow
+from ..audit.records import line
 from ..audit.settings import resolve
 from ..audit.stats import summarise
 from ..audit.store import AuditError, read
+from ..audit.unjudged import recent, summary
 from ..errors import EXIT_OK, EXIT_USAGE, PromptHooksError, excerpt
 from ..redaction import redact
 from . import output
@@ -38,8 +43,6 @@ def since_iso(text: str) -> str:
     if match:
         t = time.time() - float(match[1]) * _UNIT[match[2]]
         return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
-    from datetime import UTC, datetime
-
     try:
         when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -53,8 +56,6 @@ def since_iso(text: str) -> str:
 def _database(args: argparse.Namespace) -> Path:
     if args.db:
         return Path(args.db)
-    from ..api import load_config
-
     return resolve(load_config(None, paths.project_dir()).loaded.audit).path
 
 
@@ -133,8 +134,6 @@ def main(args: argparse.Namespace) -> int:
     if fmt == "json":
         output.print_json(rows)
     elif fmt == "jsonl":
-        from ..audit.records import line
-
         sys.stdout.write("".join(line(row) for row in reversed(rows)))
     else:
         _unjudged_first(path)
@@ -149,8 +148,6 @@ def main(args: argparse.Namespace) -> int:
 def _unjudged_first(path: Path) -> None:
     """Above the rows: the prompt hooks that could not judge in the last day for a reason of
     set-up, each one line, and where to look. A gate that is off must not hide in a table."""
-    from ..audit.unjudged import recent, summary
-
     found = recent(path)
     for item in found:
         output.line(f"not judged: {redact(summary(item))}", "bold red")
@@ -173,9 +170,6 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def _follow(path: Path, where: str, params: list[Any], backlog: int | None, fmt: str) -> int:
     """Print rows as they are written until Ctrl-C or SIGTERM, which end it cleanly (exit 0:
     stopping is how a follow ends)."""
-    from ..audit.follow import follow
-    from ..audit.records import line
-
     signal.signal(signal.SIGTERM, _stop)
     rows = follow(path, where, params, backlog)
     decision = COLUMNS.index("decision")

@@ -57,6 +57,7 @@ def print_json(value: Any) -> None:
 
 
 def _console() -> Any:
+    # rich (some 50 ms) only for what a person reads: --json output never loads it
     from rich.console import Console
 
     color = color_enabled()
@@ -125,7 +126,7 @@ def fit(widths: Sequence[int], words: Sequence[int], optional: Sequence[int],
 def _grid(columns: Sequence[str], cells: list[list[str]], widths: Sequence[int | None],
           natural: Sequence[int], title: str | None, boxed: bool, styled: Sequence[bool]
           ) -> Any:
-    from rich import box
+    from rich import box  # as in _console
     from rich.table import Table
     from rich.text import Text
 
@@ -210,7 +211,7 @@ def _plain(columns: Sequence[str], cells: list[list[str]], widths: Sequence[int]
     """A header line then one line per row, columns aligned, no rules or trailing blanks,
     like classic tool output: for a pipe or a file, and a terminal too narrow for even the
     columns that are never left out (it wraps each row's line as a whole)."""
-    from rich.console import Console
+    from rich.console import Console  # as in _console
 
     color = color_enabled()
     console = Console(no_color=not color, color_system="standard" if color else None,
@@ -238,6 +239,6 @@ def _trim(text: str) -> str:
 def line(text: str, style: str | None = None) -> None:
     """One line of text, styled only when colour is on; never read as rich markup, and its
     control characters shown as escapes."""
-    from rich.text import Text
+    from rich.text import Text  # as in _console
 
     _console().print(Text(printable(text, newlines=True), style=style or ""))

@@ -91,7 +91,7 @@ def _cells(row: Sequence[str]) -> list[str]:
 
 def print_hooks(table: Sequence[Sequence[str]]) -> None:
     """The hooks grouped by file, each group a table of at most 80 columns."""
-    from rich.markup import escape
+    from rich.markup import escape  # rich only for a table printed: --json never loads it
 
     files = list(dict.fromkeys(row[0] for row in table))
     for file in files:

@@ -13,10 +13,12 @@ import argparse
 import sys
 import time
 
+from ..errors import EXIT_ERROR, EXIT_INTERNAL
 from ..runner.channel import Channel
 from ..runner.fallback import answer_unjudged, guess_event
 from ..runner.job import Job, process_start
 from ..runner.judge import Case, case_of, judge
+from ..runner.supervisor import run_in_process
 
 
 def _in_process(case: Case) -> int:
@@ -31,8 +33,6 @@ def _in_process(case: Case) -> int:
             sys.stdout.write(stdout + "\n")
             sys.stdout.flush()
         return code
-    from ..errors import EXIT_ERROR, EXIT_INTERNAL
-
     problem, kind = report.failed or ("internal error: the run ended before it answered",
                                       "internal")
     code = EXIT_ERROR if kind == "input" else EXIT_INTERNAL
@@ -46,8 +46,6 @@ def main(args: argparse.Namespace) -> int:
               managed_dir=args.managed_dir, record=args.record, replay=args.replay,
               partial=True)
     if args.entry:
-        from ..runner.supervisor import run_in_process
-
         return run_in_process(job)
     job.data = sys.stdin.buffer.read()
     return _in_process(case_of(job))

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..api import Config
-from ..devtools.cases import case_files, run_file, verdict_change
+from ..config.templates import library_dir
+from ..devtools.cases import case_files, run_file, verdict_change, write_file
 from ..errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, PromptHooksError
 from ..model.recording import Mode, sources_line
 from . import output
@@ -123,8 +124,6 @@ def run_suites(suites: Sequence[tuple[Path, Config | None]], mode: Mode, model: 
 
 def library_suites() -> Path:
     """The shipped policies' case files: ``tests/`` beside the installed library."""
-    from ..config.templates import library_dir
-
     folder = library_dir()
     suites = folder / "tests" if folder else None
     if suites is None or not suites.is_dir():
@@ -142,8 +141,6 @@ REMINDER = ("Reference verdicts are the cases' expectations, not a model's outpu
 
 def write_references(args: argparse.Namespace) -> int:
     """``test --write-references PATH...``: see :mod:`..devtools.cases`."""
-    from ..devtools.cases import write_file
-
     if args.library:
         raise PromptHooksError("test --write-references: name your own case files; the "
                                "shipped suites are recorded already", EXIT_USAGE)

@@ -17,6 +17,7 @@ from ..core.matchers import Matcher
 from ..errors import ConfigError
 from . import packs
 from .packs import PackError
+from .templates import parse_front_matter
 
 
 class EventKey(Protocol):
@@ -104,8 +105,6 @@ def pack_hooks(block: Any, path: Path, source: Source, settings: PromptSettings 
                 if raw is None:
                     raw = packs.read(pack.root, policy.prompt_file)
                 text = raw.decode("utf-8-sig")
-                from .templates import parse_front_matter
-
                 _, body = parse_front_matter(text)
             except (PackError, UnicodeDecodeError) as exc:
                 problems.append(ConfigError(str(path), f"pack {pack.name}: {exc}", at))

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .files import UnsafeFile, read_text
+
 PLACEHOLDER = re.compile(r"\\\$|\$ARGUMENTS")
 # The shipped library: prompthooks/prompts when installed from a wheel, or <repo>/prompts in a
 # source or editable install.
@@ -73,8 +75,6 @@ def parse_front_matter(text: str) -> tuple[dict[str, Any], str]:
 def load_template_file(path: Path) -> Template:
     """A prompt file: a regular file of at most 1 MiB (a FIFO or a huge file is refused,
     never waited for or read whole)."""
-    from ..config.files import UnsafeFile, read_text
-
     try:
         meta, body = parse_front_matter(read_text(path))
     except UnsafeFile as exc:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
+import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .. import transcripts
@@ -41,6 +42,7 @@ from ..core.hook import Hook
 from ..core.merge import failure_line
 from ..errors import ConfigError, PromptHooksError, excerpt
 from ..executors.agent import given_project
+from ..hosts import HOSTS, NAMES
 from ..model.chain import ModelChain
 from ..model.endpoint import ModelRequest
 from ..model.recording import (
@@ -84,8 +86,6 @@ class CaseReference(BaseModel):
 
 
 def _known_host(name: str) -> str:
-    from ..hosts import HOSTS, NAMES
-
     if name not in HOSTS:
         raise ValueError(f"unknown host {name!r}; use one of {', '.join(NAMES)}")
     return name
@@ -154,8 +154,6 @@ def read_case_file(path: Path) -> CaseFile:
 
 def read_cases_as(path: Path, kind: type[F]) -> F:
     """A case file read as ``kind`` (a benchmark's file is a case file with more keys)."""
-    import yaml
-
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

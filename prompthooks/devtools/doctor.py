@@ -16,6 +16,7 @@ import platform
 import shlex
 import shutil
 import socket
+import sqlite3
 import stat
 import sys
 import time
@@ -26,18 +27,25 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..api import Config
+from ..audit import resolve
+from ..audit.otlp import MISSING_EXTRA, send
+from ..audit.records import ExportError
+from ..audit.store import AuditError, connect
+from ..audit.unjudged import recent, summary
 from ..core.hook import Hook, origin
 from ..errors import PromptHooksError
 from ..executors import http
 from ..executors.project_tools import TOOLS
-from ..hosts import FOLDER_DIALECT, Host
+from ..hosts import FOLDER_DIALECT, NAMES, Host, get
+from ..hosts.cline.install import is_ours
 from ..install import launcher
 from ..install.glue import choose, is_glue
 from ..loading.ignored_files import unread_in_sources
 from ..loading.managed import compiled_notes
 from ..model import chain
-from ..model.chain import unpinned_warnings
-from ..model.endpoint import endpoint_for
+from ..model.chain import complete_pinned as pinned
+from ..model.chain import require_key, unpinned_warnings
+from ..model.endpoint import ModelError, ModelRequest, direct_route, endpoint_for
 from ..redaction import redact
 from ..setup.registry import HOSTS, location
 
@@ -134,9 +142,6 @@ def probe(hook: Hook) -> tuple[bool, str]:
     # The model call's modules (asyncio with them) only when a model is probed: install
     # imports this module for this function, and a doctor --offline calls none.
     from ..model import direct
-    from ..model.chain import complete_pinned as pinned
-    from ..model.chain import require_key
-    from ..model.endpoint import ModelError, ModelRequest, direct_route
     from ..model.litellm_client import complete as through_litellm
     from ..model.litellm_client import prepare
 
@@ -227,8 +232,6 @@ def _cannot_write(path: Path) -> str | None:
 
 
 def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
-    from ..audit import resolve
-
     settings = resolve(config.loaded.audit, environ)
     if not settings.enabled:
         return check("audit log", "skip", "off (prompthooks.audit.enabled is false)")
@@ -238,10 +241,6 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
         return check("audit log", "fail", f"{path}: {blocked}")
     if not path.exists():
         return check("audit log", "ok", f"{path} (created on the first run)")
-    import sqlite3
-
-    from ..audit.store import AuditError, connect
-
     try:
         conn = connect(path, create=False)
         try:
@@ -256,8 +255,6 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
 
 def _glue_commands(place: Path) -> Iterator[str]:
     """The glue commands in a host config file, or in a Cline hook folder."""
-    from ..hosts.cline.install import is_ours
-
     def walk(value: Any) -> Iterator[str]:
         if isinstance(value, dict):
             command = value.get("command")
@@ -315,8 +312,6 @@ def export_checks(config: Config, offline: bool,
                   environ: Mapping[str, str]) -> Iterator[dict[str, str]]:
     """The audit export's targets: a JSON Lines file run could append to, and an OTLP
     collector that answers (an empty request, unless offline) with the extra installed."""
-    from ..audit import resolve
-
     settings = resolve(config.loaded.audit, environ)
     if settings.jsonl is not None:
         path = settings.jsonl.path
@@ -340,12 +335,10 @@ def export_checks(config: Config, offline: bool,
         else:
             yield check("audit export (jsonl)", "ok", str(path))
     if settings.otlp is not None:
-        from ..audit.otlp import MISSING_EXTRA, send  # the optional otel extra
-        from ..audit.records import ExportError
-
         target = settings.otlp
         name = "audit export (otlp)"
         try:
+            # the optional otel extra: whether it is installed is what is checked
             import opentelemetry.exporter.otlp.proto.common
             import opentelemetry.sdk  # noqa: F401
         except ImportError:
@@ -385,8 +378,6 @@ def glue_checks(project: Path) -> Iterator[dict[str, str]]:
             if scope == "project":
                 yield from _launcher_checks(glue, project, place)
     if not found:
-        from ..hosts import NAMES
-
         yield check("glue", "warn", "no host calls prompthooks yet: run "
                                     f"`prompthooks install --host {'|'.join(NAMES)}`")
 
@@ -428,8 +419,6 @@ def reach_checks(config: Config, project: Path) -> Iterator[dict[str, str]]:
     """Hooks no installed glue calls prompthooks for: a host calls it only for the events its
     glue is on, and Cursor runs each of its events' own hooks (a Cursor style
     ``beforeShellExecution`` handler never runs from ``preToolUse``)."""
-    from ..hosts import get
-
     for glue in HOSTS.values():
         glued: set[str] = set()
         for scope in ("project", "local", "user", "managed"):
@@ -456,9 +445,6 @@ def reach_checks(config: Config, project: Path) -> Iterator[dict[str, str]]:
 def unjudged_checks(config: Config, environ: Mapping[str, str]) -> Iterator[dict[str, str]]:
     """First of all: the prompt hooks that could not judge in the last day for a reason of
     set-up (from the audit log), each a warning (the model checks say whether it works now)."""
-    from ..audit.settings import resolve
-    from ..audit.unjudged import recent, summary
-
     for item in recent(resolve(config.loaded.audit, environ).path):
         yield check("not judged", "warn", redact(f"{summary(item)}: {item.error}"))
 

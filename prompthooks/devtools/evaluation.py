@@ -137,6 +137,7 @@ def _cost(model: str | None, tokens_in: int | None, tokens_out: int | None) -> f
     if not model or tokens_in is None or tokens_out is None:
         return None
     try:
+        # litellm's price table: importing litellm takes seconds, only for a row with tokens
         from ..model.litellm_client import import_litellm
 
         prompt, completion = import_litellm().cost_per_token(

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import Config
+from ..core import stop_cap
 from ..core.engine import select
 from ..core.events import Event
-from ..core.hook import Hook
+from ..core.hook import Hook, shown_url
 from ..hosts import get as get_host
 from ..hosts import host_tool
 from ..redaction import config_keys, redact
@@ -64,6 +65,8 @@ def match_reason(hook: Hook, event: Event) -> tuple[bool, str]:
 
 def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
             keys: list[str]) -> dict[str, Any]:
+    # a prompt hook's request and the model modules (some 80 ms) only for an event that has
+    # one: explain stays quick for command hooks
     from ..config.templates import TemplateError
     from ..executors.prompt import prepare
 
@@ -75,6 +78,7 @@ def _prompt(hook: Hook, event: Event, environ: Mapping[str, str] | None,
     notes = []
     agent = None
     if hook.kind == "agent":
+        # an agent's tools only for an agent hook, as above
         from ..executors import agent as agent_hook
         from ..executors.project_tools import LIMITS, unusable_root
 
@@ -110,8 +114,6 @@ def http_target(hook: Hook) -> dict[str, Any]:
     """What an http hook sends where, as far as it can be shown: the URL without its user,
     password or query (either may hold a token), the header names (their values may), the
     variables the headers may fill, and which proxy settings apply."""
-    from ..core.hook import shown_url
-
     settings = hook.prompt_settings
     proxy = ("the proxy its file names" if hook.managed and settings and settings.proxy
              else "none (a managed hook reads no proxy variable)" if hook.managed
@@ -183,9 +185,5 @@ def explain(config: Config, event: Event, budget: float,
 def _stop_cap(config: Config, event: Event,
               environ: Mapping[str, str] | None) -> dict[str, int] | None:
     """A stop's consecutive-block count and cap (core.stop_cap), or None."""
-    import os
-
-    from ..core import stop_cap
-
     cap = stop_cap.for_event(event, config.hooks, os.environ if environ is None else environ)
     return None if cap is None else {"cap": cap.cap, "blocks": cap.blocks}

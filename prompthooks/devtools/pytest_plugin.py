@@ -129,7 +129,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     patterns = parent.config.getini(CASES_INI)
     if not any(file_path.match(pattern) for pattern in patterns):
         return None
-    from .pytest_cases import PolicyCases
+    from .pytest_cases import PolicyCases  # see the module's docstring: only pytest at load
 
     recorder = parent.config.stash[recorder_key]
     return cast(pytest.Collector, PolicyCases.from_parent(parent, path=file_path,
@@ -139,7 +139,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 @pytest.fixture
 def prompthooks_event() -> Callable[..., dict[str, Any]]:
     """Build a host-native event: ``prompthooks_event(host, event_name, **fields)``."""
-    from ..testing import event
+    from ..testing import event  # see the module's docstring: only pytest at load
 
     return event
 
@@ -171,7 +171,7 @@ def prompthooks_run(request: pytest.FixtureRequest,
     def run(data: Mapping[str, Any] | bytes | str, *, config: Any = None,
             cassette: str | Path | None = None, host: str | None = None, budget: float = 60.0,
             model: str | None = None) -> Outcome:
-        from ..testing import run as run_event
+        from ..testing import run as run_event  # as in prompthooks_event
 
         config = config if config is not None else marked.get("config")
         if config is None:

@@ -28,18 +28,19 @@ class _RunExecutors:
 
     def _make(self, kind: str) -> Executor:
         if kind == "prompt":
+            # each kind's module on its first hook: a command-only run loads no model code
             from .prompt import PromptExecutor
 
             return PromptExecutor(self._models, self._deadline)
         if kind == "http":
-            from .http import HttpExecutor
+            from .http import HttpExecutor  # as prompt's
 
             return HttpExecutor(self._models)
         if kind == "agent":
-            from .agent import AgentExecutor
+            from .agent import AgentExecutor  # as prompt's
 
             return AgentExecutor(self._models, self._deadline)
-        from .command import CommandExecutor
+        from .command import CommandExecutor  # as prompt's
 
         return CommandExecutor()
 

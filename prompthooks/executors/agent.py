@@ -25,6 +25,7 @@ from ..model.chain import ModelChain
 from ..model.endpoint import ModelError, ModelReply, ModelRequest, ModelTimeout, ToolCall
 from ..model.failures import unjudged
 from ..model.verdict import VerdictError, parse_verdict
+from ..redaction import MAX_CHARS, config_keys, redact
 from .evaluator import CANNOT_READ
 from .project_tools import TOOLS, ProjectTools, Refused, unusable_root
 from .prompt import PromptExecutor, prepare, verdict_result
@@ -165,8 +166,6 @@ def _loop(hook: Hook, event: Event, request: ModelRequest, tools: ProjectTools,
 
 
 def _keys(hook: Hook, request: ModelRequest) -> list[str | None]:
-    from ..redaction import config_keys
-
     return [request.endpoint.api_key, *config_keys([hook.api_key_env])]
 
 
@@ -180,8 +179,6 @@ def _answered(request: ModelRequest, reply: ModelReply, tools: ProjectTools,
               keys: list[str | None], calls: list[dict[str, Any]]) -> ModelRequest:
     """``request`` with the model's tool calls and their results added as the next turns;
     each call noted in ``calls`` for the audit log (tool, arguments, result size)."""
-    from ..redaction import MAX_CHARS, redact
-
     turns_: list[Mapping[str, Any]] = [{
         "role": "assistant", "content": reply.text or None,
         "tool_calls": [{"id": c.id, "type": "function",

@@ -15,6 +15,7 @@ import hashlib
 import os
 import shutil
 import stat
+import tempfile
 from collections.abc import Iterator
 
 from ..config.files import MAX_COVERED_FILE as MAX_FILE
@@ -39,8 +40,6 @@ def _read(path: str) -> tuple[int, bytes]:
 def approved_copy(path: str, sha256: str) -> Iterator[str]:
     """The path of a private copy of ``path``'s bytes, which must hash to ``sha256``; removed
     when the block ends. Raises :class:`NotApproved`."""
-    import tempfile
-
     mode, data = _read(path)
     if hashlib.sha256(data).hexdigest() != sha256:
         raise NotApproved(f"{path} changed since it was approved; not run")

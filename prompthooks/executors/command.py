@@ -250,6 +250,7 @@ def run(hook: Hook, event: Event, deadline: float, started: Callable[[int], None
     """Run one command hook and read its reply; never raises for the hook's own faults.
     ``started`` and ``ended`` are told the hook's process group as it starts and ends."""
     if hook.executable and hook.digest:
+        # only for a script approved by its content: the copy's hashing and temporary folder
         from .approved_copy import NotApproved, approved_copy
 
         start = time.monotonic()

@@ -73,7 +73,7 @@ _contexts_lock = threading.Lock()
 
 
 def _tls_context(trust_env: bool) -> Any:
-    import httpx
+    import httpx  # only when an http hook runs, or is preloaded: see _client
 
     # Only a hook that follows the environment reads its CA settings (as httpx would).
     key = (("env", os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
@@ -89,7 +89,7 @@ def preload() -> None:
     """What a first http hook would load, done ahead (the resident process, before it forks
     runs): httpx and the TLS context of a managed hook and of one following this process's
     environment, and the codec a request's host name is encoded with."""
-    import encodings.idna  # noqa: F401
+    import encodings.idna  # noqa: F401  # loading it ahead is this function's work
 
     for trust_env in (False, True):
         with contextlib.suppress(OSError):  # an unreadable bundle: said when a hook uses it
@@ -109,7 +109,7 @@ def _client(hook: Hook, timeout: float) -> httpx.Client:
 def probe(hook: Hook, seconds: float) -> tuple[bool, str]:
     """Whether the hook's URL answers at all (a HEAD request, through the same proxy rule as
     the hook's own requests, no event sent), and what it said."""
-    import httpx
+    import httpx  # doctor's probe: see _client
 
     where = origin(hook.url or "")
     try:
@@ -165,6 +165,8 @@ class _Exchange:
         if self.cassette is None:
             answer = self._post(body, headers)
             return answer if isinstance(answer, HookResult) else self._judge(*answer)
+        # only with a cassette: its modules are loaded already, and the redaction pass (for
+        # what is recorded) is otherwise the audit's, loaded after the reply
         from ..model.recording import CassetteError
         from ..redaction import redact
 
@@ -192,7 +194,7 @@ class _Exchange:
 
     def _post(self, body: bytes, headers: dict[str, str]) -> HookResult | tuple[int, bytes]:
         """The status and body the URL answered, or the error result for no answer."""
-        import httpx
+        import httpx  # see _client
 
         hook, where = self.hook, origin(self.hook.url or "")
         self.client = _client(hook, max(self.deadline - time.monotonic(), 0.001))
@@ -252,7 +254,7 @@ class HttpExecutor:
         # user or an agent can write (as its prompt hooks' model calls).
         if hook.managed or (self._models is None and not os.environ.get("PROMPTHOOKS_CASSETTE")):
             return None  # no cassette in use: the model chain's modules are not needed
-        from ..model.chain import ModelChain
+        from ..model.chain import ModelChain  # the model chain only with a cassette, as above
 
         return (self._models or ModelChain()).cassette_in_use()
 

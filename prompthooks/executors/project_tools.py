@@ -23,11 +23,16 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import re2  # type: ignore[import-untyped]
+
+from ..paths import read_upto
 
 # Per call.
 READ_BYTES = 64 * 1024  # of one file's text returned by one read
@@ -159,7 +164,7 @@ class ProjectTools:
             raise Refused(f"this hook has read its {HOOK_BYTES} bytes; decide with what you have")
         fd = self._open(path, directory=False)
         try:
-            data = _read_upto(fd, FILE_SCANNED)
+            data = read_upto(fd, FILE_SCANNED)
         finally:
             os.close(fd)
         lines = _decoded(data, len(data) >= FILE_SCANNED).splitlines()
@@ -204,8 +209,6 @@ class ProjectTools:
         return "\n".join(found) if found else "(no file matches)"
 
     def _search(self, args: dict[str, Any]) -> str:
-        import re2  # type: ignore[import-untyped]  # as the matchers: only where used
-
         pattern = _required(args, "pattern")
         where = _text(args, "path") or ""
         only = _glob(_text(args, "glob")) if _text(args, "glob") else None
@@ -233,7 +236,7 @@ class ProjectTools:
                 continue  # a link, a FIFO, a file with other names: not searched
             cap = min(FILE_SCANNED, HOOK_SCANNED - self.spent.scanned)
             try:
-                data = _read_upto(fd, cap)
+                data = read_upto(fd, cap)
             finally:
                 os.close(fd)
             self.spent.scanned += len(data)
@@ -344,12 +347,6 @@ def _why(path: str, exc: OSError) -> str:
     return f"{shown}: {exc.strerror or exc}"
 
 
-def _read_upto(fd: int, count: int) -> bytes:
-    from ..paths import read_upto
-
-    return read_upto(fd, count)
-
-
 def _decoded(data: bytes, cut: bool) -> str:
     """A file's bytes as text; when ``cut`` (the read stopped at a cap), without the piece of
     a word the cap went through."""
@@ -392,10 +389,6 @@ def _number(args: dict[str, Any], key: str, default: int) -> int:
 
 def _glob(pattern: str | None) -> Callable[[str], bool]:
     """A glob (``*``, ``?``, ``[...]``, ``**``) as a full-path matcher on RE2."""
-    import re
-
-    import re2
-
     text = (pattern or "*").lstrip("/")
     if text.startswith("./"):
         text = text[2:]

@@ -8,8 +8,10 @@ unless the hook is fail-closed). The reason given to the agent is only ever the 
 from __future__ import annotations
 
 import os
+import sys
 import time
 
+from .. import transcripts
 from ..config.templates import (
     DEFAULT_MAX_EVENT_CHARS,
     TemplateError,
@@ -24,6 +26,7 @@ from ..core.engine import STOP_MARGIN, hook_deadline
 from ..core.events import STOP_EVENTS, Event
 from ..core.hook import Hook
 from ..core.result import HookResult
+from ..hosts import get as dialect
 from ..model.chain import ModelChain
 from ..model.endpoint import ModelError, ModelReply, ModelRequest, ModelTimeout, Verdict
 from ..model.failures import SETTLE, unjudged
@@ -68,8 +71,8 @@ def prepare(hook: Hook, event: Event,
     # conversation, the two share the budget: the event at most half of it.
     arguments, _ = event_json(event.raw, budget // 2 if entries else budget)
     if entries:
-        from .. import transcripts
-        from ..hosts import get as dialect
+        # the redaction pass before the reply only for a conversation sent: otherwise the
+        # audit loads it, after the reply
         from ..redaction import MAX_CHARS, config_keys, redact
 
         conversation = transcripts.read(dialect(event.host).transcript, event.raw,
@@ -97,9 +100,7 @@ def _debug(hook: Hook, conversation: Conversation | None) -> None:
     """With PROMPTHOOKS_DEBUG=1, one line on stderr: what was read of the transcript."""
     if conversation is None or os.environ.get("PROMPTHOOKS_DEBUG") != "1":
         return
-    import sys
-
-    from ..redaction import redact
+    from ..redaction import redact  # as in prepare
 
     where = conversation.source or "no file"
     if conversation.unread is not None:

@@ -26,7 +26,7 @@ from ..address import (
 )
 from ..address import private_dir as is_private
 from ..paths import open_state
-from . import failures
+from . import failures, keys
 from .endpoint import (
     Endpoint,
     ModelError,
@@ -167,8 +167,6 @@ class ModelChain:
 def require_key(endpoint: Endpoint, env: Mapping[str, str]) -> None:
     """A hosted provider's call with no key anywhere is not made: it could only be refused,
     after importing its client, with a provider's page of error text. One line instead."""
-    from . import keys  # the key store: only for a call that is made
-
     name = keys.missing(endpoint.model, endpoint.api_base, endpoint.api_key, env)
     if name is not None:
         raise ModelError(f"{failures.NO_KEY}{name}: {keys.variable(name)} is not set and no key is "

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import os
+import ssl
 import sys
 import time
 from collections.abc import Mapping
@@ -67,7 +69,7 @@ def _httpx() -> Any:
     prompt hook); marking it absent makes httpx fall back to its stub ``main``."""
     if "httpx" not in sys.modules:
         sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    import httpx
+    import httpx  # after the stub above, and only for a call: see model/chain.py
 
     return httpx
 
@@ -75,7 +77,7 @@ def _httpx() -> Any:
 def prepare(route: Direct | None = None) -> None:
     """Import what a direct call needs and make ``route``'s client with its TLS context (which
     takes a while): start-up time, see model/chain.py."""
-    import tenacity  # noqa: F401
+    import tenacity  # noqa: F401  # loaded ahead of the call's retry loop: this function's work
 
     _httpx()
     if route is not None and _key(route, failures.shared_loop()) not in _clients:
@@ -185,9 +187,7 @@ def preload() -> None:
     environment, and what httpx imports only when its first client is made or connects
     (httpcore with h11 and h2, and anyio's asyncio backend): some 300 ms a forked run would
     otherwise pay."""
-    import importlib
-
-    import tenacity  # noqa: F401
+    import tenacity  # noqa: F401  # as in prepare
 
     _httpx()
     for name in _FIRST_CALL_MODULES:
@@ -212,7 +212,7 @@ def warm(within: float = 5.0) -> bool:
     copies each page it first writes to, which the run's first call would otherwise pay for.
     Whether it was done within ``within`` seconds (if not, that first call pays as it would)."""
     httpx = _httpx()
-    import httpcore
+    import httpcore  # httpx's connection layer, which httpx loads on its first client too
 
     async def make() -> bool:
         base = "http://127.0.0.1:9/v1"
@@ -255,8 +255,6 @@ def _verify(route: Direct) -> Any:
             and not (route.trust_env and any(value for _, value in _proxy_variables()))):
         global _plain
         if _plain is None:
-            import ssl
-
             _plain = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, against no CA
         return _plain
     return _context(route.trust_env)

@@ -5,8 +5,6 @@ a name that does not resolve) so that no run pays for them again."""
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -24,6 +22,8 @@ from .. import paths
 from ..errors import excerpt
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .endpoint import Endpoint, ModelReply
 
 
@@ -325,7 +325,7 @@ def settled(name: str, endpoint: Endpoint, deadline: float, environ: Mapping[str
     attempts = [0]
     try:
         reply = run_on_loop(call(attempts), deadline - time.monotonic() + SETTLE)
-    except concurrent.futures.TimeoutError:
+    except TimeoutError:  # the future's (concurrent.futures' is the builtin since 3.11)
         raise ModelTimeout(f"{TIMEOUT} ({endpoint.model})") from None
     except Failed as failed:
         failure = failed.failure
@@ -416,6 +416,10 @@ _loop_lock = threading.Lock()
 
 def _get_loop() -> asyncio.AbstractEventLoop:
     global _loop
+    # asyncio (some 15 ms) only for a call made: validate, explain, a replay and the audit,
+    # which read this module, never start the loop
+    import asyncio
+
     with _loop_lock:
         if _loop is None or _loop.is_closed():
             _loop = asyncio.new_event_loop()
@@ -431,9 +435,11 @@ def shared_loop() -> asyncio.AbstractEventLoop:
 
 def run_on_loop(coro: Coroutine[Any, Any, T], timeout: float) -> T:
     """Run ``coro`` on the shared loop and wait at most ``timeout`` seconds for it."""
+    import asyncio  # as in _get_loop
+
     future = asyncio.run_coroutine_threadsafe(coro, _get_loop())
     try:
         return future.result(max(timeout, 0.0))
-    except concurrent.futures.TimeoutError:
+    except TimeoutError:  # as in settled
         future.cancel()
         raise

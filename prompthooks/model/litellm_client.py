@@ -36,7 +36,7 @@ def import_litellm() -> Any:
     # second stops litellm loading a stray .env file.
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     os.environ["LITELLM_MODE"] = "PRODUCTION"
-    import litellm
+    import litellm  # after the settings above, and only on its path (seconds of imports)
 
     litellm.suppress_debug_info = True
     logging.getLogger("LiteLLM").setLevel(logging.CRITICAL)
@@ -51,7 +51,7 @@ async def _warm(litellm: Any, kwargs: dict[str, Any]) -> None:
     the provider's code: hundreds of modules, seconds on a busy machine) with a call that
     never leaves the process (``mock_response``)."""
     with contextlib.suppress(Exception):
-        import openai
+        import openai  # what litellm loads on its first call, loaded ahead: this function's work
 
         client = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9")
         client.chat.completions  # noqa: B018 (the access is what imports the resources)

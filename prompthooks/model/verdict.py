@@ -53,7 +53,7 @@ def reply_models() -> tuple[Any, Any]:
     ``decision``). Made on first use: pydantic is imported only when a reply is parsed, so a
     warm client that receives a parsed verdict, and a run without a prompt hook, never load
     it."""
-    from pydantic import BaseModel, ConfigDict, Field, StrictBool
+    from pydantic import BaseModel, ConfigDict, Field, StrictBool  # see the docstring
 
     class OkReply(BaseModel):
         model_config = ConfigDict(extra="ignore")

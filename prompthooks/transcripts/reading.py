@@ -15,6 +15,7 @@ with a bound on the bytes searched in all: the file is never held whole.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -198,8 +199,6 @@ def earlier_lines(read: Read, budget: int | None = None) -> Iterator[bytes]:
 def earlier_values(read: Read, wanted: Callable[[bytes], bool]) -> Iterator[object]:
     """The JSON values of :func:`earlier_lines` that ``wanted`` picks from their bytes (a
     cheap test first: most lines are tool output no search needs to parse)."""
-    import json
-
     for line in earlier_lines(read):
         if wanted(line):
             try:
@@ -210,8 +209,6 @@ def earlier_values(read: Read, wanted: Callable[[bytes], bool]) -> Iterator[obje
 
 def json_lines(read: Read) -> tuple[list[object], list[str]]:
     """The JSON values of a JSON Lines transcript, and notes on the lines that were not."""
-    import json
-
     values: list[object] = []
     bad = 0
     lines = read.data.split(b"\n")

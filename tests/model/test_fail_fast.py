@@ -210,3 +210,37 @@ def test_a_managed_hook_never_reads_the_dead_endpoint_memory(
     output = reply(proc)["hookSpecificOutput"]
     assert output["permissionDecisionReason"] == "managed model says no", proc.stderr
     assert len(model.requests) == 1
+
+
+def _imports_of(argv: list[str], data: str, env: dict[str, str]) -> tuple[set[str], str]:
+    """The modules a fresh ``python -m prompthooks ARGV`` imports (its run's child too), and
+    what it printed."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "prompthooks", *argv],
+                          input=data, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PROMPTHOOKS_RESIDENT": "0", **env})
+    return ({line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}, proc.stdout)
+
+
+def test_no_event_loop_is_loaded_until_a_call_is_made(tmp_path: Path, model: FakeModel) -> None:
+    """The shared loop's asyncio is loaded by a call, not by the modules around it: validate
+    and a replayed prompt hook (which read failures.py for its lines and its dead endpoints)
+    never import it."""
+    import json
+
+    model.script(verdict(False, "no deletions"))
+    cfg, event = str(_config(tmp_path)), json.dumps(claude_bash("rm -rf /"))
+    tape = tmp_path / "tape.yaml"
+    called, said = _imports_of(["run", "--config", cfg, "--record", str(tape)], event, {})
+    assert len(model.requests) == 1 and "no deletions" in said  # a call made...
+    assert "asyncio" in called  # ...loads it: the check sees it when it is there
+    replayed, said = _imports_of(["run", "--config", cfg, "--replay", str(tape)], event, {})
+    assert len(model.requests) == 1 and "no deletions" in said  # the recorded verdict
+    assert "prompthooks.model.failures" in replayed
+    assert "asyncio" not in replayed
+    checked, _ = _imports_of(["validate", "--config", cfg], "", {})
+    assert "prompthooks.model.failures" in checked and "asyncio" not in checked

@@ -56,6 +56,8 @@ def _prompt_hook(path: Path, folder: Path, source: Source, index: int) -> Hook:
     """``<Hook>.md``: a prompt hook; its front matter may set ``name``, ``model``,
     ``timeout``, ``failClosed``, ``max_event_chars`` and ``transcript``, and ``type: agent``
     (with ``max_turns``) makes it an agent hook."""
+    # the templates (some 3 ms) only for a prompt hook's file, not on every run that reads
+    # this folder's command hooks
     from ...config.templates import parse_front_matter
 
     try:

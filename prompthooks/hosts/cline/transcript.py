@@ -24,6 +24,7 @@ whatever the budget, as the latest request is.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -207,8 +208,6 @@ def _xml_call(content: Any) -> str | None:
 
 
 def parse(read: Read, path: Path) -> Conversation:
-    import json
-
     try:
         data = json.loads(read.data)
     except (ValueError, RecursionError):
