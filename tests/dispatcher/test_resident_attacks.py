@@ -23,9 +23,10 @@ from prompthooks.address import socket_name
 from prompthooks.dispatcher.protocol import MAGIC
 from prompthooks.model.chain import model_path
 
-from ..fake_model import FakeModel
+from ..fake_model import Answer, FakeModel, serve, verdict
 from ..helpers import claude_bash, reply, write_json
 from ..model.test_worker import _model_process
+from .test_system_attacks import _FakeModelSocket
 
 pytestmark = pytest.mark.slow
 
@@ -164,3 +165,79 @@ def test_a_stopped_model_process_costs_a_prompt_hook_its_timeout_and_its_failure
             os.killpg(proc.pid, signal.SIGCONT)
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
+
+
+def test_a_model_process_killed_with_a_request_in_it_leaves_a_fail_closed_deny_in_time(
+        tmp_path: Path, model: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model process killed while the model it called is still answering: the run gets
+    an answer well before its budget, and the fail-closed prompt hook still denies."""
+    monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
+    monkeypatch.setenv("PROMPTHOOKS_DIRECT", "0")
+    model.script(Answer(json.dumps({"ok": False, "reason": "too late"}), delay=20),
+                 verdict(False, "asked again"))
+    cfg = write_json(tmp_path / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "prompt", "prompt": "Judge it. $ARGUMENTS", "timeout": 15,
+         "failClosed": True}]}]}})
+    server = subprocess.Popen([SCRIPT, "serve", "--idle", "60"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        assert _wait(model_path(Path(socket_name(os.environ))).exists, 120)
+        mdl = _model_process(server.pid)
+        started = time.monotonic()
+        run = subprocess.Popen([SCRIPT, "run", "--host", "claude", "--budget", "30",
+                                "--config", str(cfg)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert run.stdin is not None
+        run.stdin.write(json.dumps(claude_bash("rm -rf /")))
+        run.stdin.close()
+        run.stdin = None  # closed: communicate must not flush it
+        # The canary: the request reached the model through the model process, then it died.
+        assert _wait(lambda: len(model.requests) >= 1, 60), "the model was never asked"
+        os.kill(mdl, signal.SIGKILL)
+        out, err = run.communicate(timeout=120)
+        took = time.monotonic() - started
+        decision = json.loads(out)["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "deny", err
+        assert took < 27, err  # before the 30 s budget, not after
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait(30)
+
+
+def test_a_fake_model_socket_never_answers_a_managed_prompt_hook_in_process(
+        tmp_path: Path, model: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a managed policy the run is done in the process the host started; a model socket
+    the agent bound where the user's model process listens answers the user's own prompt hook
+    (the canary: that is the user's business), never the managed one."""
+    monkeypatch.setenv("PROMPTHOOKS_WORKER", "1")
+    monkeypatch.setenv("PROMPTHOOKS_DIRECT", "0")
+    server = serve()
+    policy = next(server)
+    policy.script(verdict(False, "managed model says no"))
+    try:
+        managed = write_json(tmp_path / "etc" / "hooks.json", {
+            "prompthooks": {"model": "policy-model", "api_base": policy.url},
+            "hooks": {"PreToolUse": [{"hooks": [
+                {"type": "prompt", "prompt": "MANAGED-PROMPT judge it. $ARGUMENTS",
+                 "failClosed": True}]}]}}).parent
+        cfg = write_json(tmp_path / "user.json", {"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "prompt", "prompt": "USER-PROMPT judge it. $ARGUMENTS"}]}]}})
+        run_socket = Path(socket_name(os.environ))
+        run_socket.parent.mkdir(parents=True, mode=0o700)
+        fake = _FakeModelSocket(model_path(run_socket))
+        try:
+            proc = subprocess.run([SCRIPT, "run", "--host", "claude", "--managed-dir",
+                                   str(managed), "--config", str(cfg)],
+                                  input=json.dumps(claude_bash("rm -rf /")), text=True,
+                                  capture_output=True, timeout=120)
+        finally:
+            fake.close()
+        assert any(b"USER-PROMPT" in data for data in fake.received), proc.stderr
+        assert not any(b"MANAGED-PROMPT" in data for data in fake.received)
+        assert model.requests == []
+        decision = reply(proc)["hookSpecificOutput"]
+        assert decision["permissionDecision"] == "deny", proc.stderr
+        assert "managed model says no" in decision["permissionDecisionReason"]
+    finally:
+        next(server, None)
