@@ -6,14 +6,16 @@ users simulated by forked processes that drop to uid 65534 (see test_system.py).
 from __future__ import annotations
 
 import contextlib
+import grp
 import json
 import os
+import pwd
 import signal
 import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -310,3 +312,68 @@ def test_a_fake_model_socket_of_the_users_never_answers_for_a_managed_prompt_hoo
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(30)
+
+
+def _with_groups(uid: int, gid: int, groups: list[int], work: Callable[[], object]) -> object:
+    """``work()`` in a child of this process running as ``uid``, ``gid`` and exactly
+    ``groups``; its result, through JSON."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read)
+            os.setgroups(groups)
+            os.setgid(gid)
+            os.setuid(uid)
+            os.write(write, json.dumps(work()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+def _member_with_a_group() -> tuple[int, int, int]:
+    """A user of this machine listed as a member of a group other than their own (uid, their
+    gid, that group's gid)."""
+    for group in grp.getgrall():
+        for name in group.gr_mem:
+            with contextlib.suppress(KeyError):
+                user = pwd.getpwnam(name)
+                if user.pw_uid != 0 and group.gr_gid != user.pw_gid:
+                    return user.pw_uid, user.pw_gid, group.gr_gid
+    pytest.skip("no user here is a member of a group besides their own")
+
+
+def test_a_peer_that_gave_up_its_groups_gets_none_of_them_back(
+        base: Path, system: subprocess.Popen[bytes]) -> None:
+    """A process of the user's that gave up a supplementary group (as a sandbox does) hands a
+    run over: the run's hooks must not get the group back from the group database."""
+    uid, gid, extra = _member_with_a_group()
+    out = base / "out"
+    out.mkdir(mode=0o777)
+    out.chmod(0o777)
+    claude_config(base / "etc" / "hooks.json", "PreToolUse",
+                  {"command": f"id -G > {out}/groups; cat > /dev/null"})
+
+    def ask() -> object:
+        job = client._job(["--host", "claude", "--managed-dir", str(base / "etc")])
+        assert job is not None
+        os.chdir(out)
+        os.environ.update(HOME=str(out), XDG_RUNTIME_DIR=str(out),
+                          XDG_DATA_HOME=str(out / ".data"), XDG_STATE_HOME=str(out / ".state"),
+                          XDG_CACHE_HOME=str(out / ".cache"))
+        to = client._hand_over_to(job)
+        job.data = json.dumps(claude_bash("ls", cwd=str(out))).encode()
+        job.started = time.monotonic()
+        job.limit = job.started + 30
+        return client._ask_resident(job, job.limit, client._HandOver(), to) is not None
+
+    # The canary: with the group kept, the handed-over run's hook has it.
+    assert _with_groups(uid, gid, [gid, extra], ask) is True
+    assert str(extra) in (out / "groups").read_text().split()
+    (out / "groups").unlink()
+    assert _with_groups(uid, gid, [], ask) is True  # handed over all the same
+    assert (out / "groups").read_text().split() == [str(gid)]
