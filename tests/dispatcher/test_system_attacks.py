@@ -377,3 +377,71 @@ def test_a_peer_that_gave_up_its_groups_gets_none_of_them_back(
     (out / "groups").unlink()
     assert _with_groups(uid, gid, [], ask) is True  # handed over all the same
     assert (out / "groups").read_text().split() == [str(gid)]
+
+
+def test_runs_of_two_users_at_once_are_each_done_as_their_own_user(
+        base: Path, system: subprocess.Popen[bytes]) -> None:
+    """Root's and a user's runs race for the spares: each answer is its own event's, and each
+    run's hook ran as the user who sent that event, never the other."""
+    out = base / "out"
+    out.mkdir(mode=0o777)
+    out.chmod(0o777)
+    claude_config(base / "etc" / "hooks.json", "PreToolUse", {"command": (
+        "c=$(python3 -c 'import json, sys; print(json.load(sys.stdin)[\"tool_input\"]"
+        f"[\"command\"])'); id -u > {out}/$(echo \"$c\" | tr ' ' -); "
+        "echo \"$c\" >&2; exit 2")})
+
+    def ask(command: str) -> Callable[[], object]:
+        def work() -> object:
+            job = client._job(["--host", "claude", "--managed-dir", str(base / "etc")])
+            assert job is not None
+            os.chdir(out)
+            os.environ.update(HOME=str(out), XDG_RUNTIME_DIR=str(out),
+                              XDG_DATA_HOME=str(out / ".data"),
+                              XDG_STATE_HOME=str(out / ".state"),
+                              XDG_CACHE_HOME=str(out / ".cache"))
+            job.data = json.dumps(claude_bash(command, cwd=str(out))).encode()
+            job.started = time.monotonic()
+            job.limit = job.started + 30
+            answer = client._ask_resident(job, job.limit, client._HandOver(),
+                                          client._hand_over_to(job))
+            return None if answer is None else answer[0].decode()
+        return work
+
+    commands = {f"echo {n}": (0 if n % 2 else NOBODY) for n in range(8)}
+    # Forked one by one from this thread (a fork from a thread could copy a lock held by
+    # another), each waits for the word to go, then all ask at once.
+    go_read, go_write = os.pipe()
+    children = {}
+    for command, uid in commands.items():
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read)
+                os.close(go_write)
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                os.read(go_read, 1)
+                os.write(write, json.dumps(ask(command)()).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        children[command] = (pid, read)
+    os.close(go_read)
+    os.write(go_write, b"g" * len(commands))
+    os.close(go_write)
+    answers = {}
+    for command, (pid, read) in children.items():
+        with os.fdopen(read, "rb") as pipe:
+            answers[command] = json.loads(pipe.read() or b"null")
+        os.waitpid(pid, 0)
+    handed = [c for c, a in answers.items() if a is not None]
+    assert any(commands[c] == NOBODY for c in handed), answers  # the canary: both users'
+    assert any(commands[c] == 0 for c in handed), answers  # runs went to the system process
+    for command in handed:
+        reason = json.loads(answers[command])["hookSpecificOutput"]["permissionDecisionReason"]
+        assert reason == command
+        ran_as = (out / command.replace(" ", "-")).read_text().strip()
+        assert ran_as == str(commands[command]), command
