@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import select
 import signal
 import socket
@@ -56,6 +55,9 @@ _MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
 # spare is forked, read by each run's process.
 SYSTEM = [False]
 TOOK = b"T"  # a spare to the resident process: it took a run
+# Linux's option for a Unix socket peer's supplementary groups (4.13 on); the socket module
+# names it only on some builds.
+_SO_PEERGROUPS = getattr(socket, "SO_PEERGROUPS", 59)
 
 
 def warm() -> None:
@@ -188,17 +190,20 @@ def run(conn: socket.socket, own_model_env: Mapping[str, str]) -> NoReturn:
 
 
 def drop_to_peer(conn: socket.socket) -> None:
-    """Become the user at the other end of ``conn`` (uid and gid from ``SO_PEERCRED``, the
-    uid's groups, none when it has no passwd entry); root stays root. Exits when the change
-    does not hold. After it Linux marks the process non-dumpable: the user cannot trace it."""
+    """Become the process at the other end of ``conn``: its uid and gid (``SO_PEERCRED``) and
+    its own supplementary groups (``SO_PEERGROUPS``), never the uid's groups from the group
+    database, which a process that gave some up (a sandbox) would get back; root stays root.
+    Exits when they cannot be known or the change does not hold (the client then does the
+    run itself). After it Linux marks the process non-dumpable: the user cannot trace it."""
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _, uid, gid = struct.unpack("3i", creds)
     if uid == os.getuid():  # root's own client (or a test's system process not run as root)
         return
-    try:
-        groups = os.getgrouplist(pwd.getpwuid(uid).pw_name, gid)
-    except KeyError:
-        groups = []
+    try:  # at most 256 groups: Python reads at most 1024 bytes of an option
+        raw = conn.getsockopt(socket.SOL_SOCKET, _SO_PEERGROUPS, 1024)
+    except OSError:
+        os._exit(0)
+    groups = list(struct.unpack(f"{len(raw) // 4}I", raw[:len(raw) // 4 * 4]))
     try:
         os.setgroups(groups)
         os.setgid(gid)

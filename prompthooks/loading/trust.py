@@ -133,7 +133,9 @@ def _locked(environ: Mapping[str, str]) -> Iterator[None]:
     """Serialise read-modify-write of the store between two ``prompthooks trust`` runs."""
     folder = paths.data_home(environ)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(folder / f"{STORE_NAME}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    # open_state: a link planted there is never followed (trust would create and lock the
+    # file it names), nor a FIFO opened
+    fd = paths.open_state(folder / f"{STORE_NAME}.lock", os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

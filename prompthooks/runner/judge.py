@@ -170,6 +170,7 @@ def _start_resident(managed: Sequence[Path]) -> None:
     except OSError:
         return
     try:
+        _keep_to_this_process(ended)
         os.set_inheritable(ended, True)  # also as descriptor 3 if it is 3 already
         null = os.open(os.devnull, os.O_RDWR)
         try:
@@ -187,6 +188,23 @@ def _start_resident(managed: Sequence[Path]) -> None:
         pass
     finally:
         os.close(ended)
+
+
+def _keep_to_this_process(but: int) -> None:
+    """Mark every descriptor above stderr but ``but`` close-on-exec. Those this process
+    inherited open across an exec (a host's or its shell's pipe, an agent's file) would
+    otherwise pass to the starter's shell and interpreter, which outlive the run: a host that
+    reads such a pipe to its end would wait for them. Hooks never get them (they are spawned
+    with ``close_fds``), and nothing of this run's execs after this."""
+    try:
+        names = os.listdir("/dev/fd")  # this process's descriptors (Linux and macOS)
+    except OSError:
+        return
+    for name in names:
+        fd = int(name)
+        if fd > 2 and fd != but:
+            with contextlib.suppress(OSError):  # the listing's own, closed by now
+                os.set_inheritable(fd, False)
 
 
 # Descriptor 3 reads its end of file once the run's process has ended (its supervisor kills

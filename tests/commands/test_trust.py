@@ -121,6 +121,30 @@ def test_an_unwritable_store_is_one_line(project: Path, isolated_home: Path) -> 
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("plant", ["symlink", "fifo"])
+def test_a_link_or_fifo_planted_at_the_stores_lock_is_never_followed(
+        project: Path, isolated_home: Path, tmp_path: Path, plant: str) -> None:
+    """The store's lock is in the user's data folder, which anything running as the user
+    writes: a link there would have trust create and lock the file it names (a run under
+    sudo that keeps HOME: any file of root's), a FIFO could hold it. Refused in one line."""
+    claude_config(project / ".prompthooks" / "hooks.json", "Stop", {"command": "true"})
+    folder = isolated_home / ".local" / "share" / "prompthooks"
+    folder.mkdir(parents=True)
+    lock = folder / "trust.json.lock"
+    target = tmp_path / "created-through-the-link"
+    if plant == "symlink":
+        lock.symlink_to(target)
+    else:
+        os.mkfifo(lock)
+    proc = _cli("trust", "--project", str(project))
+    # The canary: trust went for the lock (it says which file it refused).
+    assert str(lock) in proc.stderr, proc.stderr
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert not target.exists()
+    assert _state(project) != "trusted"
+
+
 @pytest.mark.slow
 def test_install_approves_the_starter_it_writes(project: Path) -> None:
     proc = _cli("install", "--host", "claude", "--project", str(project),

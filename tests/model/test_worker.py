@@ -83,10 +83,17 @@ def _lock_held(path: Path) -> bool:
 def _no_worker_left(isolated_home: Path) -> Iterator[None]:
     """Every worker a test started is gone at its end (killed if the test left one)."""
     yield
-    for pid in _workers():
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    assert _wait(lambda: _workers() == [], 30)
+
+    def gone() -> bool:
+        # Killed at each look: a run's starter still waiting for its run to end starts one
+        # once the worker it found is gone.
+        left = _workers()
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        return not left
+
+    assert _wait(gone, 30)
 
 
 @pytest.fixture
