@@ -32,12 +32,12 @@ from ..audit.otlp import MISSING_EXTRA, send
 from ..audit.records import ExportError
 from ..audit.store import AuditError, connect
 from ..audit.unjudged import recent, summary
+from ..config.files import read_regular
 from ..core.hook import Hook, origin
 from ..errors import PromptHooksError
 from ..executors import http
 from ..executors.project_tools import TOOLS
 from ..hosts import FOLDER_DIALECT, NAMES, Host, get
-from ..hosts.cline.install import is_ours
 from ..install import launcher
 from ..install.glue import choose, is_glue
 from ..loading.ignored_files import unread_in_sources
@@ -253,6 +253,10 @@ def audit_check(config: Config, environ: Mapping[str, str]) -> dict[str, str]:
     return check("audit log", "ok", f"{path}: {count} rows{stored}")
 
 
+# A host's config file or glue hook file larger than this is not read for glue.
+_GLUE_FILE_CAP = 1 << 20
+
+
 def _glue_commands(place: Path) -> Iterator[str]:
     """The glue commands in a host config file, or in a Cline hook folder."""
     def walk(value: Any) -> Iterator[str]:
@@ -266,16 +270,21 @@ def _glue_commands(place: Path) -> Iterator[str]:
             for item in value:
                 yield from walk(item)
 
+    def bounded(path: Path) -> bytes:
+        """The file's bytes; none for a FIFO, a device or a file past the cap (never waited
+        for or read whole: the project's files are the agent's to write)."""
+        _, data = read_regular(path, _GLUE_FILE_CAP)
+        return data if data is not None and len(data) <= _GLUE_FILE_CAP else b""
+
     try:
         if place.is_dir():
             for event in FOLDER_DIALECT.wire.CONFIG_EVENTS:
-                text = (place / event).read_text(encoding="utf-8", errors="replace") \
-                    if (place / event).is_file() else ""
-                lines = text.splitlines()
-                if is_ours(text.encode()) and len(lines) > 2:
+                data = bounded(place / event) if (place / event).is_file() else b""
+                lines = data.decode("utf-8", "replace").splitlines()
+                if FOLDER_DIALECT.glue.file_is_glue(data) and len(lines) > 2:
                     yield lines[2].removeprefix("exec ")
         elif place.is_file():
-            yield from walk(json.loads(place.read_text(encoding="utf-8-sig")))
+            yield from walk(json.loads(bounded(place).decode("utf-8-sig")))
     except (OSError, ValueError, RecursionError):
         return
 

@@ -165,6 +165,8 @@ class HostGlue:
     # The host's hook files in that place that carry our marker but are not what install
     # writes (rewritten since): where the hook file is itself the glue.
     altered: Callable[[Path], Sequence[Path]] = lambda place: ()
+    # Whether a hook file's bytes are glue install wrote (where the hook file is the glue).
+    file_is_glue: Callable[[bytes], bool] = lambda data: False
 
 
 def with_session_start(host: HostGlue, events: Sequence[str]) -> list[str]:

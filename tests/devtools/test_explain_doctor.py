@@ -215,6 +215,31 @@ def test_doctor_warns_of_glue_that_imports_from_the_project(tmp_path: Path) -> N
     assert "prompthooks uninstall" in glue[1]["detail"]
 
 
+def test_doctor_reads_a_hook_folders_glue_through_the_registry_and_bounded(
+        tmp_path: Path) -> None:
+    """A folder dialect's hook file is the glue: doctor finds the old form in it (the canary
+    that the file was read), and a hook file past the cap is not read at all."""
+    from prompthooks.hosts.cline.install import MARKER
+
+    project = tmp_path / "project"
+    hooks = project / ".clinerules" / "hooks"
+    hooks.mkdir(parents=True)
+    old = f"#!/bin/sh\n{MARKER}\nexec {sys.executable} -m prompthooks run\n"
+    (hooks / "PreToolUse").write_text(old)
+    (hooks / "PostToolUse").write_text(old + "#" * (2 << 20) + "\n")  # past the 1 MiB cap
+
+    def warned() -> list[str]:
+        report = json.loads(_cli("doctor", "--offline", "--json", "--project",
+                                 str(project)).stdout)
+        return [c["detail"] for c in report["checks"]
+                if c["check"] == "glue cline (project)" and c["status"] == "warn"]
+
+    (warning,) = warned()
+    assert "imports from the project folder first" in warning  # PreToolUse was read
+    (hooks / "PreToolUse").unlink()
+    assert warned() == []  # the large one alone: not read
+
+
 @pytest.mark.slow
 def test_doctor_finds_the_installed_glue(tmp_path: Path) -> None:
     project = tmp_path / "project"

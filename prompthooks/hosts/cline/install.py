@@ -130,7 +130,7 @@ GLUE = HostGlue(
     # TaskComplete is Cline's stop.
     default_events=("PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskComplete"),
     location=location, install=install, uninstall=uninstall, installed=installed,
-    glued=glued, altered=altered,
+    glued=glued, altered=altered, file_is_glue=is_ours,
     launcher_glue="a launcher in each hook file",
     launcher_note="each hook file in .clinerules/hooks",
     no_managed="it reads hooks only from the project's .clinerules/hooks and the user's "
