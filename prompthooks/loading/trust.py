@@ -135,7 +135,10 @@ def _locked(environ: Mapping[str, str]) -> Iterator[None]:
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     # open_state: a link planted there is never followed (trust would create and lock the
     # file it names), nor a FIFO opened
-    fd = paths.open_state(folder / f"{STORE_NAME}.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fd = paths.open_state(folder / f"{STORE_NAME}.lock", os.O_RDWR | os.O_CREAT)
+    except paths.BadStateFile as exc:  # the approval is refused, not the file ignored
+        raise paths.BadStateFile(str(exc).removesuffix("; ignored") + "; refused") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

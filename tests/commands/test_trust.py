@@ -141,6 +141,7 @@ def test_a_link_or_fifo_planted_at_the_stores_lock_is_never_followed(
     assert str(lock) in proc.stderr, proc.stderr
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.rstrip().endswith("; refused") and "ignored" not in proc.stderr
     assert not target.exists()
     assert _state(project) != "trusted"
 
