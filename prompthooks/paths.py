@@ -18,9 +18,9 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from .address import APP as APP
 from .address import runtime_dir
 
-APP = "prompthooks"
 STATE_LIMIT = 1 << 20  # bytes: larger than any state file prompthooks writes
 
 
