@@ -50,7 +50,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +208,22 @@ def wait_for(path: Path, seconds: float = 120) -> None:
 
 
 @contextlib.contextmanager
+def system_resident(cli: str, env: Mapping[str, str], socket_path: Path) -> Iterator[None]:
+    """``prompthooks serve --system`` on ``socket_path`` (a stale one removed first), until
+    the block ends."""
+    socket_path.unlink(missing_ok=True)
+    system = subprocess.Popen([cli, "serve", "--system"], env=dict(env),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        wait_for(socket_path)
+        yield
+    finally:
+        os.killpg(system.pid, signal.SIGTERM)
+        system.wait(30)
+
+
+@contextlib.contextmanager
 def model_server() -> Iterator[FakeModel]:
     """The local model: `fast` answers at once, `slow` after 300 ms."""
     server = serve()
@@ -348,16 +364,9 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
         system_dir = tmp / "system"
         system_dir.mkdir(mode=0o755)
         system_env = {**env, "PROMPTHOOKS_SYSTEM_SOCKET": str(system_dir / "socket")}
-        system = subprocess.Popen([cli, "serve", "--system"], env=system_env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  start_new_session=True)
-        try:
-            wait_for(system_dir / "socket")
+        with system_resident(cli, system_env, system_dir / "socket"):
             run(under, at, system_env)
             handed, handed_s = paired(lambda: run(under, at, system_env), bare_start, n * 4)
-        finally:
-            os.killpg(system.pid, signal.SIGTERM)
-            system.wait(30)
         rows.append(("managed policy, system resident process", f"{handed:.2f}",
                      f"{handed_s * 1000:.1f} ms: `--managed-dir`, handed to `prompthooks serve "
                      "--system` (target <= 2)"))
@@ -374,18 +383,10 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
         proc = run(under_p, at, here, subprocess.PIPE)
         assert proc.returncode == 0, proc.stderr
         managed_p, managed_p_s = paired(lambda: run(under_p, at, here), bare_start, n)
-        (system_dir / "socket").unlink(missing_ok=True)  # the last one's, if it left it
-        system = subprocess.Popen([cli, "serve", "--system"], env=system_env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  start_new_session=True)
-        try:
-            wait_for(system_dir / "socket")
+        with system_resident(cli, system_env, system_dir / "socket"):
             run(under_p, at, system_env)
             handed_p, handed_p_s = paired(lambda: run(under_p, at, system_env), bare_start,
                                           n * 4)
-        finally:
-            os.killpg(system.pid, signal.SIGTERM)
-            system.wait(30)
         rows.append(("managed prompt hook, in process, compiled", f"{managed_p:.2f}",
                      f"{managed_p_s * 1000:.1f} ms: one prompt hook as the managed policy, "
                      "model answering at once"))

@@ -240,3 +240,13 @@ def on_a_pty(argv: Iterable[str], env: Mapping[str, str], codes: Iterable[int] =
     assert proc.wait(60) in tuple(codes)
     assert proc.stderr is not None and proc.stderr.read() == b""
     return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def wait_until(condition: Callable[[], object], seconds: float = 60) -> bool:
+    """Whether ``condition`` came true within ``seconds`` (looked at every 50 ms)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False

@@ -24,6 +24,7 @@ from prompthooks.model.chain import model_path
 from prompthooks.runner.job import Job
 
 from ..helpers import claude_bash, claude_config, claude_event, reply, write_json
+from ..helpers import wait_until as _wait
 
 SCRIPT = str(Path(sys.executable).parent / "prompthooks")  # the console script users run
 # The hook's parent is the run's process: forked from the resident process ("serve") when the
@@ -37,14 +38,6 @@ def _run(stdin: object, *args: str, env: dict[str, str] | None = None,
                           capture_output=True, env={**os.environ, **(env or {})}, cwd=cwd,
                           timeout=timeout)
 
-
-def _wait(condition: Callable[[], bool], seconds: float = 60) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture

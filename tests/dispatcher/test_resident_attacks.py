@@ -25,6 +25,7 @@ from prompthooks.model.chain import model_path
 
 from ..fake_model import Answer, FakeModel, serve, verdict
 from ..helpers import claude_bash, reply, write_json
+from ..helpers import wait_until as _wait
 from ..model.test_worker import _model_process
 from .test_system_attacks import _FakeModelSocket
 
@@ -37,14 +38,6 @@ ECHO = ("c=$(python3 -c 'import json, sys; print(json.load(sys.stdin)[\"tool_inp
         "[\"command\"])'); tr '\\0' ' ' < /proc/$PPID/cmdline > {out}/$(echo \"$c\" | tr ' ' -);"
         " echo \"$c\" >&2; exit 2")
 
-
-def _wait(condition: object, seconds: float = 60) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture

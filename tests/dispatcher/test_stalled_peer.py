@@ -27,7 +27,8 @@ from prompthooks.model.chain import model_path
 
 from ..fake_model import FakeModel
 from ..helpers import claude_bash, claude_config, reply, write_json
-from .test_dispatcher import SCRIPT, _forked_ahead, _wait
+from ..helpers import wait_until as _wait
+from .test_dispatcher import SCRIPT, _forked_ahead
 
 TRICKLE = 0.2  # seconds between the fake's bytes
 

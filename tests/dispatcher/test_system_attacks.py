@@ -27,6 +27,7 @@ from prompthooks.model.chain import model_path
 
 from ..fake_model import FakeModel, serve, verdict
 from ..helpers import claude_bash, claude_config, write_json
+from ..helpers import wait_until as _until
 from .test_system import NOBODY, SCRIPT, WHO, _as_user, _decision, _handed_over, _run
 from .test_system import base as base  # a fixture
 from .test_system import system as system  # a fixture
@@ -120,14 +121,6 @@ def _end(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
 
-
-def _until(condition: object, seconds: float = 60) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_stalled_connection_is_taken_by_a_spare_already_dropped_to_its_user(
