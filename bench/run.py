@@ -352,7 +352,7 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
         (policy / "compiled-policy.json").unlink()
         bare_managed, bare_managed_s = paired(lambda: run(under, at, here), bare_start, n * 2)
         rows.append(("managed policy, in process, compiled", f"{managed:.2f}",
-                     f"{managed_s * 1000:.1f} ms: `--managed-dir`, `PROMPTHOOKS_DISPATCH=0`, "
+                     f"{managed_s * 1000:.1f} ms: `--managed-dir`, `PROMPTHOOKS_RESIDENT=0`, "
                      "after `prompthooks managed compile`"))
         rows.append(("managed policy, in process, not compiled", f"{bare_managed:.2f}",
                      f"{bare_managed_s * 1000:.1f} ms: the same, validated on every event"))
