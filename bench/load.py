@@ -80,9 +80,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from prompthooks.address import model_environment  # noqa: E402
 from prompthooks.audit import store  # noqa: E402
 from prompthooks.audit.stats import percentile  # noqa: E402
-from prompthooks.model.chain import model_environment, socket_path  # noqa: E402
+from prompthooks.model.model_process import socket_path  # noqa: E402
 from prompthooks.model.recording import Cassette, CassetteError  # noqa: E402
 from tests.fake_model import Answer, FakeModel, serve  # noqa: E402
 

@@ -158,7 +158,7 @@ def _loops(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_the_imports_it_must() -> None:
     graph = _graph()
     assert "prompthooks.dispatcher.run_process" in graph["prompthooks.dispatcher.resident"]
-    assert "prompthooks.model.chain" in graph["prompthooks.dispatcher.resident"]
+    assert "prompthooks.model.model_process" in graph["prompthooks.dispatcher.resident"]
     # inside a function
     assert "prompthooks.cli" in graph["prompthooks.dispatcher.client"]
     # under TYPE_CHECKING

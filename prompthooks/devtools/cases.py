@@ -45,15 +45,8 @@ from ..executors.agent import given_project
 from ..hosts import HOSTS, NAMES
 from ..model.chain import ModelChain
 from ..model.endpoint import ModelRequest
-from ..model.recording import (
-    Cassette,
-    Drift,
-    Mode,
-    Reference,
-    ReferenceCassette,
-    Touch,
-    verdict_text,
-)
+from ..model.recording import Cassette, Drift, Mode
+from ..model.references import Reference, ReferenceCassette, Touch, verdict_text
 from ..model.verdict import VerdictError, parse_verdict
 
 Expected = Literal["allow", "deny", "block", "ask"]

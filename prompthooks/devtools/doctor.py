@@ -42,7 +42,7 @@ from ..install import launcher
 from ..install.glue import choose, is_glue
 from ..loading.ignored_files import unread_in_sources
 from ..loading.managed import compiled_notes
-from ..model import chain
+from ..model import model_process
 from ..model.chain import complete_pinned as pinned
 from ..model.chain import require_key, unpinned_warnings
 from ..model.endpoint import ModelError, ModelRequest, direct_route, endpoint_for
@@ -200,9 +200,9 @@ def model_checks(config: Config, offline: bool) -> Iterator[dict[str, str]]:
 
 
 def worker_check(environ: Mapping[str, str]) -> dict[str, str]:
-    if not chain.worker_enabled(environ):
+    if not model_process.worker_enabled(environ):
         return check("warm worker", "skip", "off (PROMPTHOOKS_RESIDENT=0)")
-    path = chain.socket_path(environ)
+    path = model_process.socket_path(environ)
     if not path.exists():
         return check("warm worker", "ok", f"not running; `prompthooks run` starts one on the "
                                           f"first prompt hook ({path})")

@@ -9,9 +9,9 @@ forks the next spare once the run that took the last one has ended, or :data:`SP
 after it was taken if runs are still going, and at once when a connection waits with no spare.
 
 litellm lives in the model process, forked first (before any thread): it imports litellm, then
-listens on the model socket beside the run socket (:func:`prompthooks.model.chain.model_path`)
-and answers each model request, a JSON line, in a thread
-(:func:`answer_request`). The two end together. The system resident
+listens on the model socket beside the run socket
+(:func:`prompthooks.model.model_process.model_path`) and answers each model request, a JSON
+line, in a thread (:func:`answer_request`). The two end together. The system resident
 process (``serve --system``) has none: it never calls a model.
 
 The resident process exits after an idle period, and as soon as its socket path no longer
@@ -39,9 +39,9 @@ from typing import Any
 from .._version import __version__
 from ..address import LOCK_FD_VAR, SYSTEM_SOCKET, model_environment, owned_closed_dir
 from ..loading.managed import preload
-from ..model.chain import lock_path, model_path, private_dir, read_line, socket_path
 from ..model.endpoint import Endpoint, ModelError, ModelRequest, ModelTimeout
 from ..model.litellm_client import complete, prepare
+from ..model.model_process import lock_path, model_path, private_dir, read_line, socket_path
 from ..model.verdict import VerdictError, parse_verdict
 from ..paths import open_state
 from .run_process import FIRST_READ, SYSTEM, TOOK, spare, warm
@@ -125,7 +125,7 @@ def _system_path(env: Mapping[str, str]) -> Path | None:
 
 def answer_request(data: Mapping[str, Any], own_env: Mapping[str, str]) -> dict[str, Any]:
     """The answer to a prompt hook's model request (one JSON line from
-    :func:`prompthooks.model.chain.remote_complete`): the call made here, with litellm
+    :func:`prompthooks.model.model_process.remote_complete`): the call made here, with litellm
     imported already, or ``unavailable`` for a client of another version or environment."""
     if data.get("version") != __version__ or data.get("env") != model_environment(own_env):
         return {"unavailable": True}

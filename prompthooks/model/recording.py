@@ -1,14 +1,12 @@
 """Recording: cassettes of model replies (and http hooks' replies) recorded at our own call
-boundary and replayed offline, what a replay miss says about the recordings near it, and
-reference verdicts (entries written from a test case's expectation, marked so that nobody takes
-one for a model's reply). The pytest helpers' record modes are the plugin's
+boundary and replayed offline. What a replay miss says about the recordings near it is
+:mod:`.replay_miss`'s; reference verdicts (entries written from a test case's expectation) are
+:mod:`.references`'; the pytest helpers' record modes are the plugin's
 (:mod:`prompthooks.devtools.pytest_plugin`)."""
 
 from __future__ import annotations
 
-import difflib
 import fcntl
-import functools
 import hashlib
 import json
 import os
@@ -26,6 +24,7 @@ from ..config import files
 from ..core.hook import Hook
 from ..errors import excerpt
 from .endpoint import ModelError, ModelReply, ModelRequest, ToolCall
+from .replay_miss import nearby
 
 # --- Cassettes -----------------------------------------------------------------------------------
 # Cassettes: model replies recorded at our own model-call boundary and replayed offline; an
@@ -40,8 +39,8 @@ from .endpoint import ModelError, ModelReply, ModelRequest, ToolCall
 # can record into one cassette at once and nothing is left beside it; replaying writes nothing.
 #
 # An entry marked ``source: reference`` is a reference verdict, written from a test case's
-# expectation rather than by a model (:class:`ReferenceCassette` writes them); it replays like
-# any other and is counted apart in :attr:`Cassette.sources`.
+# expectation rather than by a model (:class:`.references.ReferenceCassette` writes them); it
+# replays like any other and is counted apart in :attr:`Cassette.sources`.
 #
 # Modes: ``replay`` (never call the model; a missing entry is an error naming the hook and the
 # key), ``record`` (always call, write the reply), ``auto`` (replay what exists, record what is
@@ -68,7 +67,7 @@ def request_key(request: ModelRequest) -> str:
     """A stable hash of what decides the model's reply."""
     data = {
         "model": request.endpoint.model,
-        "messages": [{"role": m["role"], "content": _normalize(m["content"], request.nonce)}
+        "messages": [{"role": m["role"], "content": normalize_nonce(m["content"], request.nonce)}
                      for m in request.messages],
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
@@ -83,14 +82,14 @@ def request_key(request: ModelRequest) -> str:
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
-def _normalize(text: str, nonce: str) -> str:
+def normalize_nonce(text: str, nonce: str) -> str:
     return text.replace(nonce, NONCE_TOKEN) if nonce else text
 
 
 def _normalized_turn(turn: Mapping[str, Any], nonce: str) -> dict[str, Any]:
     """A turn with the nonce in its content (a tool result is fenced with it) made fixed."""
     content = turn.get("content")
-    return {**turn, "content": _normalize(content, nonce) if isinstance(content, str)
+    return {**turn, "content": normalize_nonce(content, nonce) if isinstance(content, str)
             else content}
 
 
@@ -99,11 +98,11 @@ def tool_results(request: ModelRequest) -> dict[str, Any]:
     (already redacted when the request was made); nothing for other requests."""
     if not request.turns:
         return {}
-    return {"tool_results": [_normalize(str(t.get("content", "")), request.nonce)
+    return {"tool_results": [normalize_nonce(str(t.get("content", "")), request.nonce)
                              for t in request.turns if t.get("role") == "tool"]}
 
 
-def _calls(entry: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+def recorded_calls(entry: Mapping[str, Any]) -> tuple[ToolCall, ...]:
     """The tool calls an entry recorded (an agent hook's turn); none for any other shape."""
     calls = entry.get("tool_calls")
     return tuple(ToolCall(str(c.get("id", "")), str(c.get("name", "")),
@@ -274,11 +273,11 @@ class Cassette:
             return ModelReply(text=recorded["reply"], model=str(recorded.get("model", "")),
                               input_tokens=recorded.get("input_tokens"),
                               output_tokens=recorded.get("output_tokens"), replayed=True,
-                              tool_calls=_calls(recorded))
+                              tool_calls=recorded_calls(recorded))
         if self.mode == "replay":
             user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
             try:
-                near = nearby(self.entries(), _normalize(user, request.nonce), request,
+                near = nearby(self.entries(), normalize_nonce(user, request.nonce), request,
                               self.model_option)
             except Exception:  # a cassette of any shape: the miss is said, with less detail
                 near = ""
@@ -306,7 +305,7 @@ class Cassette:
         hidden = [request.endpoint.api_key]
         entry: dict[str, Any] = {
             "key": key, "hook": hook.name, "model": request.endpoint.model,
-            "prompt": redact(_normalize(user, request.nonce), hidden),
+            "prompt": redact(normalize_nonce(user, request.nonce), hidden),
             "reply": redact(reply.text, hidden),
             "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
             "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -427,206 +426,3 @@ def from_environment(environ: Mapping[str, str]) -> Cassette | None:
         cassette = _from_env[(path, mode)] = Cassette(
             Path(path), mode, model_option=ENV_MODEL_OPTION)
     return cassette
-
-
-# --- A replay miss -------------------------------------------------------------------------------
-# What a replay miss says about the recordings near it, as vcrpy names the closest request.
-#
-# A bare key hash tells nobody why a recording was not found. The usual reasons: the same prompt
-# was recorded under another model (``prompthooks test`` runs on the model the config names,
-# never ``PROMPTHOOKS_MODEL``); the same prompt and model under another key (the system message
-# or a setting changed); or the prompt itself changed (a template or an event edited). So a miss
-# names the model to run on, or the closest recorded prompt and a short excerpt of each around
-# where they first differ. Everything shown passes the redaction pass first, whole, so that no
-# secret is cut in two and then missed.
-
-EXCERPT = 40  # characters shown on each side of the first difference
-# Prompts are compared on their first characters only: a miss must answer at once, however
-# many and however long the recordings.
-_COMPARED = 20_000
-_CANDIDATES = 50
-
-
-@functools.lru_cache(maxsize=1024)
-def _redacted(text: str, key: str | None) -> str:
-    """``text`` through the redaction pass, once per text: every miss of a suite compares
-    its prompt with the same recordings."""
-    from ..redaction import redact  # its patterns are compiled only when a replay misses
-
-    return redact(text, [key])
-
-
-def _shown(text: str) -> str:
-    """One line: newlines and tabs written as escapes."""
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace(
-        "\t", "\\t")
-
-
-def _excerpt(text: str, at: int) -> str:
-    start, end = max(at - EXCERPT, 0), at + EXCERPT
-    return (("..." if start else "") + _shown(text[start:end])
-            + ("..." if end < len(text) else ""))
-
-
-def _first_difference(a: str, b: str) -> int:
-    """The length of the common prefix (a binary search over slices compared in C)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def nearby(entries: Mapping[str, Mapping[str, Any]], prompt: str, request: ModelRequest,
-           model_option: str) -> str:
-    """What the cassette holds near ``request``, whose user prompt is ``prompt`` (as an entry
-    stores it, the fence nonce normalized), as a clause for the miss message.
-    ``model_option`` is how the tool in use picks a model, with ``{model}`` where the name
-    goes (``--model {model}``)."""
-    if not entries:
-        return "; the cassette has no recordings"
-    key = request.endpoint.api_key
-    prompt = _redacted(prompt, key)
-    model = request.endpoint.model
-    recorded = [(_redacted(str(e.get("prompt", "")), key), str(e.get("model", "")), e)
-                for e in entries.values()]
-    same = [(m, e) for p, m, e in recorded if p == prompt]
-    others = sorted({_redacted(m, key) for m, _ in same if m != model})
-    if others:
-        named = " or ".join(repr(m) for m in others)
-        return (f"; this prompt is recorded under model {named}, not {model!r}: run with "
-                f"{model_option.format(model=others[0])}")
-    if same:
-        return (f"; this prompt is recorded under {model!r} with another key: the system "
-                "message or the call's settings changed since (re-record it)")
-    # The closest: the longest common start (a template's text, then the event), and among
-    # those the most alike in characters, over a bounded number of candidates.
-    prefixes = [_first_difference(prompt, p) for p, _, _ in recorded]
-    longest = max(prefixes)
-    candidates = [r for r, n in zip(recorded, prefixes, strict=True) if n == longest][:_CANDIDATES]
-    head = prompt[:_COMPARED]
-    closest, closest_model, entry = max(candidates, key=lambda r: difflib.SequenceMatcher(
-        None, head, r[0][:_COMPARED], autojunk=False).quick_ratio())
-    at = longest
-    hook = f"hook {_redacted(str(entry['hook']), key)!r}, " if entry.get("hook") else ""
-    closest_model = _redacted(closest_model, key)
-    return (f"; the closest recording ({hook}model {closest_model!r}) first differs at "
-            f"character {at}: recorded '{_excerpt(closest, at)}', now '{_excerpt(prompt, at)}'")
-
-
-# --- Reference verdicts --------------------------------------------------------------------------
-# Reference verdicts: cassette entries written by people (from a case's expectation), not
-# replies of a model, and marked so that nobody mistakes one for the other.
-#
-# A reference entry is keyed exactly as the model call it stands for (:func:`request_key` of
-# the real request, built by the real prompt executor), so it replays wherever a recording does.
-# It carries ``source: reference`` and a ``note`` saying where the verdict came from, and no
-# token counts. :class:`ReferenceCassette` is the one way such an entry is written: it answers
-# each model call of a run from its ``answer`` function and never asks a model.
-
-SOURCE = "reference"
-
-
-@dataclass(frozen=True)
-class Reference:
-    """The verdict a reference entry holds and the note that says who wrote it and why."""
-
-    reply: str
-    note: str
-
-
-def verdict_text(permission: str | None, reason: str | None = None) -> str:
-    """A prompt hook's reply for ``permission``: ``None`` (no objection), ``deny`` or ``ask``."""
-    if permission is None:
-        return json.dumps({"ok": True})
-    if permission == "ask":
-        return json.dumps({"decision": "ask", "reason": reason or ""}, ensure_ascii=False)
-    return json.dumps({"ok": False, "reason": reason or ""}, ensure_ascii=False)
-
-
-Answer = Callable[[ModelRequest, Hook], Reference]
-
-
-@dataclass
-class Touch:
-    """What one model call of a reference run found or wrote."""
-
-    hook: Hook
-    key: str
-    written: bool  # False: an entry was already there and was replayed
-    source: str = SOURCE  # of the entry replayed: "reference" or "recording"
-
-
-@dataclass
-class ReferenceCassette(Cassette):
-    """A cassette that writes a reference entry for each model call it has no entry for.
-
-    An existing entry is replayed and never overwritten: a model recording never, an earlier
-    reference only when ``replace_references`` is set (to follow a case whose expectation
-    changed). Every call is noted in ``touched``, so a caller can tell per case what was
-    written and what was there already."""
-
-    answer: Answer | None = None
-    replace_references: bool = False
-    touched: list[Touch] = field(default_factory=list)
-    _touch_lock: threading.Lock = field(default_factory=threading.Lock)
-    _fresh: set[str] = field(default_factory=set)  # keys written by this run
-
-    def complete(self, request: ModelRequest, deadline: float, hook: Hook,
-                 call_model: Callable[[ModelRequest, float], ModelReply] | None = None
-                 ) -> ModelReply:
-        """The entry for ``request``, written from the case's expectation when there is none
-        (the model is never called)."""
-        key = request_key(request)
-        existing = self.entries().get(key)
-        reference = existing is not None and is_reference(existing)
-        # One run replaces only what was there before it: two cases with one event (and so
-        # one key) must not overwrite each other's reference.
-        replace = reference and self.replace_references and key not in self._fresh
-        if existing is not None and not replace:
-            self._note(Touch(hook, key, False, SOURCE if reference else "recording"))
-            return ModelReply(text=existing["reply"], model=str(existing.get("model", "")),
-                              replayed=True, tool_calls=_calls(existing))
-        if self.answer is None:
-            raise ValueError("a reference cassette needs an answer function")
-        calls: tuple[ToolCall, ...] = ()
-        if request.tools and not request.turns:
-            # An agent hook's reference looks at the project first (a listing of its files),
-            # so that a replay runs the tool loop over the case's folder; the verdict is the
-            # next turn's.
-            calls = (ToolCall("reference_0", "list_files", '{"pattern": "**"}'),)
-            made = Reference("", self.answer(request, hook).note)
-        else:
-            made = self.answer(request, hook)
-        user = next((m["content"] for m in request.messages if m["role"] == "user"), "")
-        from ..redaction import redact  # its patterns: only for an entry written
-
-        # Stored as a recording is: the prompt passes the redaction pass (the key is the real
-        # request's), since a cassette is committed and read by people.
-        self.write({
-            "key": key, "hook": hook.name, "model": request.endpoint.model,
-            "prompt": redact(_normalize(user, request.nonce), []), "reply": made.reply,
-            "source": SOURCE, "note": made.note,
-            "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            **tool_results(request),
-            **({"tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                               for c in calls]} if calls else {}),
-        })
-        with self._touch_lock:
-            self._fresh.add(key)
-        self._note(Touch(hook, key, True))
-        return ModelReply(text=made.reply, model=request.endpoint.model, replayed=True,
-                          tool_calls=calls)
-
-    def _note(self, touch: Touch) -> None:
-        with self._touch_lock:
-            self.touched.append(touch)
-
-    def take(self) -> list[Touch]:
-        """The calls noted since the last ``take`` (one case's, when cases run one by one)."""
-        with self._touch_lock:
-            out, self.touched = self.touched, []
-        return out

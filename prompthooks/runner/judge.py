@@ -222,7 +222,7 @@ sys.path[:] = [entry for entry in sys.path if os.path.isabs(entry)]
 os.close(3)
 signal.alarm(30)
 try:
-    from prompthooks.model.chain import start_in_background
+    from prompthooks.model.model_process import start_in_background
     start_in_background(os.environ)
 except Exception:
     pass

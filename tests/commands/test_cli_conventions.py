@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.cli import build_parser
-from prompthooks.model.chain import socket_path
+from prompthooks.model.model_process import socket_path
 
 COMMANDS = ("run", "validate", "install", "uninstall", "explain", "doctor", "trust", "log",
             "serve", "demo", "test", "completion", "eval")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from prompthooks.api import dispatch
-from prompthooks.model import chain
+from prompthooks.model import model_process
 from prompthooks.model.chain import ModelChain
 from prompthooks.model.recording import Cassette
 
@@ -140,7 +140,7 @@ def test_a_managed_prompt_hook_never_goes_through_the_worker(
     def impostor(*args: object, **kwargs: object) -> object:
         raise AssertionError("the worker socket was asked for a managed hook")
 
-    monkeypatch.setattr(chain, "remote_complete", impostor)
+    monkeypatch.setattr(model_process, "remote_complete", impostor)
     etc = _managed(tmp_path, policy_server)
     outcome = dispatch(claude_bash("rm -rf ~"), managed_dir=etc,
                        config_paths=[str(_project(tmp_path))])

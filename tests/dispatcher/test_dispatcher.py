@@ -20,7 +20,7 @@ import pytest
 from prompthooks.address import socket_name
 from prompthooks.dispatcher import client
 from prompthooks.dispatcher.protocol import exit_frame
-from prompthooks.model.chain import model_path
+from prompthooks.model.model_process import model_path
 from prompthooks.runner.job import Job
 
 from ..helpers import claude_bash, claude_config, claude_event, reply, write_json

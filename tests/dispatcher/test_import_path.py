@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.install import glue as glue_module
-from prompthooks.model import chain
+from prompthooks.model import model_process
 
 from ..fake_model import FakeModel, verdict
 from ..helpers import claude_bash, claude_config, claude_event, reply, write_json
@@ -85,7 +85,7 @@ def warm_env(monkeypatch: pytest.MonkeyPatch, model: FakeModel) -> dict[str, str
 
 
 def _the_worker_runs_ours(env: dict[str, str], project: Path) -> None:
-    path = chain.socket_path(env)
+    path = model_process.socket_path(env)
     canary = _canary(project)
     assert _wait(lambda: path.exists() or canary.exists(), 120), "no worker listened"
     assert not canary.exists(), canary.read_text()

@@ -21,7 +21,7 @@ import pytest
 
 from prompthooks.address import socket_name
 from prompthooks.dispatcher.protocol import MAGIC
-from prompthooks.model.chain import model_path
+from prompthooks.model.model_process import model_path
 
 from ..fake_model import Answer, FakeModel, serve, verdict
 from ..helpers import claude_bash, reply, write_json

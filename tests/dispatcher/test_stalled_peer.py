@@ -23,7 +23,7 @@ import pytest
 
 from prompthooks.address import socket_name
 from prompthooks.dispatcher.protocol import ALIVE, MAGIC, TERMINATE, exit_frame
-from prompthooks.model.chain import model_path
+from prompthooks.model.model_process import model_path
 
 from ..fake_model import FakeModel
 from ..helpers import claude_bash, claude_config, reply, write_json

@@ -279,17 +279,17 @@ def test_a_link_or_fifo_at_the_resident_process_lock_is_refused(
     symlink, that open would create (or lock) a file elsewhere."""
     import fcntl
 
-    from prompthooks.model import chain
+    from prompthooks.model import model_process
 
     folder = tmp_path / "run"
     folder.mkdir(mode=0o700)
     socket = folder / "worker.sock"
-    lock = chain.lock_path(socket)
+    lock = model_process.lock_path(socket)
     # Canary: the lock at that path is the one looked at: held here, the worker is "held".
     holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(holder, fcntl.LOCK_EX)
-        assert chain._start_unless_running(socket, {}, may_start=False) == "held"
+        assert model_process._start_unless_running(socket, {}, may_start=False) == "held"
     finally:
         os.close(holder)
     lock.unlink()
@@ -298,8 +298,8 @@ def test_a_link_or_fifo_at_the_resident_process_lock_is_refused(
         lock.symlink_to(elsewhere)
     else:
         os.mkfifo(lock)
-    with pytest.raises(chain.WorkerUnavailable):
-        chain._start_unless_running(socket, {}, may_start=False)
+    with pytest.raises(model_process.WorkerUnavailable):
+        model_process._start_unless_running(socket, {}, may_start=False)
     assert not elsewhere.exists()
 
 

@@ -235,9 +235,9 @@ def test_the_shipped_cassettes_still_replay(tmp_path: Path, model: FakeModel) ->
 
 
 def test_the_worker_request_carries_the_format() -> None:
-    from prompthooks.model import chain
+    from prompthooks.model import model_process
 
     request = ModelRequest(Endpoint("m"), ({"role": "user", "content": "x"},),
                            structured=False, impossible=True)
-    data = json.loads(json.dumps(chain._request_data(request, 5.0)))
+    data = json.loads(json.dumps(model_process._request_data(request, 5.0)))
     assert data["structured"] is False and data["impossible"] is True

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from prompthooks.model import chain
+from prompthooks.model import model_process
 
 from ..fake_model import FakeModel
 from ..helpers import claude_event, run_cli, write_json
@@ -38,7 +38,7 @@ def test_a_session_start_starts_the_worker_for_a_later_prompt_event(
     proc = run_cli(claude_event("SessionStart", source="startup"), "--config",
                    str(_config(tmp_path)), cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == "", proc.stderr
-    path = chain.socket_path(litellm_env)
+    path = model_process.socket_path(litellm_env)
     assert _wait(lambda: path.exists() and _lock_held(path), 120)
 
 
@@ -50,7 +50,7 @@ def test_the_direct_path_gets_the_resident_process_too(
     proc = run_cli(claude_event("SessionStart", source="startup"), "--config",
                    str(_config(tmp_path)), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    path = chain.socket_path(dict(os.environ))
+    path = model_process.socket_path(dict(os.environ))
     # Started by a process of its own once the run's process has ended.
     assert _wait(lambda: _lock_held(path), 120)
     assert len(_workers()) == 1

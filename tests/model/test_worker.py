@@ -21,7 +21,7 @@ import pytest
 import prompthooks
 from prompthooks.address import model_environment
 from prompthooks.dispatcher.resident import answer_request
-from prompthooks.model import chain
+from prompthooks.model import model_process
 
 from ..fake_model import FakeModel, verdict
 from ..helpers import (
@@ -67,7 +67,7 @@ def _workers() -> list[int]:
 
 def _lock_held(path: Path) -> bool:
     """Whether a worker holds the lock for the socket ``path``."""
-    lock = chain.lock_path(path)
+    lock = model_process.lock_path(path)
     if not lock.exists():
         return False
     with open(lock, "a") as handle:
@@ -132,7 +132,7 @@ def _serve(env: dict[str, str], idle: float) -> subprocess.Popen[bytes]:
 def test_run_uses_a_running_worker_and_never_imports_litellm(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str]) -> None:
     server = _serve(warm_env, idle=60)
-    path = chain.socket_path(warm_env)
+    path = model_process.socket_path(warm_env)
     try:
         assert _wait(path.exists)
         model.script(verdict(False, "served warm"))
@@ -149,7 +149,7 @@ def test_run_uses_a_running_worker_and_never_imports_litellm(
 
 def test_no_worker_means_one_is_started_and_this_call_goes_through_it(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str]) -> None:
-    path = chain.socket_path(warm_env)
+    path = model_process.socket_path(warm_env)
     path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
     path.write_text("a stale file, not a socket")
     model.script(verdict(False, "done by the new worker"))
@@ -185,10 +185,10 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
     # A worker that never answers (on a machine too busy for it), its listen queue with room
     # or full: the hook times out. Starting another worker, or importing litellm here, would
     # only add to that load. It is at the model process's socket, where model requests go.
-    path = chain.socket_path(warm_env)
+    path = model_process.socket_path(warm_env)
     path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as busy:
-        path = chain.model_path(path)
+        path = model_process.model_path(path)
         busy.bind(str(path))
         busy.listen(8)
         waiting = _fill_queue(path) if queue == "full" else []
@@ -207,7 +207,7 @@ def test_a_worker_too_busy_to_answer_is_a_timeout_not_a_missing_worker(
         "did not answer in time (test-model, through the warm worker)",
         "HEAVY="]  # litellm was not imported here
     # and no other worker was started
-    assert _workers() == [] and not _lock_held(chain.socket_path(warm_env))
+    assert _workers() == [] and not _lock_held(model_process.socket_path(warm_env))
     assert model.requests == []
 
 
@@ -219,9 +219,9 @@ def test_worker_refuses_another_version_or_environment(warm_env: dict[str, str])
 
 
 def test_socket_name_follows_version_and_model_environment() -> None:
-    a = chain.socket_path({"PROMPTHOOKS_MODEL": "a", "HOME": "/h"})
-    b = chain.socket_path({"PROMPTHOOKS_MODEL": "b", "HOME": "/h"})
-    same = chain.socket_path({"PROMPTHOOKS_MODEL": "a", "HOME": "/h", "PWD": "/elsewhere"})
+    a = model_process.socket_path({"PROMPTHOOKS_MODEL": "a", "HOME": "/h"})
+    b = model_process.socket_path({"PROMPTHOOKS_MODEL": "b", "HOME": "/h"})
+    same = model_process.socket_path({"PROMPTHOOKS_MODEL": "a", "HOME": "/h", "PWD": "/elsewhere"})
     assert a != b and a == same and prompthooks.__version__ in a.name
 
 
@@ -232,20 +232,20 @@ def test_idle_worker_exits(warm_env: dict[str, str]) -> None:
     finally:
         if server.poll() is None:
             server.kill()
-    assert not chain.socket_path(warm_env).exists()
+    assert not model_process.socket_path(warm_env).exists()
 
 
 def test_an_open_folder_is_not_trusted(tmp_path: Path, warm_env: dict[str, str]) -> None:
     env = {**warm_env, "XDG_RUNTIME_DIR": str(tmp_path)}
-    folder = chain.socket_path(env).parent
+    folder = model_process.socket_path(env).parent
     folder.mkdir(mode=0o755)
     folder.chmod(0o755)
-    assert not chain.private_dir(folder)
-    with pytest.raises(chain.WorkerUnavailable):
+    assert not model_process.private_dir(folder)
+    with pytest.raises(model_process.WorkerUnavailable):
         from prompthooks.model.endpoint import Endpoint
         from prompthooks.model.litellm_client import ModelRequest
 
-        chain.remote_complete(ModelRequest(Endpoint("m"), ()), time.monotonic() + 5, env)
+        model_process.remote_complete(ModelRequest(Endpoint("m"), ()), time.monotonic() + 5, env)
 
 
 class _Watcher:
@@ -305,7 +305,7 @@ def test_clients_started_at_once_start_exactly_one_worker(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str], count: int) -> None:
     """A burst of cold runs: one of them starts the worker, the others wait for it; none
     imports litellm itself. Then the worker is killed and a second burst starts one again."""
-    path = chain.socket_path(warm_env)
+    path = model_process.socket_path(warm_env)
     model.script(verdict(False, "one worker"))
     with _Watcher() as first:
         _all_denied_through_the_worker(_burst(tmp_path, count), "one worker")
@@ -343,8 +343,8 @@ def test_a_worker_whose_socket_is_gone_exits(tmp_path: Path, warm_env: dict[str,
     removed or taken over by another socket) stops, lets the lock go, and leaves the new
     socket alone: its resident process and model process end together."""
     server = _serve(warm_env, idle=600)
-    run_path = chain.socket_path(warm_env)
-    path = run_path if which == "run" else chain.model_path(run_path)
+    run_path = model_process.socket_path(warm_env)
+    path = run_path if which == "run" else model_process.model_path(run_path)
     try:
         assert _wait(lambda: path.exists() and _lock_held(run_path), 120)
         model_pid = _model_process(server.pid)
@@ -369,7 +369,7 @@ def test_a_killed_model_process_ends_its_resident_process(warm_env: dict[str, st
     lets the lock go and leaves, so that clients call in process (or start a new worker)
     rather than wait for a model socket that will never come."""
     server = _serve(warm_env, idle=600)
-    run_path = chain.socket_path(warm_env)
+    run_path = model_process.socket_path(warm_env)
     try:
         assert _wait(lambda: run_path.exists() and _lock_held(run_path), 60)
         os.kill(_model_process(server.pid), signal.SIGKILL)
@@ -388,7 +388,7 @@ def test_model_requests_are_answered_by_the_model_process_never_the_resident_pro
     import struct
 
     server = _serve(warm_env, idle=60)
-    path = chain.model_path(chain.socket_path(warm_env))
+    path = model_process.model_path(model_process.socket_path(warm_env))
     try:
         assert _wait(path.exists, 120)
         model.script(verdict(False, "from the model process"))
@@ -415,7 +415,7 @@ def test_model_requests_are_answered_by_the_model_process_never_the_resident_pro
 def test_a_second_serve_leaves_the_running_worker_alone(
         tmp_path: Path, model: FakeModel, warm_env: dict[str, str]) -> None:
     first = _serve(warm_env, idle=600)
-    path = chain.socket_path(warm_env)
+    path = model_process.socket_path(warm_env)
     try:
         assert _wait(lambda: path.exists() and _lock_held(path))
         inode = path.stat().st_ino
@@ -440,7 +440,7 @@ def test_a_socket_path_too_long_for_unix_sockets_means_in_process(
     runtime = tmp_path / ("r" * 80)
     runtime.mkdir()
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    assert len(str(chain.socket_path(dict(os.environ)))) > 107
+    assert len(str(model_process.socket_path(dict(os.environ)))) > 107
     model.script(verdict(False, "in process"))
     proc = _probe(tmp_path)
     assert '"permissionDecisionReason": "in process"' in proc.stdout, proc.stderr
