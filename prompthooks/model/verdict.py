@@ -369,8 +369,10 @@ def refused(status: int | None, body: str) -> bool:
     return status == 500 and bool(_NAMES_FIELD.search(body))
 
 
-def _key(endpoint: str, model: str) -> str:
-    return f"{endpoint} {model}"
+def _key(endpoint: str, model: str, environ: Mapping[str, str] | None) -> str:
+    """The memory's key; a managed hook's (``environ`` None) apart: a refusal a user's hook
+    met (through a proxy the agent may set) never takes the schema off a managed request."""
+    return f"{endpoint} {model}" + ("" if environ is not None else " managed")
 
 
 def _file(key: str, environ: Mapping[str, str]) -> Path:
@@ -387,7 +389,7 @@ def remembered(endpoint: str, model: str, environ: Mapping[str, str] | None) -> 
     ``"schema"`` (the schema's OpenAI form) or ``"schema-key"`` (the schema in JSON mode's
     object too); in this process, or in the file when ``environ`` is given (None: a managed
     hook)."""
-    key = _key(endpoint, model)
+    key = _key(endpoint, model, environ)
     seen = _refused.get(key)
     if seen is not None and _fresh(seen[0]):
         return seen[1]
@@ -405,7 +407,7 @@ def remembered(endpoint: str, model: str, environ: Mapping[str, str] | None) -> 
 
 def remember(endpoint: str, model: str, environ: Mapping[str, str] | None,
              what: str = "schema") -> None:
-    key = _key(endpoint, model)
+    key = _key(endpoint, model, environ)
     _refused[key] = (time.time(), what)
     if environ is None:
         return

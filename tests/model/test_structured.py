@@ -214,6 +214,28 @@ def test_a_managed_hook_never_takes_the_refusal_from_the_user_s_file(
     assert policy.requests[3].body["model"] == "policy-model"
 
 
+def test_a_managed_hook_never_takes_a_refusal_a_user_s_hook_met_in_the_same_process(
+        tmp_path: Path, policy: FakeModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory in this process too: a library caller (or one run) judges a project hook,
+    whose refusal is remembered here (the canary: its second request goes out in JSON mode),
+    then a managed hook on the same endpoint and model, which still sends the schema."""
+
+    monkeypatch.setenv("PROMPTHOOKS_API_BASE", policy.url)
+    monkeypatch.setenv("PROMPTHOOKS_MODEL", "policy-model")
+    cfg = _config(tmp_path)
+    dispatch(claude_bash("ls"), config_paths=[str(cfg)], managed_dir=tmp_path / "none")
+    dispatch(claude_bash("ls"), config_paths=[str(cfg)], managed_dir=tmp_path / "none")
+    assert _formats(policy) == ["json_schema", "json_object", "json_object"]
+    etc = write_json(tmp_path / "etc" / "hooks.json", {
+        "prompthooks": {"model": "policy-model", "api_base": policy.url},
+        "hooks": {"PreToolUse": [{"hooks": [
+            {"type": "prompt", "prompt": "Judge it. $ARGUMENTS", "failClosed": True}]}]}}).parent
+    dispatch(claude_bash("ls"), config_paths=[str(cfg)], managed_dir=etc)
+    managed = [r for r in policy.requests[3:] if "Judge it." in json.dumps(r.body)]
+    assert [r.body.get("response_format", {}).get("type") for r in managed][:1] == \
+        ["json_schema"]
+
+
 def test_cassette_keys_do_not_depend_on_the_format() -> None:
     request = ModelRequest(Endpoint("m"), ({"role": "user", "content": "x"},))
     keys = {request_key(ModelRequest(request.endpoint, request.messages, structured=s,
