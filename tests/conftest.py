@@ -132,6 +132,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))
     # No background workers from the suite; test_worker.py turns them on where it means to.
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "0")
+    # A managed event is never handed to a system resident process this machine may run;
+    # tests/dispatcher/test_system*.py name their own.
+    monkeypatch.setenv("PROMPTHOOKS_SYSTEM_SOCKET", str(home / "system" / "socket"))
     for var in ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "PROMPTHOOKS_DEBUG",
                 "PROMPTHOOKS_MODEL", "PROMPTHOOKS_API_BASE", "PROMPTHOOKS_API_KEY",
                 # install tries the model it finds: never a hosted one from the suite

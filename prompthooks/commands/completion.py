@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from ..errors import EXIT_OK
 
-SHELLS = ("bash", "zsh", "fish")
 # Metavars that name a file or folder.
 _PATHS = frozenset({"PATH", "DIR", "CASSETTE", "DATASET"})
 

@@ -1,8 +1,8 @@
 """The resident dispatcher and the thin ``prompthooks run`` client that hands it events.
 
 ``client`` is the console script's entry point and imports the standard library only;
-``address`` names the per-user socket; ``protocol`` frames what goes over it; ``resident`` is
-the resident process (``prompthooks serve``: the lock, the socket, the run processes forked
-ahead, the model process) and ``run_process`` a handed-over run's own process
-(:mod:`prompthooks.model.chain` is the model side).
+``prompthooks.address`` (a base module) names the sockets; ``protocol`` frames what goes over
+them; ``resident`` is the resident process (``prompthooks serve``: the lock, the socket, the
+run processes forked ahead, the model process) and ``run_process`` a handed-over run's own
+process (:mod:`prompthooks.model.model_process` is the model side).
 """

@@ -46,6 +46,7 @@ import time
 from .._version import __version__
 from ..address import (
     MAX_SOCKET_PATH,
+    SYSTEM_SOCKET,
     owned_closed_dir,
     private_dir,
     resident_enabled,
@@ -72,9 +73,8 @@ _EVENT_BUDGETS = {name: seconds for each in EVENT_BUDGETS.values()
 _MARKS = tuple((name, tuple(tuple(b'"' + key.encode() + b'"' for key in group)
                             for group in groups)) for name, groups in MARKERS.items())
 MANAGED_DIR = "/etc/prompthooks"  # prompthooks.config.discovery.MANAGED_DIR
-# The system resident process's socket (address.SYSTEM_SOCKET); PROMPTHOOKS_SYSTEM_SOCKET may
-# name another, which is safe only because the folder and peer checks decide whom to trust.
-SYSTEM_SOCKET = "/run/prompthooks/socket"
+# PROMPTHOOKS_SYSTEM_SOCKET may name another system socket than SYSTEM_SOCKET, which is safe
+# only because the folder and peer checks decide whom to trust.
 # Seconds kept from the budget for answering here if the resident process does not (a fifth
 # of the budget for short ones): time to import the run's modules and load the config.
 RESERVE = 2.0
@@ -300,7 +300,7 @@ def _ask_resident(job: Job, give_up: float, hand: _HandOver, to: int = _USER
     try:
         job.umask = os.umask(0o022)
         os.umask(job.umask)
-        job.version, job.cwd, job.env = _version(), os.getcwdb(), dict(os.environb)
+        job.version, job.cwd, job.env = __version__, os.getcwdb(), dict(os.environb)
         head = job_head(job)
         answer = _Answer(conn, give_up, hand)
         answer.send(head)
@@ -377,10 +377,6 @@ def _connect_system(give_up: float, owner: int) -> _socket.socket | None:
         pass
     conn.close()
     return None
-
-
-def _version() -> str:
-    return __version__
 
 
 class _Answer:

@@ -33,6 +33,7 @@ from ..runner.channel import AFTER_REPLY_NICE, Channel, open_channel
 from ..runner.fallback import answer_unjudged, guess_event
 from ..runner.job import Job
 from ..runner.judge import case_of, judge
+from ..runner.stdin import MAX_EVENT_BYTES
 from ..runner.supervisor import SWITCH_INTERVAL, fallback_reserve, reply_bytes
 from .protocol import (
     ALIVE,
@@ -50,7 +51,6 @@ from .protocol import (
 FIRST_READ = 10.0  # seconds a connection may take to say what it is, in all
 _KILL_AFTER = 30.0  # seconds past its limit a run's child waits on its client at most
 _MAX_HEADER = 1 << 24
-_MAX_EVENT = 64 * 1024 * 1024  # runner.stdin.MAX_EVENT_BYTES
 # Whether this is the system resident process (``serve --system``): set before the first
 # spare is forked, read by each run's process.
 SYSTEM = [False]
@@ -148,7 +148,7 @@ def read_job(conn: socket.socket) -> Job:
         raise ValueError("header too large")
     header = _exactly(conn, size, buffer, by)
     size = length(_exactly(conn, 8, buffer, by))
-    if size > _MAX_EVENT:
+    if size > MAX_EVENT_BYTES:
         raise ValueError("event too large")
     job = decode_job(header, _exactly(conn, size, buffer, by))
     conn.settimeout(None)
@@ -321,7 +321,7 @@ def _child(conn: socket.socket, alive: _Alive, job: Job, stderr: int) -> NoRetur
                                    job.limit)
             with contextlib.suppress(OSError, ValueError):
                 sys.stdout.flush()
-            alive.answer(exit_frame(os.pread(out, _MAX_EVENT, 0), code))
+            alive.answer(exit_frame(os.pread(out, MAX_EVENT_BYTES, 0), code))
     except BaseException:  # whatever it was, the client answers on its own
         if os.environ.get("PROMPTHOOKS_DEBUG") == "1":
             import traceback  # (and textwrap): only to show a failure's traceback

@@ -73,6 +73,8 @@ class ModelChain:
     def cassette_in_use(self) -> Cassette | None:
         if self.cassette is not None:
             return self.cassette
+        if not self.env.get("PROMPTHOOKS_CASSETTE"):
+            return None
         from .recording import from_environment  # the cassette code: only when one is named
 
         return from_environment(self.env)

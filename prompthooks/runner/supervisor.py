@@ -212,8 +212,8 @@ def run_in_process(job: Job) -> int:
 def supervise(case: Case, job: Job) -> int:
     """Read the rest of the event if it is still coming, have a child judge it, and answer by
     the deadline; the exit code. ``case`` has everything but the event and the budget's end,
-    which are found here; ``job``: the run as the client read it (the event, maybe in part,
-    and the latest instant to answer by when the client keeps time for itself)."""
+    which are found here; ``job``: the run as the client read it (the event, maybe in
+    part)."""
     named = hosts.HOSTS.get(case.host) if case.host else None
     first = case.started + (case.budget if case.budget is not None else
                             named.budget if named else _SMALLEST_BUDGET)
@@ -228,8 +228,6 @@ def supervise(case: Case, job: Job) -> int:
     total = case.budget if case.budget is not None else (
         hosts.budget(found.host, found.host_event) if found.host else _SMALLEST_BUDGET)
     deadline = case.started + total
-    if job.limit is not None:
-        deadline = min(deadline, job.limit)
     child_deadline = deadline - fallback_reserve(deadline, time.monotonic())
     case = replace(case, data=data, unreadable=unreadable,
                    budget=child_deadline - case.started)
