@@ -97,12 +97,6 @@ def choose(on_path: str | None, executable: str, argv0: str, choice: Choice = "a
     return Glue(command)
 
 
-def glue_command(on_path: str | None, executable: str, argv0: str,
-                 defaults: Sequence[str] | None = None) -> str:
-    """The command :func:`choose` picks by default."""
-    return choose(on_path, executable, argv0, "auto", defaults).command
-
-
 def current_glue(choice: Choice = "auto") -> Glue:
     return choose(shutil.which(NAME), sys.executable, sys.argv[0], choice)
 

@@ -32,11 +32,6 @@ from ..errors import ConfigError
 from ..hosts import CANONICAL, file_dialect, folder_dialect
 
 
-def detect_dialect(data: Mapping[str, Any]) -> str:
-    """The name of the host whose config dialect ``data`` is written in."""
-    return file_dialect(data).name
-
-
 def _marks_fail_closed(value: Any) -> bool:
     if isinstance(value, Mapping):
         return value.get("failClosed") is True or any(map(_marks_fail_closed, value.values()))

@@ -280,7 +280,6 @@ _PREFIX_KEYS = {"openai": "OPENAI_API_KEY", "litellm_proxy": "LITELLM_PROXY_API_
                 "hosted_vllm": "HOSTED_VLLM_API_KEY"}
 # OpenAI's chat models, as litellm knows them without a prefix (not the completion-only
 # ``*-instruct`` models, nor audio, realtime or image ones).
-_OPENAI_CHAT = re.compile(r"^(gpt-[0-9]|chatgpt-|o[1-9](-|$))")
 _NOT_CHAT = ("instruct", "realtime", "audio", "transcribe", "tts", "image", "embedding",
              "search")
 # Reasoning models take no temperature and count their output in max_completion_tokens.
@@ -308,7 +307,7 @@ class Direct:
 
 
 def _openai_chat(model: str) -> bool:
-    return bool(_OPENAI_CHAT.match(model)) and not any(w in model for w in _NOT_CHAT)
+    return bool(keys.OPENAI_CHAT.match(model)) and not any(w in model for w in _NOT_CHAT)
 
 
 def direct_route(endpoint: Endpoint, environ: Mapping[str, str]) -> Direct | None:

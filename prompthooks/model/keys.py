@@ -32,7 +32,7 @@ HOSTED = frozenset({"anthropic", "openai", "gemini", "mistral", "groq", "deepsee
 # Prefixes whose credentials are not one API key (cloud roles, local servers).
 _NO_KEY = frozenset({"ollama", "ollama_chat", "bedrock", "vertex_ai", "sagemaker",
                      "lm_studio", "hosted_vllm"})
-_OPENAI_CHAT = re.compile(r"^(gpt-[0-9]|chatgpt-|o[1-9](-|$))")
+OPENAI_CHAT = re.compile(r"^(gpt-[0-9]|chatgpt-|o[1-9](-|$))")
 
 
 class KeyStoreError(OSError):
@@ -63,7 +63,7 @@ def provider(model: str, api_base: str | None) -> str | None:
         return None
     if model.startswith("claude-"):
         return "anthropic"
-    if _OPENAI_CHAT.match(model):
+    if OPENAI_CHAT.match(model):
         return "openai"
     if model.startswith("gemini-"):
         return "gemini"

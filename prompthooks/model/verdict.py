@@ -85,8 +85,7 @@ def _verdict(obj: dict[str, object]) -> Verdict | None:
         old = DecisionReply.model_validate(obj)
     except ValidationError:
         return None
-    permission: Permission | None = {"block": "deny", "deny": "deny", "ask": "ask"}.get(
-        old.decision)  # type: ignore[assignment]
+    permission: Permission | None = _DECISIONS.get(old.decision)  # type: ignore[assignment]
     return Verdict(permission, old.reason or None, False, old.systemMessage,
                    old.continue_ is False, old.stopReason)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from prompthooks.api import load_config
-from prompthooks.loading.loader import detect_dialect
+from prompthooks.hosts import file_dialect
 
 from ..helpers import approve, claude_config, cursor_config, write_json, write_script
 
@@ -57,7 +57,7 @@ def test_cline_directory(tmp_path: Path) -> None:
     ({"hooks": {}}, "claude"),
 ])
 def test_dialect_detected_from_the_file(data: dict[str, object], dialect: str) -> None:
-    assert detect_dialect(data) == dialect
+    assert file_dialect(data).name == dialect
 
 
 ERRORS = [

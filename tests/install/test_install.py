@@ -15,7 +15,7 @@ import pytest
 
 from prompthooks.hosts.cline.install import CANCEL, MARKER
 from prompthooks.install import launcher, originals
-from prompthooks.install.glue import glue_command, is_glue
+from prompthooks.install.glue import choose, is_glue
 from prompthooks.setup.starter import STARTER
 
 from ..helpers import REPO, approve, cline_event, cursor_event, write_json, write_script
@@ -98,20 +98,20 @@ def test_glue_command_rule(tmp_path: Path) -> None:
     defaults = [str(venv), str(link.parent), str(other.parent)]
     # The prompthooks on PATH is this one (directly or through a link) in such a folder: the
     # short form.
-    assert glue_command(str(script), str(python), "-c", defaults) == "prompthooks run"
-    assert glue_command(str(link), str(python), "-c", defaults) == "prompthooks run"
+    assert choose(str(script), str(python), "-c", "auto", defaults).command == "prompthooks run"
+    assert choose(str(link), str(python), "-c", "auto", defaults).command == "prompthooks run"
     # Another one, or none, on PATH: this installation's script by absolute path, quoted.
-    assert glue_command(str(other), str(python), "-c", defaults) == quoted
-    assert glue_command(None, str(python), "-c", defaults) == quoted
+    assert choose(str(other), str(python), "-c", "auto", defaults).command == quoted
+    assert choose(None, str(python), "-c", "auto", defaults).command == quoted
     assert shlex.split(quoted) == [str(script), "run"]
     # The running script (argv[0]) counts as this installation too.
     bare = write_script(tmp_path / "plain" / "python", "true")
-    assert glue_command(str(other), str(bare), str(other), defaults) == "prompthooks run"
-    assert glue_command(None, str(bare), str(other), defaults) == f"{other} run"
+    assert choose(str(other), str(bare), str(other), "auto", defaults).command == "prompthooks run"
+    assert choose(None, str(bare), str(other), "auto", defaults).command == f"{other} run"
     # No script at all: the interpreter runs the package.
     # No script at all: the interpreter runs the package, with no folder of the host's (the
     # project) on its import path.
-    assert glue_command(None, str(bare), "-c", defaults) == f"{bare} -P -m prompthooks run"
+    assert choose(None, str(bare), "-c", "auto", defaults).command == f"{bare} -P -m prompthooks run"
 
 
 def test_is_glue_recognises_every_form_and_nothing_else() -> None:
