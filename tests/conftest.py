@@ -3,9 +3,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpcore  # noqa: F401
+import httpx  # noqa: F401
 import pytest
 
 from .fake_model import FakeModel, serve
+
+# Loaded before any test: pytester's in-process runs drop the modules first imported inside
+# them, and an httpcore imported again after that has new exception classes, which httpx's
+# table (made once, of the first ones) no longer maps: a refused connection then escapes as
+# httpcore's error in every later test of that worker.
 
 pytest_plugins = ["pytester"]
 

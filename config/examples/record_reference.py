@@ -15,7 +15,7 @@ from prompthooks.commands import demo
 from prompthooks.core.hook import Hook
 from prompthooks.model.chain import ModelChain
 from prompthooks.model.endpoint import ModelRequest
-from prompthooks.model.recording import Reference, ReferenceCassette, verdict_text
+from prompthooks.model.references import Reference, ReferenceCassette, verdict_text
 
 # A distinctive part of the event -> the verdict (events not listed: {"ok": true}).
 VERDICTS = {
