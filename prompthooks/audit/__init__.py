@@ -64,8 +64,8 @@ def _write(settings: AuditSettings, rows: list[dict[str, Any]], by: float | None
 
 def record(outcome: Judged, environ: Mapping[str, str] | None = None) -> str | None:
     """Log one dispatched event as configured; the problem as one line, or None. A busy
-    database is waited for only until the run's deadline (the host waits for the process to
-    exit): past it the rows go to the spool."""
+    database is waited for only until the run's deadline (its supervisor kills the work
+    then): past it the rows go to the spool."""
     env = os.environ if environ is None else environ
     settings = resolve(outcome.config.loaded.audit, env)
     if not (settings.enabled or settings.exporting) or not outcome.decision.results:

@@ -23,9 +23,9 @@ from typing import Any
 
 from ..executors.command import listen_for_groups
 
-# The niceness increment of a run once its reply is sent, when nobody waits for its end: a run
-# handed to the resident process (whose client exits with the reply); a host waits for the
-# process it started, and so for its audit rows.
+# The niceness increment of a run once its reply is sent: nobody waits for its end (the thin
+# client, or the process the host started, exits with the reply), and a host's next event
+# should not wait for its audit rows.
 AFTER_REPLY_NICE = 10
 
 

@@ -6,7 +6,9 @@ It reads the event (under the deadline), forks, and lets the child do the work (
 relays the reply the moment it comes. If none comes (the child raised, hung on something, or
 was killed or stopped: a hook can signal its parent), the supervisor kills what is left of the
 child and its hooks and answers with the failure policy (``fallback``). SIGTERM or SIGINT from
-the host makes the child answer at once with what it has, and write its audit rows.
+the host makes the child answer at once with what it has, and write its audit rows. Once
+the reply is relayed, the supervisor exits with its code: a copy of it (the watcher) waits for
+the child's audit rows, until the deadline at most, and then kills what is left.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from .. import hosts
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
-from .channel import Channel, Report, open_channel
+from .channel import AFTER_REPLY_NICE, Channel, Report, open_channel
 from .fallback import answer_unjudged, guess_event
 from .judge import Case, case_of, judge
 from .stdin import read_event, stdin_hint
@@ -114,7 +116,7 @@ def _child(case: Case, write_fd: int, stopped: bool = False) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)
-    channel = Channel(write_fd)
+    channel = Channel(write_fd, nice_after_reply=AFTER_REPLY_NICE)
     open_channel(channel)
     try:
         judge(case, channel, cancel)
@@ -170,6 +172,36 @@ class _Waiter:
                 for line in lines:
                     with contextlib.suppress(ValueError, TypeError):
                         self.report.take(json.loads(line))
+
+
+def _leave_to_watcher(waiter: _Waiter, deadline: float) -> None:
+    """After the reply: return at once (the host's process exits with its code), leaving a
+    copy of this process, the watcher, to see the work to its end as this process would have:
+    the host waits for this process's exit, and the work's audit rows come after the reply.
+    Where no copy can be made, this process waits itself."""
+    try:
+        watcher = os.fork()
+    except OSError:
+        _watch(waiter, deadline)
+        return
+    if watcher:
+        return
+    # The watcher holds none of the host's streams: a host reading them to their end waits
+    # for the work only, which holds stderr until its audit rows are written.
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    _watch(waiter, deadline)
+    os._exit(0)
+
+
+def _watch(waiter: _Waiter, deadline: float) -> None:
+    """Wait for the work's audit rows until the run's deadline, not past it; kill what is
+    left of the work and its hooks then."""
+    waiter.give_up_at = deadline
+    waiter.wait(lambda _: False)
+    if not waiter.closed:
+        _kill(waiter.pid, waiter.report.groups)
 
 
 def _reaped(pid: int, wait: float = 0.5) -> int | None:
@@ -251,10 +283,8 @@ def supervise(case: Case, job: Job) -> int:
     if report.reply is not None:
         stdout, code = report.reply
         _write(stdout)
-        waiter.give_up_at = deadline  # the audit rows: until the deadline, not past it
-        waiter.wait(lambda _: False)
         if not waiter.closed:
-            _kill(pid, report.groups)
+            _leave_to_watcher(waiter, deadline)
         return code
     problem, kind, code = _why_no_answer(waiter)
     if unreadable is not None:  # whatever became of the work, that is what went wrong

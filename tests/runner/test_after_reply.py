@@ -1,6 +1,6 @@
 """Once the work has sent its reply, what it does next (the audit rows) gives way to others'
-work only where nobody waits for it: a run handed over by the thin client, whose client exits
-with the reply. A process a host started keeps its priority (the host waits for its end)."""
+work when asked: nobody waits for it (the thin client, or the process a host started, exits
+with the reply). A channel not asked (a run called from Python) keeps its priority."""
 
 from __future__ import annotations
 

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -29,8 +30,10 @@ from ..helpers import (
     read_pid,
     reply,
     run_cli,
+    wait_until,
     write_json,
 )
+from ..otlp_collector import Collector, collect
 
 # Seconds a host waits past the budget in these tests (Cline's default margin, the smallest).
 HOST_MARGIN = 2.0
@@ -379,3 +382,90 @@ def test_sigterm_to_a_run_whose_work_cannot_answer_is_answered_by_the_supervisor
     while living([work]) and time.monotonic() < end:
         time.sleep(0.05)
     assert living([work]) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# After the reply: the host's process exits at once; the work's audit rows come after it
+
+
+@pytest.fixture
+def silent_collector() -> Iterator[Collector]:
+    """An OTLP collector that takes the request and does not answer: the work's export waits
+    for it (5 s at most) after the reply."""
+    server = collect()
+    collector = next(server)
+    collector.delay = 60.0
+    yield collector
+    next(server, None)
+
+
+def _export_to(tmp_path: Path, collector: Collector, command: str) -> Path:
+    return write_json(tmp_path / "h.json", {
+        "prompthooks": {"audit": {"path": str(tmp_path / "audit.db"),
+                                  "export": {"otlp": {"endpoint": collector.url, "timeout": 5}}}},
+        "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command}]}]}})
+
+
+def _at_end(stream: IO[bytes]) -> bool:
+    """Whether every holder of the pipe's write end has closed it (nothing is written to it
+    here before its end)."""
+    readable, _, _ = select.select([stream], [], [], 0)
+    return bool(readable) and os.read(stream.fileno(), 1 << 16) == b""
+
+
+def test_the_process_exits_with_the_reply_while_the_work_logs_after_it(
+        tmp_path: Path, silent_collector: Collector) -> None:
+    # The host waits for the process it started: its exit (and the exit code, the answer)
+    # must not wait for the audit rows, which the work still writes after it, holding stderr.
+    cfg = _export_to(tmp_path, silent_collector, "echo no >&2; exit 2")
+    proc = subprocess.Popen([sys.executable, "-m", "prompthooks", "run", "--config", str(cfg),
+                             *_no_managed(tmp_path), "--budget", "30"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=tmp_path,
+                            env={**os.environ, "PROMPTHOOKS_DEBUG": "1"})
+    assert proc.stdin and proc.stdout and proc.stderr
+    proc.stdin.write(json.dumps(claude_bash("ls")).encode())
+    proc.stdin.close()
+    out = proc.stdout.read()
+    assert proc.wait(timeout=60) == 0
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # The canary: the work's export reached the collector, which holds it for up to 5 s.
+    assert wait_until(lambda: silent_collector.received, 30)
+    assert not silent_collector.stopping.is_set()
+    # The process has exited; the work has not: it still holds stderr.
+    assert not _at_end(proc.stderr)
+    err = proc.stderr.read().decode()  # to its end: the work's export gave up, rows written
+    assert "audit export" in err, err
+    (row,) = store.read(tmp_path / "audit.db")
+    assert row["decision"] == "deny"
+
+
+def test_work_stopped_after_the_reply_is_killed_by_the_deadline(
+        tmp_path: Path, silent_collector: Collector) -> None:
+    # The process the host started has exited with the reply; a copy of it (the watcher)
+    # still bounds the work: stopped after the reply (a hook's leftover can signal it), it is
+    # killed by the run's deadline, and stderr, which it held, reaches its end.
+    stopper = ("echo $PPID > work.pid; setsid sh -c 'for i in $(seq 600); do "
+               "[ -s exported ] && break; sleep 0.05; done; "
+               "kill -STOP $(cat work.pid) && echo yes > stopped' </dev/null >/dev/null 2>&1 &")
+    cfg = _export_to(tmp_path, silent_collector, stopper)
+    proc = subprocess.Popen([sys.executable, "-m", "prompthooks", "run", "--config", str(cfg),
+                             *_no_managed(tmp_path), "--budget", "6"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=tmp_path)
+    assert proc.stdin and proc.stdout and proc.stderr
+    proc.stdin.write(json.dumps(claude_bash("ls", cwd=str(tmp_path))).encode())
+    proc.stdin.close()
+    assert proc.stdout.read() == b""  # allowed: no output
+    assert proc.wait(timeout=60) == 0
+    assert wait_until(lambda: silent_collector.received, 30)
+    (tmp_path / "exported").write_text("1")  # the work is in its export: stop it now
+    assert wait_until(lambda: (tmp_path / "stopped").exists(), 30)
+    work = read_pid(tmp_path / "work.pid")
+    # The canary: the work was stopped (or already killed, on a slow machine) after the reply.
+    state = Path(f"/proc/{work}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] \
+        if Path(f"/proc/{work}/stat").exists() else b"gone"
+    assert state in (b"T", b"Z", b"gone"), state
+    readable, _, _ = select.select([proc.stderr], [], [], 60)
+    assert readable and _at_end(proc.stderr)  # killed by the watcher at the deadline
+    assert wait_until(lambda: not living([work]), 10)
