@@ -70,7 +70,7 @@ def origin(url: str) -> str:
     """``scheme://host[:port]`` of a URL, without its user, password, path or query: what may
     be shown of an http hook's URL wherever its name is (a query may hold a token)."""
     # urllib.parse (with ipaddress, some 1.5 ms) only for an http hook's URL: a command-only
-    # run never shows one.
+    # run shows none (before Python 3.13, pathlib imports it anyway).
     from urllib.parse import urlsplit
 
     try:
