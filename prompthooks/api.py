@@ -14,9 +14,8 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import executors, hosts, notices
 from .config import discovery
@@ -39,11 +38,20 @@ DEFAULT_BUDGET: dict[str, float] = {name: host.budget for name, host in hosts.HO
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True)
 class Config:
-    """Loaded config sources: hooks, warnings and sources that failed to load."""
+    """Loaded config sources: hooks, warnings and sources that failed to load.
 
-    loaded: Loaded
+    A plain class, not a tuple: one is given where a list of config paths may be, and must
+    not be taken for one."""
+
+    __slots__ = ("_loaded",)
+
+    def __init__(self, loaded: Loaded) -> None:
+        self._loaded = loaded
+
+    @property
+    def loaded(self) -> Loaded:
+        return self._loaded
 
     @property
     def hooks(self) -> list[Any]:
@@ -63,8 +71,7 @@ class Config:
         return self.loaded.unknown_events
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """One dispatched event: the merged decision and the host reply rendered from it."""
 
     event: Event
@@ -115,7 +122,7 @@ def parse_event(data: bytes | str | Mapping[str, Any], host: str | None = None,
         raw, raw_bytes = read_event_bytes(data.encode() if isinstance(data, str) else data)
     module = hosts.get(host) if host else hosts.detect(raw)
     event = module.wire.parse(raw, raw_bytes, event_name, env)
-    return module, replace(event, env=module.wire.hook_env(event))
+    return module, event._replace(env=module.wire.hook_env(event))
 
 
 def load_config(paths: Sequence[str] | None = None, project_dir: str | None = None,
@@ -176,7 +183,7 @@ def dispatch(data: bytes | str | Mapping[str, Any], *, host: str | None = None,
     notice = notices.pending(notices.line(decision.results), event.session_id,
                              env) if count_stops else None
     if notice:
-        decision = replace(decision, system_message="\n".join(
+        decision = decision._replace(system_message="\n".join(
             m for m in (decision.system_message, notice) if m))
     reply = module.wire.render(decision, event)
     if notice and notices.shown(notice, reply.stdout):
@@ -205,7 +212,7 @@ def _decide(config: Config, event: Event, deadline: float, cancel: threading.Eve
     if cap is not None:
         if capped:
             note = cap.message()
-            decision = replace(decision, system_message="\n".join(
+            decision = decision._replace(system_message="\n".join(
                 m for m in (note, decision.system_message) if m))
         cap.record(decision.blocked)
     return decision

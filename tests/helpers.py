@@ -177,7 +177,7 @@ def process_group(pgid: int) -> list[int]:
         try:
             with open(f"/proc/{entry}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:  # gone meanwhile
+        except (FileNotFoundError, ProcessLookupError):  # gone before it was opened, or read
             continue
         if int(fields[2]) == pgid:
             members.append(int(entry))

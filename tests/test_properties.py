@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -88,7 +88,10 @@ decisions = st.builds(
     system_message=st.none() | any_text, contexts=st.lists(any_text, max_size=3).map(tuple),
     updated_input=st.none() | st.dictionaries(text, json_values, max_size=3),
     halt=st.booleans(), stop_reason=st.none() | any_text,
-    env=st.dictionaries(text, text, max_size=2))
+    env=st.dictionaries(text, text, max_size=2),
+    # A named tuple's every field is drawn unless given: these keep their defaults.
+    rewritten_by=st.none(), suppress_output=st.just(False), updated_tool_output=st.none(),
+    errors=st.just(()), results=st.just(()))
 host_events = st.sampled_from([(h, n) for h, m in HOSTS.items() for n in m.wire.HOST_EVENTS])
 
 
@@ -487,7 +490,7 @@ def test_a_cut_event_keeps_its_fence_closed(long: str, extra: list[str], budget:
     raw = claude_event("PostToolUse", tool_name="Read", tool_input={"file_path": "/p"},
                        tool_response=long, extra=extra)
     _, event = parse_event(json.dumps(raw).encode(), environ={})
-    hook = replace(CONFIGS[False]["claude"].hooks[1], max_event_chars=budget)
+    hook = CONFIGS[False]["claude"].hooks[1]._replace(max_event_chars=budget)
     assert hook.trigger.event == "PostToolUse"
     request = build_request(hook, event)
     user = request.messages[1]["content"]

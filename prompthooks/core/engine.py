@@ -23,7 +23,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from .events import STOP_EVENTS, Event
@@ -56,7 +55,7 @@ def select(hooks: Iterable[Hook], event: Event, host_tool: HostTool) -> list[Hoo
         if kept is None:
             chosen[key] = hook
         elif hook.fail_closed and not kept.fail_closed:
-            chosen[key] = replace(kept, fail_closed=True)
+            chosen[key] = kept._replace(fail_closed=True)
     return list(chosen.values())
 
 
@@ -121,11 +120,11 @@ def _rewritten(reread: Reread, event: Event, tool_input: Mapping[str, Any]) -> E
 
 def _refuse(decision: Decision, reason: str, results: Sequence[HookResult] = (),
             notice: str | None = None, user_message: str | None = None) -> Decision:
-    return replace(decision, permission="deny", reason=reason,
-                   user_message=user_message or reason,
-                   updated_input=None, rewritten_by=None,
-                   errors=decision.errors + ((notice,) if notice else ()),
-                   results=decision.results + tuple(results))
+    return decision._replace(permission="deny", reason=reason,
+                             user_message=user_message or reason,
+                             updated_input=None, rewritten_by=None,
+                             errors=decision.errors + ((notice,) if notice else ()),
+                             results=decision.results + tuple(results))
 
 
 def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event, deadline: float,
@@ -142,7 +141,7 @@ def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event, deadline: f
     # Every managed hook of the canonical event judges it, whichever of the host's events it
     # is written under: the host may never send the rewritten input under that other event
     # (Cursor's beforeShellExecution, beside the preToolUse that rewrote the command).
-    changed = replace(changed, own_key=None, serves_other_dialects=True)
+    changed = changed._replace(own_key=None, serves_other_dialects=True)
     guards = [h for h in select(hooks, changed, host_tool) if h.managed]
     if not guards:
         return decision
@@ -156,9 +155,9 @@ def rejudge(decision: Decision, hooks: Sequence[Hook], event: Event, deadline: f
         return _refuse(decision, verdict.reason or "Blocked by the managed policy.", results,
                        user_message=verdict.user_message)
     if verdict.permission == "ask" and decision.permission != "ask":
-        return replace(decision, permission="ask", reason=verdict.reason,
-                       results=decision.results + tuple(results))
-    return replace(decision, results=decision.results + tuple(results))
+        return decision._replace(permission="ask", reason=verdict.reason,
+                                 results=decision.results + tuple(results))
+    return decision._replace(results=decision.results + tuple(results))
 
 
 def decide(hooks: Sequence[Hook], event: Event, deadline: float, executor_for: ExecutorFor,

@@ -10,8 +10,8 @@ what the host sent.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 # Canonical event names. Events that exist in one host only keep a name of their own.
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
@@ -61,9 +61,11 @@ CANONICAL_TOOLS: tuple[str, ...] = ("Bash", "Read", "Write", "Edit", "MultiEdit"
                                     "NotebookEdit", "Grep", "Glob", "Task", "WebFetch",
                                     "Delete")
 
+# The default of a record's mapping field: one shared value, so read-only.
+NO_MAPPING: Mapping[str, Any] = MappingProxyType({})
 
-@dataclass(frozen=True, slots=True)
-class Event:
+
+class Event(NamedTuple):
     """One hook event from any host, in canonical terms, with the raw input kept."""
 
     host: str
@@ -87,7 +89,7 @@ class Event:
     subject: str | None = None
     stop_hook_active: bool = False
     loop_count: int | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = NO_MAPPING
     # Set by a host that sends one action under several events, each running its own entries
     # (Cursor: ``preToolUse`` and ``beforeShellExecution`` for one shell command): hooks of
     # that host's own dialect run only when written under this key.

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Literal
-from urllib.parse import urlsplit
+from typing import Literal, NamedTuple
 
 from ..redaction import redact
 from .events import MCP_PREFIX, Event
@@ -71,6 +69,10 @@ def unlisted_variables(headers: Iterable[tuple[str, str]],
 def origin(url: str) -> str:
     """``scheme://host[:port]`` of a URL, without its user, password, path or query: what may
     be shown of an http hook's URL wherever its name is (a query may hold a token)."""
+    # urllib.parse (with ipaddress, some 1.5 ms) only for an http hook's URL: a command-only
+    # run shows none (before Python 3.13, pathlib imports it anyway).
+    from urllib.parse import urlsplit
+
     try:
         parts = urlsplit(url)
         host = parts.hostname or "?"
@@ -84,6 +86,8 @@ def origin(url: str) -> str:
 def shown_url(url: str) -> str:
     """An http hook's URL as explain and the audit log show it: its origin and path, without
     a user, password or query (``?...`` marks one), since either may hold a token."""
+    from urllib.parse import urlsplit  # as in origin
+
     try:
         path = urlsplit(url).path
     except ValueError:
@@ -91,8 +95,7 @@ def shown_url(url: str) -> str:
     return origin(url) + path + ("?..." if "?" in url else "")
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(NamedTuple):
     """Where hooks came from. Priority 0 is the highest (managed policy, or the first --config)."""
 
     name: str
@@ -100,8 +103,7 @@ class Source:
     priority: int
 
 
-@dataclass(frozen=True, slots=True)
-class PromptSettings:
+class PromptSettings(NamedTuple):
     """A config file's defaults for its prompt hooks (its ``prompthooks`` block)."""
 
     model: str | None = None
@@ -114,8 +116,7 @@ class PromptSettings:
     stop_block_cap: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
+class Trigger(NamedTuple):
     """The canonical event a config key stands for, narrowed to some tools or a subject."""
 
     event: str
@@ -133,14 +134,15 @@ class Trigger:
         return self.subject is None or event.subject == self.subject
 
 
-@dataclass(frozen=True, slots=True)
-class Hook:
+class Hook(NamedTuple):
     """One handler of one config source, ready to run."""
 
     source: Source
     dialect: Dialect
     config_event: str  # the event key as written in the file
-    index: int  # config order within the source
+    # config order within the source (a field named as tuple's own method, which it hides:
+    # nothing calls that method on a hook)
+    index: int  # type: ignore[assignment]
     trigger: Trigger
     kind: Kind
     timeout: float

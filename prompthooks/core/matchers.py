@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .events import MCP_PREFIX, UNKNOWN_MCP_SERVER
 
 Mode = Literal["all", "names", "search", "full"]
 
 
-@dataclass(frozen=True, slots=True)
-class Matcher:
+class Matcher(NamedTuple):
     """A compiled-on-demand matcher; ``mode`` says how ``pattern`` is compared."""
 
     mode: Mode = "all"
@@ -85,12 +83,12 @@ def _any_server(matcher: Matcher) -> Matcher:
     if matcher.mode == "all":
         return matcher
     if matcher.mode == "names":
-        return replace(matcher, names=tuple(_SERVER_NAME.sub(_UNKNOWN, n, count=1)
-                                            for n in matcher.names))
+        return matcher._replace(names=tuple(_SERVER_NAME.sub(_UNKNOWN, n, count=1)
+                                          for n in matcher.names))
     pattern = _SERVER_PART.sub(_UNKNOWN, matcher.pattern)
     if pattern == matcher.pattern or _compiled(pattern) is None:
         return matcher
-    return replace(matcher, pattern=pattern)
+    return matcher._replace(pattern=pattern)
 
 
 @functools.lru_cache(maxsize=128)

@@ -18,16 +18,14 @@ Rules (docs/config.md, "Merge rules"):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .hook import Hook
 from .protected_env import protected
 from .result import RANK, HookResult, Permission
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """The merged answer for one event, before it is rendered for a host."""
 
     permission: Permission | None = None

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
+from .events import NO_MAPPING
 from .hook import Hook
 
 Permission = Literal["allow", "ask", "deny"]
@@ -14,8 +14,7 @@ RANK: dict[Permission | None, int] = {None: 0, "allow": 1, "ask": 2, "deny": 3}
 Status = Literal["ok", "error", "timeout"]
 
 
-@dataclass(frozen=True, slots=True)
-class HookResult:
+class HookResult(NamedTuple):
     """One hook's answer in host-agnostic terms.
 
     ``permission`` "deny" also means "block" for events that are not tool calls (a prompt, a
@@ -33,7 +32,7 @@ class HookResult:
     updated_input: Mapping[str, Any] | None = None
     halt: bool = False  # stop the whole agent (Claude Code "continue": false)
     stop_reason: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = NO_MAPPING
     suppress_output: bool = False
     updated_tool_output: Any = None  # Cursor updated_mcp_tool_output
     error: str | None = None

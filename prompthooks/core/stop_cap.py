@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
@@ -55,13 +54,15 @@ def session_key(event: Event) -> str | None:
     return "\0".join((event.host, event.session_id, event.name, agent))
 
 
-@dataclass
 class StopCap:
     """One session's count of consecutive stop blocks, and its cap."""
 
-    path: Path
-    cap: int
-    blocks: int = 0
+    __slots__ = ("blocks", "cap", "path")
+
+    def __init__(self, path: Path, cap: int, blocks: int = 0) -> None:
+        self.path = path
+        self.cap = cap
+        self.blocks = blocks
 
     @property
     def reached(self) -> bool:

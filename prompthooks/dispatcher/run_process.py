@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import NoReturn
 
 from .._version import __version__
@@ -305,7 +304,7 @@ def _child(conn: socket.socket, alive: _Alive, job: Job, stderr: int) -> NoRetur
         # The engine answers a reserve before the client's limit, as the work does before its
         # supervisor's deadline: the reply's way back is not raced against the client.
         by = job.limit - fallback_reserve(job.limit, time.monotonic())
-        case = replace(case_of(job), budget=by - job.started)
+        case = case_of(job)._replace(budget=by - job.started)
         channel = Channel(nice_after_reply=AFTER_REPLY_NICE, on_reply=on_reply)
         open_channel(channel)
         threading.Thread(target=_watch, args=(conn, replied, cancel), daemon=True).start()

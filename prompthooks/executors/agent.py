@@ -154,8 +154,8 @@ def _loop(hook: Hook, event: Event, request: ModelRequest, tools: ProjectTools,
             raise
         if not reply.tool_calls:
             verdict = reply.verdict or parse_verdict(reply.text)
-            return replace(verdict_result(hook, event, verdict, time.monotonic() - start,
-                                          reply), tool_calls=tuple(calls))
+            return verdict_result(hook, event, verdict, time.monotonic() - start,
+                                  reply)._replace(tool_calls=tuple(calls))
         if turn == limit - 1:
             break
         request = _answered(request, reply, tools, keys, calls)

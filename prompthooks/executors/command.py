@@ -19,7 +19,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from ..core.events import Event
 from ..core.hook import Hook
@@ -52,12 +51,16 @@ _CHUNK = 65536
 _POLL = 0.05  # exit polling interval where pidfd_open is not available
 
 
-@dataclass
 class _Outcome:
-    stdout: bytearray = field(default_factory=bytearray)
-    stderr: bytearray = field(default_factory=bytearray)
-    stdout_over: bool = False
-    timed_out: bool = False
+    """What a hook process wrote, and whether it overran its cap or its deadline."""
+
+    __slots__ = ("stderr", "stdout", "stdout_over", "timed_out")
+
+    def __init__(self) -> None:
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.stdout_over = False
+        self.timed_out = False
 
 
 def working_dir(hook: Hook, event: Event) -> str:

@@ -26,7 +26,6 @@ import re
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
@@ -179,7 +178,7 @@ class _Exchange:
             status = entry.get("status")
             if not isinstance(status, int):
                 return self._error(f"cassette {self.cassette.path}: entry {key} has no status")
-            return replace(self._judge(status, str(entry["reply"]).encode()), replayed=True)
+            return self._judge(status, str(entry["reply"]).encode())._replace(replayed=True)
         answer = self._post(body, headers)
         if isinstance(answer, HookResult):  # no answer: nothing to record
             return answer
@@ -231,7 +230,7 @@ class _Exchange:
                                + (f": {detail}" if detail else ""), http_status=status)
         result = result_from_reply(self.hook, self.event, 0, data, b"",
                                    time.monotonic() - self.start)
-        return replace(result, http_status=status)
+        return result._replace(http_status=status)
 
 
 def _describe(exc: BaseException) -> str:

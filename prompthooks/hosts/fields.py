@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
@@ -60,9 +59,10 @@ def project_dir(*candidates: str | None) -> str:
 def rebuilt(event: Event, raw: Mapping[str, Any], tool_input: Mapping[str, Any]) -> Event:
     """``event`` as if the host had sent ``raw`` (its tool input replaced by ``tool_input``):
     what a rewritten input is judged as."""
-    return replace(event, raw=raw, raw_bytes=json.dumps(raw).encode(),
-                   tool_input=dict(tool_input),
-                   command=shell_command(tool_input) if event.tool_name == "Bash" else None)
+    return event._replace(raw=raw, raw_bytes=json.dumps(raw).encode(),
+                          tool_input=dict(tool_input),
+                          command=shell_command(tool_input) if event.tool_name == "Bash"
+                          else None)
 
 
 def canonical_input(event: Event) -> dict[str, Any]:

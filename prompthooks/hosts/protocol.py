@@ -16,10 +16,10 @@ rules whichever host sent the event.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from ..core.events import NO_MAPPING
 from ..core.hook import MatchOn, Trigger
 
 if TYPE_CHECKING:
@@ -31,24 +31,21 @@ if TYPE_CHECKING:
     from .framing import Framed
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(NamedTuple):
     """What prompthooks prints for the host and the exit code it leaves with."""
 
     stdout: str
     exit_code: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigEvent:
+class ConfigEvent(NamedTuple):
     """What an event key of a dialect's config stands for."""
 
     trigger: Trigger
     match_on: MatchOn = "none"
 
 
-@dataclass(frozen=True, slots=True)
-class RawHandler:
+class RawHandler(NamedTuple):
     """One handler of a JSON config as written, found without validating the file: what
     ``validate`` checks in every handler, even in a file whose other values are wrong."""
 
@@ -58,7 +55,7 @@ class RawHandler:
     matcher: Any = None  # the matcher as written (None: no matcher)
     matcher_where: str = ""
     cwd: str = ""  # the folder a command hook runs in (the project, for the event's cwd)
-    env: Mapping[str, str] = field(default_factory=dict)  # the variables its host sets
+    env: Mapping[str, str] = NO_MAPPING  # the variables its host sets
 
 
 class Wire(Protocol):

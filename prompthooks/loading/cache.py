@@ -18,7 +18,6 @@ import os
 import stat
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +73,7 @@ def _stat(path: Path, strong: bool = False) -> list[Any]:
 def fingerprint(sources: Sequence[tuple[Source, Path]], project_dir: str) -> str:
     """Everything the loaded config depends on, as one string (stored with the entry)."""
     data = [_FORMAT, __version__, project_dir,
-            [[asdict(source), seen(path)] for source, path in sources]]
+            [[source._asdict(), seen(path)] for source, path in sources]]
     return json.dumps(data, sort_keys=True)
 
 
@@ -92,7 +91,14 @@ def entry_path(fingerprint: str, environ: Mapping[str, str]) -> Path:
 
 
 def hook_to_data(hook: Hook) -> dict[str, Any]:
-    data = asdict(hook)
+    # ``_asdict`` leaves the records inside a hook as tuples (JSON lists): each is written as
+    # an object of its own, in the same place and order as before.
+    data = hook._asdict()
+    data["source"] = hook.source._asdict()
+    data["trigger"] = hook.trigger._asdict()
+    data["matcher"] = hook.matcher._asdict()
+    settings = hook.prompt_settings
+    data["prompt_settings"] = None if settings is None else settings._asdict()
     data["halt_on_block"] = sorted(hook.halt_on_block)  # JSON has no sets
     return data
 
@@ -147,12 +153,12 @@ def to_data(loaded: Loaded) -> dict[str, Any]:
         "hooks": [hook_to_data(h) for h in loaded.hooks],
         "warnings": loaded.warnings,
         "unknown_events": loaded.unknown_events,
-        "failures": [{"source": asdict(f.source), "message": f.message,
+        "failures": [{"source": f.source._asdict(), "message": f.message,
                       "fail_closed": f.fail_closed,
                       "events": None if f.events is None else sorted(f.events),
                       "details": list(f.details), "kind": f.kind}
                      for f in loaded.failures],
-        "sources": [asdict(s) for s in loaded.sources],
+        "sources": [s._asdict() for s in loaded.sources],
         "audit": loaded.audit,
         "pack_checks": loaded.pack_checks,
         "managed_only": loaded.managed_only,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +50,7 @@ def key(source: Source, folder: Path, project_dir: str) -> str:
     real = Path(os.path.realpath(folder))
     project = Path(os.path.realpath(project_dir))
     inside = real == project or project in real.parents
-    return json.dumps([_FORMAT, __version__, asdict(source), str(real),
+    return json.dumps([_FORMAT, __version__, source._asdict(), str(real),
                        str(project) if inside else None, cache.seen(folder, strong=True)],
                       sort_keys=True)
 

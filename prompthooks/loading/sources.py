@@ -11,7 +11,6 @@ into its hooks: nothing of it is opened by name again after the check.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -163,10 +162,10 @@ def _with_covered(hook: Hook, state: TrustState) -> Hook:
             _, body = parse_front_matter(data.decode("utf-8-sig"))
         except UnicodeDecodeError:
             return hook
-        return dataclasses.replace(hook, prompt=body)
+        return hook._replace(prompt=body)
     if hook.executable and hook.digest is None:
         sha = covered.executables.get(os.path.abspath(hook.executable))
-        return hook if sha is None else dataclasses.replace(hook, digest=sha)
+        return hook if sha is None else hook._replace(digest=sha)
     return hook
 
 

@@ -18,7 +18,6 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..executors.command import listen_for_groups
@@ -29,15 +28,17 @@ from ..executors.command import listen_for_groups
 AFTER_REPLY_NICE = 10
 
 
-@dataclass
 class Report:
     """What the supervisor has heard from the work so far."""
 
-    guard: bool | None = None
-    audit: dict[str, Any] | None = None
-    groups: set[int] = field(default_factory=set)
-    failed: tuple[str, str] | None = None  # (problem, kind)
-    reply: tuple[str, int] | None = None  # (stdout, exit code)
+    __slots__ = ("audit", "failed", "groups", "guard", "reply")
+
+    def __init__(self) -> None:
+        self.guard: bool | None = None
+        self.audit: dict[str, Any] | None = None
+        self.groups: set[int] = set()
+        self.failed: tuple[str, str] | None = None  # (problem, kind)
+        self.reply: tuple[str, int] | None = None  # (stdout, exit code)
 
     def take(self, message: dict[str, Any]) -> None:
         if "guard" in message:

@@ -15,9 +15,8 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import audit, hosts
 from ..audit.rows import now
@@ -33,8 +32,7 @@ if TYPE_CHECKING:
     from ..loading.loader import Loaded
 
 
-@dataclass(frozen=True)
-class EventGuess:
+class EventGuess(NamedTuple):
     """What can be told of an event without judging it."""
 
     host: Host | None

@@ -14,9 +14,8 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .. import audit, paths
 from ..address import resident_enabled
@@ -36,8 +35,7 @@ if TYPE_CHECKING:
     from .job import Job
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(NamedTuple):
     """One event to judge: a run's :class:`~.job.Job` with what judging it takes (the managed
     policy's folders, the model client, the budget the engine keeps)."""
 

@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -238,7 +237,7 @@ def run_in_process(job: Job) -> int:
     runs); the exit code."""
     if job.partial:
         stdin_hint("run")
-    return supervise(replace(case_of(job), start_resident=True), job)
+    return supervise(case_of(job)._replace(start_resident=True), job)
 
 
 def supervise(case: Case, job: Job) -> int:
@@ -261,8 +260,8 @@ def supervise(case: Case, job: Job) -> int:
         hosts.budget(found.host, found.host_event) if found.host else _SMALLEST_BUDGET)
     deadline = case.started + total
     child_deadline = deadline - fallback_reserve(deadline, time.monotonic())
-    case = replace(case, data=data, unreadable=unreadable,
-                   budget=child_deadline - case.started)
+    case = case._replace(data=data, unreadable=unreadable,
+                         budget=child_deadline - case.started)
     stopped = job.terminated
     read_fd, write_fd = os.pipe()
     pid = os.fork()

@@ -5,7 +5,6 @@ faked at the HTTP boundary."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import threading
@@ -387,7 +386,7 @@ def test_a_hook_file_changed_after_the_load_does_not_run(proj: Path, tmp_path: P
     assert (result.status, result.error) == (
         "error", f"{script} changed since it was approved; not run")
     # Canary: the planted file works; run by its path, as a hook without a digest is, it runs.
-    run(dataclasses.replace(hook, digest=None), event, time.monotonic() + 60)
+    run(hook._replace(digest=None), event, time.monotonic() + 60)
     assert canary.exists()
 
 

@@ -35,7 +35,6 @@ import contextlib
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...core.events import MCP_PREFIX, UNKNOWN_MCP_SERVER, Event
@@ -230,8 +229,8 @@ def with_input(event: Event, tool_input: Mapping[str, Any]) -> Event:
         key = _data_key(SDK_EVENTS.get(event.host_event, event.host_event))
         raw[key] = {**_mapping(raw.get(key)), "parameters": dict(tool_input)}
     again = parse(raw, json.dumps(raw).encode(), event.host_event, {})
-    return replace(event, raw=again.raw, raw_bytes=again.raw_bytes,
-                   tool_input=again.tool_input, command=again.command)
+    return event._replace(raw=again.raw, raw_bytes=again.raw_bytes,
+                          tool_input=again.tool_input, command=again.command)
 
 
 def render(decision: Decision, event: Event) -> Reply:
