@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import re
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import digests
 from ..paths import BadStateFile, cache_home, read_state
 from . import files
 
@@ -113,7 +113,7 @@ def store_dir(environ: Mapping[str, str]) -> Path:
 
 
 def _key(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    return digests.sha256("\0".join(parts).encode()).hexdigest()
 
 
 def pack_dir(repo: str, commit: str, environ: Mapping[str, str]) -> Path:
@@ -254,7 +254,7 @@ def loaded_files(policies: Mapping[str, Policy]) -> list[str]:
 
 def digest_texts(texts: Mapping[str, bytes]) -> str:
     """The sha256 of files read already, by name, in their order."""
-    sha = hashlib.sha256(b"prompthooks pack 1\0")
+    sha = digests.sha256(b"prompthooks pack 1\0")
     for name, data in texts.items():
         for part in (name.encode(), data):
             sha.update(len(part).to_bytes(8, "big") + part)

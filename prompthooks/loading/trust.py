@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import time
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import digests, paths
 from ..config import files, packs
 from ..config.discovery import PROJECT_DIR_NAME
 from ..config.load_result import State as State
@@ -399,7 +398,7 @@ class ApprovedCopy:
 
 
 def copy_path(key: str, environ: Mapping[str, str]) -> Path:
-    name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    name = digests.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return paths.data_home(environ) / _COPY_FOLDER / f"{name}.json"
 
 
@@ -428,7 +427,7 @@ def write_copy(key: str, body: bytes, environ: Mapping[str, str]) -> str:
     path = copy_path(key, environ)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     paths.atomic_write(path, body)
-    return hashlib.sha256(body).hexdigest()
+    return digests.sha256(body).hexdigest()
 
 
 def remove_copy(key: str, environ: Mapping[str, str]) -> None:
@@ -448,7 +447,7 @@ def read_copy(key: str, sha256: object, environ: Mapping[str, str]) -> ApprovedC
         return f"the copy of the approved files cannot be read: {exc}"
     if body is None:
         return f"the copy of the approved files is gone ({path})"
-    if hashlib.sha256(body).hexdigest() != sha256:
+    if digests.sha256(body).hexdigest() != sha256:
         return f"the copy of the approved files ({path}) is not the one kept at approval"
     try:
         data = json.loads(body)
