@@ -27,9 +27,9 @@ import json
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from .. import digests, paths
 from ..config import files, packs
@@ -76,13 +76,16 @@ def store_path(environ: Mapping[str, str]) -> Path:
     return paths.data_home(environ) / STORE_NAME
 
 
-@dataclass
 class Store:
     """The approvals, by resolved folder path; ``problem`` says why the file was not read."""
 
-    path: Path
-    records: dict[str, dict[str, Any]] = field(default_factory=dict)
-    problem: str | None = None
+    __slots__ = ("path", "problem", "records")
+
+    def __init__(self, path: Path, records: dict[str, dict[str, Any]] | None = None,
+                 problem: str | None = None) -> None:
+        self.path = path
+        self.records: dict[str, dict[str, Any]] = {} if records is None else records
+        self.problem = problem
 
 
 def _valid(records: Any) -> bool:
@@ -387,13 +390,12 @@ _COPY_FOLDER = "approved"
 _COPY_FORMAT = 1
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovedCopy:
+class ApprovedCopy(NamedTuple):
     """The approved text of each covered file (None: not kept, being binary or past
     :data:`MAX_COPY`) and the approval's hook rows (commands.review; None when the approval
     listed none, as ``install``'s of its starter)."""
 
-    files: Mapping[str, str | None] = field(default_factory=dict)
+    files: Mapping[str, str | None] = MappingProxyType({})
     hooks: Sequence[Sequence[str]] | None = None
 
 
