@@ -1,11 +1,12 @@
-"""sha256, the one hash a run takes (approvals, hook files, the config cache, pack contents, the
-names of state files), without OpenSSL.
+"""sha256, the one hash a run takes (approvals, hook files, the config cache, pack contents,
+cassette and verdict cache keys, the names of state files), without OpenSSL.
 
 ``import hashlib`` initialises OpenSSL (about 3 ms, a third of an interpreter's start), paid
 by every event of a run that hashes anything. Python's own sha256 (``_sha2`` from 3.12,
-``_sha256`` before) gives the same digests without it, and a run hashes only small files (a
-config, a template, a hook file: at most a MiB each). A Python built without its own
-sha256 gets ``hashlib``'s. Standard library only.
+``_sha256`` before) gives the same digests without it, slower per byte, and a run hashes
+small things (a config, a template, a hook file of at most a MiB, a prompt). A Python built
+without its own sha256 gets ``hashlib``'s. An http hook keeps ``hashlib`` (its client loads
+OpenSSL anyway, and a replayed request's body may be a 10 MB event). Standard library only.
 """
 
 from __future__ import annotations
