@@ -20,6 +20,7 @@ ROOT = Path(prompthooks.__file__).parent
 # Lowest first. An entry is a package (every module in it) or a module; a module belongs to
 # its longest entry. ``prompthooks`` names the package's own ``__init__`` only.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("prompthooks.digests",),  # sha256 without OpenSSL: standard library only
     ("prompthooks._version",),
     ("prompthooks.redaction",),
     ("prompthooks.errors",),

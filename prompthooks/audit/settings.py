@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import paths
 
@@ -29,16 +28,14 @@ EXPORT_TIMEOUT = 3.0  # seconds an export may take after the reply (never past t
 EXPORT_TIMEOUT_MAX = 5.0
 
 
-@dataclass(frozen=True, slots=True)
-class JsonlTarget:
+class JsonlTarget(NamedTuple):
     """Every row appended to a JSON Lines file, one line per row."""
 
     path: Path
     max_bytes: int = int(JSONL_MAX_MB * 1024 * 1024)
 
 
-@dataclass(frozen=True, slots=True)
-class OtlpTarget:
+class OtlpTarget(NamedTuple):
     """Every row sent as an OpenTelemetry log record, OTLP over HTTP."""
 
     endpoint: str  # the logs URL: ``.../v1/logs``
@@ -46,8 +43,7 @@ class OtlpTarget:
     timeout: float = EXPORT_TIMEOUT
 
 
-@dataclass(frozen=True, slots=True)
-class AuditSettings:
+class AuditSettings(NamedTuple):
     enabled: bool
     path: Path
     store_events: bool = False  # the event input, redacted; off: inputs can hold secrets

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -55,7 +54,7 @@ def _list(args: argparse.Namespace) -> int:
     # An approved config whose pinned pack's cache is not the approved bytes fails to load.
     drift = {s.key: trust.pack_drift(s, store, os.environ) for s in shown
              if s.state == "approved" and s.packs}
-    shown = [replace(s, reason=drift[s.key]) if drift.get(s.key) else s for s in shown]
+    shown = [s._replace(reason=drift[s.key]) if drift.get(s.key) else s for s in shown]
     seen = {s.key for s in shown}
     for key, record in sorted(store.records.items()):  # approved elsewhere
         if key not in seen:

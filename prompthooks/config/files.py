@@ -19,8 +19,8 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..paths import read_upto
 
@@ -37,8 +37,7 @@ class UnsafeFile(Exception):
     """A file prompthooks will not read; the message says why, without the path."""
 
 
-@dataclass(frozen=True, slots=True)
-class View:
+class View(NamedTuple):
     """Files read once, by absolute path: (mode, bytes). In ``folders`` (absolute paths) a
     file named one of ``names`` that is not in ``files`` is not there, whatever appeared on
     disk since; other names there are read from disk."""

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
 
 from ..core.events import Event
 from ..core.hook import Hook, Source, Trigger
@@ -16,8 +16,7 @@ from ..core.result import HookResult
 from .files import View
 
 
-@dataclass(frozen=True, slots=True)
-class LoadFailure:
+class LoadFailure(NamedTuple):
     """A source that could not be loaded; ``events`` limits a fail-closed failure's reach."""
 
     source: Source
@@ -43,25 +42,37 @@ class LoadFailure:
         return HookResult(hook=hook, status="error", error=self.message)
 
 
-@dataclass
 class Loaded:
-    hooks: list[Hook] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    failures: list[LoadFailure] = field(default_factory=list)
-    # Event keys no host has: their hooks are skipped at run time, an error for `validate`.
-    unknown_events: list[str] = field(default_factory=list)
-    sources: list[Source] = field(default_factory=list)
-    # Run-wide settings (the audit log's): the highest-priority source that sets a key wins.
-    audit: dict[str, Any] = field(default_factory=dict)
-    # The approval state of each project and user source, checked on every load.
-    trust: list[TrustState] = field(default_factory=list)
-    managed_only: bool = False  # a managed file says "allow_managed_hooks_only"
-    # What the load depended on (loading.cache); changes whenever a loaded file does.
-    fingerprint: str = ""
-    # A file uses policy packs: what a cached load must check again (config.packs), and
-    # whether any is used (a load whose packs failed is not cached: a fetch would not be seen).
-    uses_packs: bool = False
-    pack_checks: list[dict[str, Any]] = field(default_factory=list)
+    """What a load built so far (each source's loader adds to it)."""
+
+    __slots__ = ("audit", "failures", "fingerprint", "hooks", "managed_only", "pack_checks",
+                 "sources", "trust", "unknown_events", "uses_packs", "warnings")
+
+    def __init__(self, hooks: list[Hook] | None = None, warnings: list[str] | None = None,
+                 failures: list[LoadFailure] | None = None,
+                 unknown_events: list[str] | None = None, sources: list[Source] | None = None,
+                 audit: dict[str, Any] | None = None, trust: list[TrustState] | None = None,
+                 managed_only: bool = False, fingerprint: str = "", uses_packs: bool = False,
+                 pack_checks: list[dict[str, Any]] | None = None) -> None:
+        self.hooks: list[Hook] = [] if hooks is None else hooks
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.failures: list[LoadFailure] = [] if failures is None else failures
+        # Event keys no host has: their hooks are skipped at run time, an error for `validate`.
+        self.unknown_events: list[str] = [] if unknown_events is None else unknown_events
+        self.sources: list[Source] = [] if sources is None else sources
+        # Run-wide settings (the audit log's): the highest-priority source that sets a key
+        # wins.
+        self.audit: dict[str, Any] = {} if audit is None else audit
+        # The approval state of each project and user source, checked on every load.
+        self.trust: list[TrustState] = [] if trust is None else trust
+        self.managed_only = managed_only  # a managed file says "allow_managed_hooks_only"
+        # What the load depended on (loading.cache); changes whenever a loaded file does.
+        self.fingerprint = fingerprint
+        # A file uses policy packs: what a cached load must check again (config.packs), and
+        # whether any is used (a load whose packs failed is not cached: a fetch would not be
+        # seen).
+        self.uses_packs = uses_packs
+        self.pack_checks: list[dict[str, Any]] = [] if pack_checks is None else pack_checks
 
 
 # Approval state ----------------------------------------------------------------------------
@@ -69,28 +80,33 @@ class Loaded:
 State = Literal["approved", "changed", "new", "unapprovable", "empty"]
 
 
-@dataclass(frozen=True, slots=True)
-class Digest:
+_NONE: Mapping[Any, Any] = MappingProxyType({})  # an empty default no holder can change
+
+
+class Digest(NamedTuple):
     """The sha256 of everything an approval covers in a folder, and the bytes it was taken of.
 
     ``files`` are relative to the folder (a template outside it by its absolute path);
     ``file_sha256`` says which one changed; ``view`` serves the load; ``templates`` holds each
     template's bytes by (config folder, ``prompt_file`` as written); ``executables`` the sha256
     of each hook file by absolute path; ``contents`` the bytes of each of ``files`` (what an
-    approval keeps a copy of, to show what changed since)."""
+    approval keeps a copy of, to show what changed since). Two are equal when every field
+    is; its repr leaves out the bytes."""
 
     sha256: str
     files: tuple[str, ...]
-    file_sha256: Mapping[str, str] = field(default_factory=dict, compare=False)
-    view: View | None = field(default=None, compare=False, repr=False)
-    templates: Mapping[tuple[str, str], bytes] = field(default_factory=dict, compare=False,
-                                                       repr=False)
-    executables: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
-    contents: Mapping[str, bytes] = field(default_factory=dict, compare=False, repr=False)
+    file_sha256: Mapping[str, str] = _NONE
+    view: View | None = None
+    templates: Mapping[tuple[str, str], bytes] = _NONE
+    executables: Mapping[str, str] = _NONE
+    contents: Mapping[str, bytes] = _NONE
+
+    def __repr__(self) -> str:
+        return (f"Digest(sha256={self.sha256!r}, files={self.files!r}, "
+                f"file_sha256={self.file_sha256!r})")
 
 
-@dataclass(frozen=True, slots=True)
-class TrustState:
+class TrustState(NamedTuple):
     """Whether one discovered source may run, and why not."""
 
     source: Source
@@ -104,7 +120,7 @@ class TrustState:
     packs: tuple[tuple[str, str], ...] = ()
     # An approved source: what was checked (the load uses these bytes), and "<repo> <rev>" ->
     # the digest of each pinned pack's files as approved (the load checks the pack's bytes).
-    covered: Digest | None = field(default=None, compare=False, repr=False)
+    covered: Digest | None = None
     pack_digests: tuple[tuple[str, str], ...] = ()
 
     @property

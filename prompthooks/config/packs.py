@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import re
 import stat
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
+from .. import digests
 from ..paths import BadStateFile, cache_home, read_state
 from . import files
 
@@ -50,8 +50,7 @@ class PackError(Exception):
     """A pack that cannot be used; the message is one line for the user."""
 
 
-@dataclass(frozen=True, slots=True)
-class Policy:
+class Policy(NamedTuple):
     """One policy of a manifest: a prompt template and what it suggests."""
 
     id: str
@@ -64,9 +63,9 @@ class Policy:
     cases: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Pack:
-    """A pack ready to use: its root, its policies, and the files a load reads."""
+class Pack(NamedTuple):
+    """A pack ready to use: its root, its policies, and the files a load reads (its repr
+    leaves out their bytes)."""
 
     root: Path
     name: str
@@ -75,8 +74,12 @@ class Pack:
     commit: str | None = None
     # The bytes of the files a load reads (the manifest, then each template), read once:
     # what was hashed is what is used.
-    texts: Mapping[str, bytes] = field(default_factory=dict, repr=False)
+    texts: Mapping[str, bytes] = MappingProxyType({})
     digest: str = ""
+
+    def __repr__(self) -> str:
+        return (f"Pack(root={self.root!r}, name={self.name!r}, policies={self.policies!r}, "
+                f"repo={self.repo!r}, commit={self.commit!r}, digest={self.digest!r})")
 
 
 # "<repo> <rev>" -> the digest an approval recorded, while an approved config loads.
@@ -113,7 +116,7 @@ def store_dir(environ: Mapping[str, str]) -> Path:
 
 
 def _key(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    return digests.sha256("\0".join(parts).encode()).hexdigest()
 
 
 def pack_dir(repo: str, commit: str, environ: Mapping[str, str]) -> Path:
@@ -254,7 +257,7 @@ def loaded_files(policies: Mapping[str, Policy]) -> list[str]:
 
 def digest_texts(texts: Mapping[str, bytes]) -> str:
     """The sha256 of files read already, by name, in their order."""
-    sha = hashlib.sha256(b"prompthooks pack 1\0")
+    sha = digests.sha256(b"prompthooks pack 1\0")
     for name, data in texts.items():
         for part in (name.encode(), data):
             sha.update(len(part).to_bytes(8, "big") + part)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 MAX_READ = 8192
 TOO_LONG = f"the command is longer than the {MAX_READ} characters read"
@@ -33,12 +32,16 @@ class Unresolved(Exception):
     """A word whose value only running the command can tell; the message says why."""
 
 
-@dataclass
 class Word:
-    text: str
-    glob: bool = False  # holds an unquoted *, ? or [: the shell would expand it
-    # Why its value cannot be told without running the command (None: it can).
-    unresolved: str | None = None
+    """One word as the reader builds it."""
+
+    __slots__ = ("glob", "text", "unresolved")
+
+    def __init__(self, text: str, glob: bool = False, unresolved: str | None = None) -> None:
+        self.text = text
+        self.glob = glob  # holds an unquoted *, ? or [: the shell would expand it
+        # Why its value cannot be told without running the command (None: it can).
+        self.unresolved = unresolved
 
 
 class _Reader:

@@ -12,12 +12,11 @@ caps: Claude Code's, and Cursor's ``loop_limit``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .. import paths
+from .. import digests, paths
 from .events import STOP_EVENTS, Event
 from .hook import Hook
 
@@ -92,7 +91,7 @@ def for_event(event: Event, hooks: Iterable[Hook],
     key = session_key(event) if event.name in STOP_EVENTS else None
     if key is None:
         return None
-    name = hashlib.sha256(key.encode("utf-8", "backslashreplace")).hexdigest()[:40]
+    name = digests.sha256(key.encode("utf-8", "backslashreplace")).hexdigest()[:40]
     path = paths.state_home(environ) / _FOLDER / f"{name}.json"
     return StopCap(path, cap_for(hooks, event, environ), _count(path))
 

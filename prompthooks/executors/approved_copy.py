@@ -11,13 +11,13 @@ folder); only ``$0`` names the copy.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
 
+from .. import digests
 from ..config.files import MAX_COVERED_FILE as MAX_FILE
 from ..config.files import read_regular
 
@@ -41,7 +41,7 @@ def approved_copy(path: str, sha256: str) -> Iterator[str]:
     """The path of a private copy of ``path``'s bytes, which must hash to ``sha256``; removed
     when the block ends. Raises :class:`NotApproved`."""
     mode, data = _read(path)
-    if hashlib.sha256(data).hexdigest() != sha256:
+    if digests.sha256(data).hexdigest() != sha256:
         raise NotApproved(f"{path} changed since it was approved; not run")
     folder = tempfile.mkdtemp(prefix="prompthooks-hook-")
     try:

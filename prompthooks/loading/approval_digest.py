@@ -14,7 +14,6 @@ project), so a folder holding one cannot be approved at all.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -23,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import digests
 from ..config import files
 from ..config.files import View
 from ..config.load_result import Digest as Digest
@@ -208,7 +208,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
     over the ``hooks/`` folder's own link target, and over every template ``hooks.json``
     names; ``root`` is the project the folder belongs to (None for the user's folder). Raises
     :class:`Unapprovable`."""
-    sha = hashlib.sha256(b"prompthooks trust 1\0")
+    sha = digests.sha256(b"prompthooks trust 1\0")
     names: list[str] = []
     each: dict[str, str] = {}
     served: dict[str, tuple[int, bytes]] = {}
@@ -216,7 +216,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
     contents: dict[str, bytes] = {}
 
     def add(name: str, *parts: bytes) -> None:
-        one = hashlib.sha256()
+        one = digests.sha256()
         for part in parts:
             framed = len(part).to_bytes(8, "big") + part
             sha.update(framed)
@@ -242,7 +242,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
             if name == _CONFIG_FILE:
                 config = _parsed(data)
             elif not name.endswith(".md"):
-                executables[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
+                executables[os.path.abspath(path)] = digests.sha256(data).hexdigest()
     except OSError as exc:  # a link replaced while being read
         raise Unapprovable(f"{exc.filename or folder}: cannot read: {exc.strerror}") from None
     if config is not None:

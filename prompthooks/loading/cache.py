@@ -12,7 +12,6 @@ of them is a miss. The cache is JSON, never pickle: nothing in it is executed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -21,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import digests, paths
 from .._version import __version__
 from ..config import files
 from ..config.load_result import Loaded, LoadFailure
@@ -50,7 +49,7 @@ def _entry(path: Path, content: bool, strong: bool = False) -> list[Any]:
     if content and st.st_size <= files.MAX_FILE_BYTES:
         try:  # two edits within one clock tick keep the mtime: the content decides
             data = files.read_bytes(path)
-            entry.append(hashlib.sha256(data).hexdigest() if strong else zlib.crc32(data))
+            entry.append(digests.sha256(data).hexdigest() if strong else zlib.crc32(data))
         except (OSError, files.UnsafeFile):
             entry.append(None)
     return entry

@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
-from .. import paths
+from .. import digests, paths
 from ..config import files, packs
 from ..config.discovery import PROJECT_DIR_NAME
 from ..config.load_result import State as State
@@ -77,13 +76,16 @@ def store_path(environ: Mapping[str, str]) -> Path:
     return paths.data_home(environ) / STORE_NAME
 
 
-@dataclass
 class Store:
     """The approvals, by resolved folder path; ``problem`` says why the file was not read."""
 
-    path: Path
-    records: dict[str, dict[str, Any]] = field(default_factory=dict)
-    problem: str | None = None
+    __slots__ = ("path", "problem", "records")
+
+    def __init__(self, path: Path, records: dict[str, dict[str, Any]] | None = None,
+                 problem: str | None = None) -> None:
+        self.path = path
+        self.records: dict[str, dict[str, Any]] = {} if records is None else records
+        self.problem = problem
 
 
 def _valid(records: Any) -> bool:
@@ -388,18 +390,17 @@ _COPY_FOLDER = "approved"
 _COPY_FORMAT = 1
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovedCopy:
+class ApprovedCopy(NamedTuple):
     """The approved text of each covered file (None: not kept, being binary or past
     :data:`MAX_COPY`) and the approval's hook rows (commands.review; None when the approval
     listed none, as ``install``'s of its starter)."""
 
-    files: Mapping[str, str | None] = field(default_factory=dict)
+    files: Mapping[str, str | None] = MappingProxyType({})
     hooks: Sequence[Sequence[str]] | None = None
 
 
 def copy_path(key: str, environ: Mapping[str, str]) -> Path:
-    name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    name = digests.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return paths.data_home(environ) / _COPY_FOLDER / f"{name}.json"
 
 
@@ -428,7 +429,7 @@ def write_copy(key: str, body: bytes, environ: Mapping[str, str]) -> str:
     path = copy_path(key, environ)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     paths.atomic_write(path, body)
-    return hashlib.sha256(body).hexdigest()
+    return digests.sha256(body).hexdigest()
 
 
 def remove_copy(key: str, environ: Mapping[str, str]) -> None:
@@ -448,7 +449,7 @@ def read_copy(key: str, sha256: object, environ: Mapping[str, str]) -> ApprovedC
         return f"the copy of the approved files cannot be read: {exc}"
     if body is None:
         return f"the copy of the approved files is gone ({path})"
-    if hashlib.sha256(body).hexdigest() != sha256:
+    if digests.sha256(body).hexdigest() != sha256:
         return f"the copy of the approved files ({path}) is not the one kept at approval"
     try:
         data = json.loads(body)

@@ -6,7 +6,6 @@ a name that does not resolve) so that no run pays for them again."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from .. import paths
+from .. import digests, paths
 from ..errors import excerpt
 
 if TYPE_CHECKING:
@@ -372,7 +371,7 @@ def endpoint_name(base: str | None, model: str) -> str:
 
 
 def _dead_file(name: str, environ: Mapping[str, str]) -> Path:
-    digest = hashlib.sha256(name.encode()).hexdigest()[:20]
+    digest = digests.sha256(name.encode()).hexdigest()[:20]
     return paths.runtime_home(environ) / f"dead-{digest}.json"
 
 

@@ -7,7 +7,6 @@ boundary and replayed offline. What a replay miss says about the recordings near
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import sys
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import paths
+from .. import digests, paths
 from ..config import files
 from ..core.hook import Hook
 from ..errors import excerpt
@@ -79,7 +78,7 @@ def request_key(request: ModelRequest) -> str:
         data["tools"] = list(request.tools)
         data["turns"] = [_normalized_turn(t, request.nonce) for t in request.turns]
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
-    return hashlib.sha256(blob).hexdigest()[:32]
+    return digests.sha256(blob).hexdigest()[:32]
 
 
 def normalize_nonce(text: str, nonce: str) -> str:

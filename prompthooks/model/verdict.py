@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import re
 import time
@@ -16,7 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import paths
+from .. import digests, paths
 from ..core.result import Permission
 from ..errors import excerpt
 from .endpoint import ModelReply, ModelRequest, Verdict
@@ -375,7 +374,7 @@ def _key(endpoint: str, model: str, environ: Mapping[str, str] | None) -> str:
 
 
 def _file(key: str, environ: Mapping[str, str]) -> Path:
-    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    digest = digests.sha256(key.encode()).hexdigest()[:20]
     return paths.runtime_home(environ) / f"schema-{digest}.json"
 
 

@@ -8,12 +8,12 @@ fingerprint in the user's data folder), not once per event.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .. import digests
 from ..paths import atomic_write, data_home, read_state
 
 STATE = "warned.json"
@@ -53,7 +53,7 @@ def to_say(fingerprint: str, warnings: Sequence[str],
     if not warnings:
         return []
     env = os.environ if environ is None else environ
-    key = hashlib.sha256(json.dumps([fingerprint, sorted(warnings)]).encode()).hexdigest()
+    key = digests.sha256(json.dumps([fingerprint, sorted(warnings)]).encode()).hexdigest()
     said = _said(env)
     if key in said:
         return []
