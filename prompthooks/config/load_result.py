@@ -2,7 +2,8 @@
 discovered source's approval state (loading.trust decides it) with the digest it was decided
 on, apart from the hashing and the store."""
 
-from __future__ import annotations
+# Annotations are evaluated here (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every string annotation of its fields when the class is made, on every run.
 
 import shlex
 from collections.abc import Mapping
@@ -51,7 +52,7 @@ class Loaded:
     def __init__(self, hooks: list[Hook] | None = None, warnings: list[str] | None = None,
                  failures: list[LoadFailure] | None = None,
                  unknown_events: list[str] | None = None, sources: list[Source] | None = None,
-                 audit: dict[str, Any] | None = None, trust: list[TrustState] | None = None,
+                 audit: dict[str, Any] | None = None, trust: "list[TrustState] | None" = None,
                  managed_only: bool = False, fingerprint: str = "", uses_packs: bool = False,
                  pack_checks: list[dict[str, Any]] | None = None) -> None:
         self.hooks: list[Hook] = [] if hooks is None else hooks

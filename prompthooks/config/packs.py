@@ -20,7 +20,8 @@ inside the pack: no absolute path, no ``..``, no symlink on the way, regular fil
 config size cap only.
 """
 
-from __future__ import annotations
+# Annotations are evaluated here (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every string annotation of its fields when the class is made, on every run.
 
 import contextlib
 import functools

@@ -7,7 +7,8 @@ The host's raw input is kept byte for byte in ``raw_bytes``: command hooks recei
 what the host sent.
 """
 
-from __future__ import annotations
+# Annotations are evaluated here (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every string annotation of its fields when the class is made, on every run.
 
 from collections.abc import Mapping
 from types import MappingProxyType

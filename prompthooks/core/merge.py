@@ -15,7 +15,8 @@ Rules (docs/config.md, "Merge rules"):
   hook's such keys are dropped with one line naming the hook and the keys.
 """
 
-from __future__ import annotations
+# Annotations are evaluated here (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every string annotation of its fields when the class is made, on every run.
 
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple

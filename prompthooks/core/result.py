@@ -1,6 +1,7 @@
 """What one hook said: the single result type every executor returns."""
 
-from __future__ import annotations
+# Annotations are evaluated here (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every string annotation of its fields when the class is made, on every run.
 
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple

@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .. import audit, hosts
-from ..audit.rows import now
+from .. import hosts
 from ..config import discovery
 from ..errors import EXIT_ERROR, InputError
 from ..hosts import Host
@@ -144,6 +143,11 @@ def answer(problem: str, kind: str, found: EventGuess, guard: bool, audit: dict[
 def _log(settings: dict[str, Any], kind: str, found: EventGuess, reason: str | None, error: str,
          by: float) -> None:
     """One audit row for an event that was not judged (blocked, or let through)."""
+    # Only where the work gave no answer: a run that answers loads the audit modules in its
+    # work process, after the reply.
+    from .. import audit
+    from ..audit.rows import now
+
     hook = "(unreadable event)" if kind == "input" else "(internal error)"
     row = {"time": now(), "run_id": os.urandom(8).hex(),
            "host": found.host.name if found.host else "?", "event": found.canonical or "?",

@@ -17,14 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .. import audit, paths
+from .. import paths
 from ..address import resident_enabled
 from ..api import dispatch, load_config, parse_event
 from ..config.discovery import managed_dirs
 from ..errors import InputError
-from ..loading.ignored_files import unread_in_sources
 from .channel import Channel
-from .config_warnings import to_say
 from .fallback import gate_could_apply, guess_event, print_redacted
 
 if TYPE_CHECKING:
@@ -229,6 +227,10 @@ except Exception:
 
 def _warn_once(outcome: Outcome) -> None:
     """A config problem that makes hooks silently never run, said once per config change."""
+    # After the reply (as the audit rows below): never on the answer's path.
+    from ..loading.ignored_files import unread_in_sources
+    from .config_warnings import to_say
+
     loaded = outcome.config.loaded
     notices = [*loaded.unknown_events, *unread_in_sources(loaded.sources)]
     for line in to_say(loaded.fingerprint, notices):
@@ -239,6 +241,8 @@ def _warn_once(outcome: Outcome) -> None:
 def _log(outcome: Outcome) -> None:
     """The audit rows, after the reply: the host is never kept waiting for them, and nothing
     here can change the answer."""
+    from .. import audit  # after the reply: the audit modules are never on the answer's path
+
     try:
         trouble = audit.record(outcome)
     except Exception as exc:
