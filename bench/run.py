@@ -13,7 +13,8 @@ goes to /dev/null, except in the row that says otherwise). Not part of the test 
 here passes or fails.
 
 - R1: a command-only event (one trivial command hook), through the resident process and in
-  process (`PROMPTHOOKS_RESIDENT=0`). Target <= 2.
+  process (`PROMPTHOOKS_RESIDENT=0`), from `--config` and from an approved project config.
+  Target <= 2 handed over, <= 4 in process.
 - Managed: a command-only event under a managed policy (`--managed-dir`), in process, with
   its compiled policy (`prompthooks managed compile`) and without; and handed to a system
   resident process (`prompthooks serve --system`, run by the policy's owner). Target <= 2.
@@ -312,6 +313,25 @@ def measure(args: argparse.Namespace, tmp: Path, bin_dir: Path, model: FakeModel
         rows.append(("R1 command-only, in process", f"{inproc:.2f}",
                      f"{inproc_s * 1000:.1f} ms: `PROMPTHOOKS_RESIDENT=0`, as with no resident "
                      "process"))
+
+        # The same event as most users' configs give it: the project's own config folder,
+        # approved (the approval checked on the real files on every event), no --config.
+        approved = tmp / "approved"
+        (approved / ".prompthooks").mkdir(parents=True)
+        config(approved / ".prompthooks", "hooks.json",
+               [{"type": "command", "command": "cat > /dev/null"}])
+        subprocess.run([cli, "trust", "--project", str(approved)], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        in_project = json.dumps({**json.loads(data), "cwd": str(approved)}).encode()
+        project_env = {**here, "CLAUDE_PROJECT_DIR": str(approved)}
+        proc = run([cli, "run"], in_project, project_env, subprocess.PIPE)
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+        approved_here, approved_s = paired(lambda: run([cli, "run"], in_project, project_env),
+                                           bare_start, n * 2)
+        rows.append(("R1 command-only, in process, approved project config",
+                     f"{approved_here:.2f}",
+                     f"{approved_s * 1000:.1f} ms: the project's `.prompthooks/hooks.json`, "
+                     "approved, `PROMPTHOOKS_RESIDENT=0`"))
 
         # The first event of a session: nothing listens, so the run is done in process, which
         # then starts the resident process (each pair in a fresh runtime folder, the process

@@ -26,7 +26,7 @@ from pathlib import Path
 from .. import paths
 from ..paths import read_state
 from . import packs
-from .packs import FULL_SHA, PackError
+from .packs import PackError, is_full_sha
 
 GIT_TIMEOUT = 120.0  # seconds for one git command: a clone of a small repository
 # Variables of the caller's environment that git may still read: how to reach a host.
@@ -101,7 +101,7 @@ def checkout(repo: str, rev: str, dest: Path) -> str:
             "+refs/tags/*:refs/tags/*")
         commit = git(dest, "rev-parse", "--verify", "--end-of-options",
                      f"{rev}^{{commit}}").strip()
-    if FULL_SHA.fullmatch(rev) and commit != rev.lower():
+    if is_full_sha(rev) and commit != rev.lower():
         raise PackError(f"{repo} at {rev}: the fetched commit is {commit}, not the pinned SHA")
     git(dest, "checkout", "-q", "--detach", commit)
     head = git(dest, "rev-parse", "HEAD").strip()
@@ -126,7 +126,7 @@ def fetch(repo: str, rev: str, environ: Mapping[str, str]) -> Fetched:
     store = packs.store_dir(environ)
     store.mkdir(parents=True, exist_ok=True, mode=0o700)
     known = packs.pinned_commit(repo, rev, environ)
-    if known and FULL_SHA.fullmatch(rev):
+    if known and is_full_sha(rev):
         try:
             pack = packs.open_pinned(repo, rev, environ)
             return Fetched(repo, rev, known, pack.root, True)
@@ -151,7 +151,7 @@ def fetch(repo: str, rev: str, environ: Mapping[str, str]) -> Fetched:
                     raise
             else:
                 _write_json(packs.record_path(folder), record)
-    if not FULL_SHA.fullmatch(rev):
+    if not is_full_sha(rev):
         _write_json(packs.pin_path(repo, rev, environ),
                     {"repo": repo, "rev": rev, "commit": commit})
     return Fetched(repo, rev, commit, folder, already and known == commit)

@@ -40,10 +40,7 @@ from ..paths import BadStateFile, cache_home, read_state
 from . import files
 
 MANIFEST = "prompthooks-pack.yaml"
-FULL_SHA = re.compile(r"[0-9a-fA-F]{40}")
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_SCP = re.compile(r"^[^/:]+@[^/:]+:")  # git@host:owner/repo
-_HELPER = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")  # transport::address (refused by fetch)
+_HEX = frozenset("0123456789abcdefABCDEF")
 FETCH_COMMAND = "prompthooks packs fetch"
 
 
@@ -99,14 +96,28 @@ def approved(digests: Mapping[str, str] | None) -> Iterator[None]:
         _approved.reset(token)
 
 
+def is_full_sha(rev: str) -> bool:
+    """Whether ``rev`` is a whole commit id (40 hex digits)."""
+    return len(rev) == 40 and _HEX.issuperset(rev)
+
+
+@functools.cache
+def _address_forms() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(URL, scp-like ``git@host:owner/repo``, ``transport::address``, refused by fetch):
+    compiled on first use, since a run whose config names no pack never needs them."""
+    return (re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://"), re.compile(r"^[^/:]+@[^/:]+:"),
+            re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::"))
+
+
 def is_remote(repo: str) -> bool:
-    return bool(_URL.match(repo) or _SCP.match(repo))
+    url, scp, _ = _address_forms()
+    return bool(url.match(repo) or scp.match(repo))
 
 
 def normalize(repo: str, config_dir: str | None) -> str:
     """A URL as written; a local repository's path made absolute (relative to the config's
     folder), so that two configs naming it differently share one cache entry."""
-    if is_remote(repo) or _HELPER.match(repo):
+    if is_remote(repo) or _address_forms()[2].match(repo):
         return repo
     base = Path(config_dir) if config_dir else Path.cwd()
     return str((base / os.path.expanduser(repo)).resolve())
@@ -135,14 +146,14 @@ def pin_path(repo: str, rev: str, environ: Mapping[str, str]) -> Path:
 def pinned_commit(repo: str, rev: str, environ: Mapping[str, str]) -> str | None:
     """The commit ``rev`` names: itself when it is a full SHA, else what it resolved to when
     it was last fetched (None: never fetched)."""
-    if FULL_SHA.fullmatch(rev):
+    if is_full_sha(rev):
         return rev.lower()
     try:
         data = json.loads(read_state(pin_path(repo, rev, environ), 64 * 1024) or b"null")
     except Exception:  # missing, damaged or planted: not fetched
         return None
     commit = data.get("commit") if isinstance(data, dict) else None
-    if (isinstance(commit, str) and FULL_SHA.fullmatch(commit) and data.get("repo") == repo
+    if (isinstance(commit, str) and is_full_sha(commit) and data.get("repo") == repo
             and data.get("rev") == rev):
         return commit.lower()
     return None
