@@ -67,15 +67,21 @@ class Matcher(NamedTuple):
 MATCH_ALL = Matcher()
 
 _UNKNOWN = f"{MCP_PREFIX}{UNKNOWN_MCP_SERVER}__"
-# A server part in a pattern: up to the next ``__``, whole groups included, never across a
-# top-level ``|`` (``mcp__a|mcp__b__x`` is two alternatives, not a server ``a|mcp``).
-_SERVER_PART = re.compile(r"mcp__(?:\([^()]*\)|[^|()])*?__")
-_SERVER_NAME = re.compile(r"mcp__.+?__")
-# A server named literally, for a pattern whose server part has no ``__`` after it
-# (``mcp__github.*``, every tool of that server); at most this many are tried per event,
-# since each is one more search of the pattern.
-_LITERAL_SERVER = re.compile(r"mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)")
 _MAX_SERVERS = 4
+
+
+@functools.cache
+def _mcp_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(server part, server name, literal server), compiled on first use: only an MCP tool's
+    event needs them.
+
+    A server part in a pattern: up to the next ``__``, whole groups included, never across a
+    top-level ``|`` (``mcp__a|mcp__b__x`` is two alternatives, not a server ``a|mcp``). A
+    server named literally, for a pattern whose server part has no ``__`` after it
+    (``mcp__github.*``, every tool of that server); at most ``_MAX_SERVERS`` are tried per
+    event, since each is one more search of the pattern."""
+    return (re.compile(r"mcp__(?:\([^()]*\)|[^|()])*?__"), re.compile(r"mcp__.+?__"),
+            re.compile(r"mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)"))
 
 
 @functools.lru_cache(maxsize=128)
@@ -83,9 +89,9 @@ def _any_server(matcher: Matcher) -> Matcher:
     if matcher.mode == "all":
         return matcher
     if matcher.mode == "names":
-        return matcher._replace(names=tuple(_SERVER_NAME.sub(_UNKNOWN, n, count=1)
+        return matcher._replace(names=tuple(_mcp_patterns()[1].sub(_UNKNOWN, n, count=1)
                                           for n in matcher.names))
-    pattern = _SERVER_PART.sub(_UNKNOWN, matcher.pattern)
+    pattern = _mcp_patterns()[0].sub(_UNKNOWN, matcher.pattern)
     if pattern == matcher.pattern or _compiled(pattern) is None:
         return matcher
     return matcher._replace(pattern=pattern)
@@ -94,7 +100,7 @@ def _any_server(matcher: Matcher) -> Matcher:
 @functools.lru_cache(maxsize=128)
 def _servers(matcher: Matcher) -> tuple[str, ...]:
     found: dict[str, None] = {}
-    for server in _LITERAL_SERVER.finditer(matcher.pattern):
+    for server in _mcp_patterns()[2].finditer(matcher.pattern):
         found.setdefault(server[1])
         if len(found) == _MAX_SERVERS:
             break
