@@ -104,18 +104,9 @@ def _run_in_process(job: Job) -> int:
     """The run in this process, under its own supervisor; exits with its code (no interpreter
     teardown: it takes a second once litellm is loaded, and a hook thread still being stopped
     would hold the process)."""
-    # Loading the run's modules makes tens of thousands of objects and no garbage: the
-    # collector, which would walk them again and again meanwhile (about 2 ms), is off until
-    # they are loaded, then leaves them out of its walks (frozen) for the rest of the run.
-    import gc  # built in: nothing to load
-
-    gc.disable()
     # The run's own modules: only for a run done in this process.
     from ..errors import reported
-    from ..runner.supervisor import run_in_process  # (as above)
-
-    gc.freeze()
-    gc.enable()
+    from ..runner.supervisor import run_in_process
 
     code = reported(lambda: run_in_process(job), os.environ.get("PROMPTHOOKS_DEBUG") == "1")
     import contextlib  # loaded by the run already

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from .protocol import Dialect, FolderDialect, Wire
 
 __all__ = ["CANONICAL", "FOLDER_DIALECT", "HOSTS", "NAMES", "Host", "budget", "detect",
-           "file_dialect", "folder_dialect", "get", "home", "hook_variables", "host_tool"]
+           "file_dialect", "folder_dialect", "get", "home", "hook_variables", "host_tool",
+           "sender"]
 
 
 class Host:
@@ -92,6 +93,35 @@ CANONICAL = HOSTS["claude"]
 # The host whose hooks are a folder of executables named after its events.
 FOLDER_DIALECT = HOSTS["cline"]
 _DETECT_ORDER = tuple(HOSTS[name] for name in MARKERS)
+
+
+def sender(data: bytes, host_name: str | None,
+           event_name: str | None) -> tuple[Host | None, str | None]:
+    """The host that sent ``data`` and its own name for the event, as far as the bytes tell
+    (``host_name`` and ``event_name``, the run's options, first): what the run's budget
+    follows, read without the host's wire module."""
+    # For the run's supervisor: the thin client imports this package, never json.
+    import json
+
+    from ..errors import InputError  # (as above)
+
+    host = HOSTS.get(host_name) if host_name else None
+    raw = None
+    try:
+        value = json.loads(data.removeprefix(b"\xef\xbb\xbf"))
+        raw = value if isinstance(value, dict) else None
+    except (ValueError, RecursionError):
+        pass
+    if host is None and raw is not None:
+        try:
+            host = detect(raw)
+        except InputError:
+            host = None
+    name = event_name  # as the hosts' parsers read it: an empty name is no name
+    if not name and raw is not None and host is not None:
+        name = next((raw[key] for key in dict.fromkeys(EVENT_KEYS.values())
+                     if isinstance(raw.get(key), str) and raw[key]), None)
+    return host, name
 
 
 def folder_dialect() -> FolderDialect:

@@ -20,8 +20,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..executors.command import listen_for_groups
-
 # The niceness increment of a run once its reply is sent: nobody waits for its end (the thin
 # client, or the process the host started, exits with the reply), and a host's next event
 # should not wait for its audit rows.
@@ -90,6 +88,9 @@ class Channel:
 
 def open_channel(channel: Channel) -> None:
     """Command hooks of this process announce their process groups on ``channel``."""
+    # The work's only: the supervisor, which reads the channel, never runs a hook.
+    from ..executors.command import listen_for_groups
+
     def announce(pgid: int, started: bool) -> None:
         channel.send(**({"group": pgid} if started else {"ended": pgid}))
 

@@ -9,7 +9,6 @@ given only the time that is left.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -20,9 +19,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import hosts
 from ..config import discovery
-from ..errors import EXIT_ERROR, InputError
+from ..errors import EXIT_ERROR
 from ..hosts import Host
-from ..hosts.markers import EVENT_KEYS
 from ..loading.sources import load_sources
 from ..redaction import redact
 from .channel import Report
@@ -47,22 +45,7 @@ def print_redacted(line: str) -> None:
 
 def guess_event(data: bytes, host_name: str | None, event_name: str | None) -> EventGuess:
     """The host and canonical event of ``data``, as far as they can be told."""
-    host = hosts.HOSTS.get(host_name) if host_name else None
-    raw = None
-    try:
-        value = json.loads(data.removeprefix(b"\xef\xbb\xbf"))
-        raw = value if isinstance(value, dict) else None
-    except (ValueError, RecursionError):
-        pass
-    if host is None and raw is not None:
-        try:
-            host = hosts.detect(raw)
-        except InputError:
-            host = None
-    name = event_name  # as the hosts' parsers read it: an empty name is no name
-    if not name and raw is not None and host is not None:
-        name = next((raw[key] for key in dict.fromkeys(EVENT_KEYS.values())
-                     if isinstance(raw.get(key), str) and raw[key]), None)
+    host, name = hosts.sender(data, host_name, event_name)
     if host is None or not name:
         return EventGuess(host, name, None, False)
     canonical = host.wire.HOST_EVENTS.get(name)

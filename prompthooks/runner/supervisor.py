@@ -1,8 +1,9 @@
 """The supervisor: the process the host started, which answers by the deadline whatever
 happens to the work.
 
-It reads the event (under the deadline), forks, and lets the child do the work (see
-``judge``). The child has until a short reserve before the run's deadline; the supervisor
+It reads the event (under the deadline), forks, and lets the child load the run's modules
+and do the work (see ``judge``); the supervisor itself loads only what supervising needs,
+and the failure policy's modules only when the work gave no answer. The child has until a short reserve before the run's deadline; the supervisor
 relays the reply the moment it comes. If none comes (the child raised, hung on something, or
 was killed or stopped: a hook can signal its parent), the supervisor kills what is left of the
 child and its hooks and answers with the failure policy (``fallback``). SIGTERM or SIGINT from
@@ -14,6 +15,7 @@ the child's audit rows, until the deadline at most, and then kills what is left.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import selectors
@@ -27,17 +29,15 @@ from typing import TYPE_CHECKING
 
 from .. import hosts
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
-from .channel import AFTER_REPLY_NICE, Channel, Report, open_channel
-from .fallback import answer_unjudged, guess_event
-from .judge import Case, case_of, judge
+from .channel import AFTER_REPLY_NICE, Report
 from .stdin import read_event, stdin_hint
 
 if TYPE_CHECKING:
     from .job import Job
 
 # Seconds between the child's deadline and the run's: what the supervisor needs to answer on
-# its own (kill the child and its hooks; at worst, load the managed policy). A quarter of the
-# time left, for short budgets.
+# its own (kill the child and its hooks, load the failure policy's modules and, at worst, the
+# managed policy). A quarter of the time left, for short budgets.
 FALLBACK_RESERVE = 1.0
 # Seconds the child is given to answer after SIGTERM before the supervisor answers for it.
 TERM_GRACE = 1.0
@@ -95,9 +95,10 @@ def reply_bytes(text: str) -> bytes:
     return (text + "\n").encode("utf-8", "surrogateescape") if text else b""
 
 
-def _child(case: Case, write_fd: int, stopped: bool = False) -> None:
-    """The work, in the forked child. Never returns. ``stopped``: told to stop before it
-    began."""
+def _child(job: Job, budget: float, write_fd: int, stopped: bool = False) -> None:
+    """The work, in the forked child: ``job`` judged in ``budget`` seconds from its start.
+    Never returns (whatever fails here, the supervisor answers). ``stopped``: told to stop
+    before it began."""
     cancel = threading.Event()
     if stopped:
         cancel.set()
@@ -105,19 +106,32 @@ def _child(case: Case, write_fd: int, stopped: bool = False) -> None:
     def stop(signum: int, frame: FrameType | None) -> None:
         cancel.set()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    # Hook threads and the model loop's thread hand the interpreter to each other: a thread
-    # with the answer waits at most this long for one that is busy (the default is 5 ms).
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    # The host reads the reply from the supervisor only: anything written to our stdout goes
-    # to stderr, and nothing here reads the host's stdin.
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    channel = Channel(write_fd, nice_after_reply=AFTER_REPLY_NICE)
-    open_channel(channel)
     try:
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        # The host reads the reply from the supervisor only: anything written to our stdout
+        # goes to stderr, and nothing here reads the host's stdin.
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(2, 1)
+        # The run's modules are loaded here, in the child's own memory (the supervisor needs
+        # them only if the work fails): a child forked from a process holding them would copy
+        # each page it touched. They make tens of thousands of objects and no garbage: the
+        # collector, which would walk them again and again meanwhile (about 2 ms), is off
+        # until they are loaded, then leaves them out of its walks (frozen).
+        gc.disable()
+        from .channel import Channel, open_channel  # (as above)
+        from .judge import case_of, judge  # (as above)
+
+        gc.freeze()
+        gc.enable()
+        case = case_of(job)._replace(budget=budget, start_resident=True)
+        # Hook threads and the model loop's thread hand the interpreter to each other: a
+        # thread with the answer waits at most this long for one that is busy (the default
+        # is 5 ms).
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        channel = Channel(write_fd, nice_after_reply=AFTER_REPLY_NICE)
+        open_channel(channel)
         judge(case, channel, cancel)
     finally:
         for stream in (sys.stdout, sys.stderr):
@@ -232,42 +246,40 @@ def _why_no_answer(waiter: _Waiter) -> tuple[str, str, int]:
 
 
 def run_in_process(job: Job) -> int:
-    """``prompthooks run`` in the process the host started: the case for ``job``, judged under
-    this process's supervision (the resident process is started after the reply, if none
-    runs); the exit code."""
+    """``prompthooks run`` in the process the host started: ``job`` judged under this
+    process's supervision (the resident process is started after the reply, if none runs);
+    the exit code."""
     if job.partial:
         stdin_hint("run")
-    return supervise(case_of(job)._replace(start_resident=True), job)
+    return supervise(job)
 
 
-def supervise(case: Case, job: Job) -> int:
+def supervise(job: Job) -> int:
     """Read the rest of the event if it is still coming, have a child judge it, and answer by
-    the deadline; the exit code. ``case`` has everything but the event and the budget's end,
-    which are found here; ``job``: the run as the client read it (the event, maybe in
+    the deadline; the exit code. ``job``: the run as the client read it (the event, maybe in
     part)."""
-    named = hosts.HOSTS.get(case.host) if case.host else None
-    first = case.started + (case.budget if case.budget is not None else
-                            named.budget if named else _SMALLEST_BUDGET)
+    named = hosts.HOSTS.get(job.host) if job.host else None
+    first = job.started + (job.budget if job.budget is not None else
+                           named.budget if named else _SMALLEST_BUDGET)
     if not job.partial:
         data, unreadable = job.data, job.unreadable
     else:
         # Half the budget for the event to arrive: the other half is the work's, which still
         # loads the config (for the guard) when no complete event came.
-        data, unreadable = read_event(case.started + (first - case.started) / 2,
+        data, unreadable = read_event(job.started + (first - job.started) / 2,
                                       prefix=job.data)
-    found = guess_event(data, case.host, case.event)
-    total = case.budget if case.budget is not None else (
-        hosts.budget(found.host, found.host_event) if found.host else _SMALLEST_BUDGET)
-    deadline = case.started + total
+    host, host_event = hosts.sender(data, job.host, job.event)
+    total = job.budget if job.budget is not None else (
+        hosts.budget(host, host_event) if host else _SMALLEST_BUDGET)
+    deadline = job.started + total
     child_deadline = deadline - fallback_reserve(deadline, time.monotonic())
-    case = case._replace(data=data, unreadable=unreadable,
-                         budget=child_deadline - case.started)
+    job.data, job.unreadable = data, unreadable
     stopped = job.terminated
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _child(case, write_fd, stopped)
+        _child(job, child_deadline - job.started, write_fd, stopped)
     os.close(write_fd)
     waiter = _Waiter(read_fd, pid)
     waiter.give_up_at = child_deadline + (deadline - child_deadline) / 4
@@ -289,5 +301,11 @@ def supervise(case: Case, job: Job) -> int:
     if unreadable is not None:  # whatever became of the work, that is what went wrong
         problem, kind, code = unreadable, "input", EXIT_ERROR
     _kill(pid, report.groups)
-    return answer_unjudged(problem, kind, found, report, case.managed, code, deadline - 0.1,
+    # Only where the work gave no answer: the failure policy's modules, loaded within the
+    # reserve kept for it (see FALLBACK_RESERVE).
+    from ..config.discovery import managed_dirs
+    from .fallback import answer_unjudged, guess_event  # (as above)
+
+    return answer_unjudged(problem, kind, guess_event(data, job.host, job.event), report,
+                           managed_dirs(job.managed_dir), code, deadline - 0.1,
                            job.guarded_if_unknown)
