@@ -469,3 +469,19 @@ def test_work_stopped_after_the_reply_is_killed_by_the_deadline(
     readable, _, _ = select.select([proc.stderr], [], [], 60)
     assert readable and _at_end(proc.stderr)  # killed by the watcher at the deadline
     assert wait_until(lambda: not living([work]), 10)
+
+
+def test_the_supervisor_loads_only_what_supervising_needs() -> None:
+    # The work loads the run's modules in its own memory after the fork (a child forked from
+    # a process holding them copies each page it touches); the supervisor loads the failure
+    # policy's only when the work gave no answer (the tests above).
+    probe = ("import sys, prompthooks.runner.supervisor; "
+             "print(' '.join(sorted(m for m in sys.modules if m.startswith('prompthooks'))))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True, timeout=60).stdout.split()
+    # The canary: the probe saw the supervisor and what it reads the work's messages with.
+    assert {"prompthooks.runner.supervisor", "prompthooks.runner.channel",
+            "prompthooks.hosts"} <= set(loaded), loaded
+    assert not {m for m in loaded if m.split(".")[1:2] and m.split(".")[1] in {
+        "api", "core", "loading", "config", "executors", "audit", "model"}}, loaded
+    assert not {"prompthooks.runner.judge", "prompthooks.runner.fallback"} & set(loaded)
