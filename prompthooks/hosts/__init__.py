@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 
-from .markers import BUDGETS, EVENT_BUDGETS, EVENT_KEYS, MARKERS, TITLES
+from .markers import BUDGETS, EVENT_BUDGETS, EVENT_KEYS, HOOK_FILES, MARKERS, TITLES
 from .markers import NAMES as NAMES
 
 # Not typing's: the thin client imports this package, and typing costs more than it does
@@ -40,7 +40,8 @@ class Host:
     """One host: its name, budgets and markers, and its modules by role, each imported on
     first use (``wire``, ``config``, ``glue``, ``transcript``)."""
 
-    __slots__ = ("budget", "event_budgets", "event_key", "markers", "name", "title")
+    __slots__ = ("budget", "event_budgets", "event_key", "hook_files", "markers", "name",
+                 "title")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -49,6 +50,7 @@ class Host:
         self.event_budgets = EVENT_BUDGETS[name]  # its events that get less
         self.event_key = EVENT_KEYS[name]  # the key its events are named in
         self.markers = MARKERS[name]
+        self.hook_files = HOOK_FILES.get(name, ())  # as a folder dialect: its hook files
 
     def __repr__(self) -> str:
         return f"<host {self.name}>"

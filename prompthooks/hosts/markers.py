@@ -26,3 +26,11 @@ BUDGETS = {"claude": 590.0, "cursor": 55.0, "cline": 28.0}
 # timeout of its own is killed then (a killed hook is no block), so the run answers before.
 EVENT_BUDGETS: dict[str, dict[str, float]] = {
     "claude": {"UserPromptSubmit": 28.0}, "cursor": {}, "cline": {}}
+# The hook files a folder dialect loads from a config folder, named after its events (the keys
+# of its wire module's CONFIG_EVENTS, in their order): the approval check lists a folder with
+# them without loading that module.
+HOOK_FILES: dict[str, tuple[str, ...]] = {
+    "cline": ("PreToolUse", "PostToolUse", "UserPromptSubmit", "TaskStart", "TaskResume",
+              "TaskCancel", "TaskComplete", "PreCompact", "Notification", "TaskError",
+              "SessionShutdown"),
+}

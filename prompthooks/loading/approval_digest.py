@@ -18,7 +18,7 @@ import json
 import os
 import shlex
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,9 @@ class Unapprovable(Exception):
     runs."""
 
 
-def _is_hook_name(name: str, events: Mapping[str, Any]) -> bool:
+def _is_hook_name(name: str) -> bool:
+    """Whether the folder dialect loads a file of this name (an event's, or its ``.md``)."""
+    events = FOLDER_DIALECT.hook_files
     return name in events or (name.endswith(".md") and name[:-3] in events)
 
 
@@ -61,7 +63,7 @@ def read_bounded(path: Path, cap: int = MAX_FILE) -> tuple[os.stat_result, bytes
     return info, data
 
 
-def _entries(folder: Path, events: Mapping[str, Any]) -> Iterator[tuple[str, Path]]:
+def _entries(folder: Path) -> Iterator[tuple[str, Path]]:
     """(relative name, path) of every file the loader would load from ``folder``."""
     found = [(_CONFIG_FILE, folder / _CONFIG_FILE)] if os.path.lexists(folder / _CONFIG_FILE) \
         else []
@@ -74,7 +76,7 @@ def _entries(folder: Path, events: Mapping[str, Any]) -> Iterator[tuple[str, Pat
             raise Unapprovable(f"{prefix or where.name}: cannot list: {exc.strerror}") from None
         for name in names:
             path = where / name
-            if _is_hook_name(name, events) and not path.is_dir():  # the loader skips folders
+            if _is_hook_name(name) and not path.is_dir():  # the loader skips folders
                 found.append((prefix + name, path))
     yield from found
 
@@ -232,7 +234,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
             sha.update(len(b"link").to_bytes(8, "big") + b"link")
             for part in (_HOOKS_DIR.encode(), link):
                 sha.update(len(part).to_bytes(8, "big") + part)
-        for name, path in _entries(folder, FOLDER_DIALECT.wire.CONFIG_EVENTS):
+        for name, path in _entries(folder):
             target = os.readlink(path) if path.is_symlink() else ""
             info, data = read_bounded(path)
             add(name, b"file", os.fsencode(name), os.fsencode(target),
@@ -251,7 +253,7 @@ def digest(folder: Path, root: Path | None = None) -> Digest:
     templates = _templates(config, folder, add, missing, contents)
     view = View(served, frozenset({os.path.abspath(folder), os.path.abspath(hooks)}),
                 frozenset({_CONFIG_FILE,
-                           *files.hook_file_names(FOLDER_DIALECT.wire.CONFIG_EVENTS)}))
+                           *files.hook_file_names(FOLDER_DIALECT.hook_files)}))
     found = tuple(n for n in names if n not in missing)
     return Digest(sha.hexdigest(), found, each, view, templates, executables, contents)
 

@@ -57,7 +57,7 @@ def _entry(path: Path, content: bool, strong: bool = False) -> list[Any]:
 
 def _folder(path: Path, strong: bool) -> list[Any]:
     return [_entry(path / name, name.endswith(".md"), strong)
-            for name in files.hook_file_names(FOLDER_DIALECT.wire.CONFIG_EVENTS)]
+            for name in files.hook_file_names(FOLDER_DIALECT.hook_files)]
 
 
 def _stat(path: Path, strong: bool = False) -> list[Any]:

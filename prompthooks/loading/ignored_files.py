@@ -37,7 +37,7 @@ def _config_names() -> Iterator[tuple[str, str]]:
 
 
 def _hook_names() -> Iterator[tuple[str, str]]:
-    for hook in FOLDER_DIALECT.wire.CONFIG_EVENTS:
+    for hook in FOLDER_DIALECT.hook_files:
         for suffix in _SCRIPT_SUFFIXES:
             yield f"{hook}{suffix}", (f"not run: a Cline-style hook is named exactly {hook} "
                                       f"(an executable, no extension), or {hook}.md for a "

@@ -1,15 +1,16 @@
 """The supervisor: the process the host started, which answers by the deadline whatever
 happens to the work.
 
-It reads the event (under the deadline), forks, and lets the child load the run's modules
-and do the work (see ``judge``); the supervisor itself loads only what supervising needs,
-and the failure policy's modules only when the work gave no answer. The child has until a short reserve before the run's deadline; the supervisor
-relays the reply the moment it comes. If none comes (the child raised, hung on something, or
-was killed or stopped: a hook can signal its parent), the supervisor kills what is left of the
-child and its hooks and answers with the failure policy (``fallback``). SIGTERM or SIGINT from
-the host makes the child answer at once with what it has, and write its audit rows. Once
-the reply is relayed, the supervisor exits with its code: a copy of it (the watcher) waits for
-the child's audit rows, until the deadline at most, and then kills what is left.
+It reads the event (under the deadline), forks, and lets the child load the run's modules and
+do the work (see ``judge``); the supervisor itself loads only what supervising needs, and the
+failure policy's modules only when the work gave no answer. The child has until a short reserve
+before the run's deadline; the supervisor relays the reply the moment it comes. If none comes
+(the child raised, hung on something, or was killed or stopped: a hook can signal its parent),
+the supervisor kills what is left of the child and its hooks and answers with the failure
+policy (``fallback``). SIGTERM or SIGINT from the host makes the child answer at once with what
+it has, and write its audit rows. Once the reply is relayed, the supervisor exits with its
+code: a copy of it (the watcher) waits for the child's audit rows, until the deadline at most,
+and then kills what is left.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -71,3 +72,31 @@ def test_reading_an_event_loads_the_senders_wire_only(event: object, sender: str
     assert f"prompthooks.hosts.{sender}.wire" in loaded.split()
     others = {n for n in hosts.NAMES if n != sender}
     assert not [m for m in loaded.split() if m.split(".")[2] in others], loaded
+
+
+def test_the_folder_dialects_hook_files_are_its_wires_events() -> None:
+    # The approval check and the cache list a config folder with the registry's table, so
+    # that a folder holding only hooks.json never loads the folder dialect's wire module.
+    assert hosts.FOLDER_DIALECT.hook_files == tuple(cline_wire.CONFIG_EVENTS)
+    assert all(host.hook_files == () for host in hosts.HOSTS.values()
+               if host is not hosts.FOLDER_DIALECT)
+
+
+@pytest.mark.parametrize("with_file", [False, True])
+def test_digesting_a_config_folder_loads_no_wire(tmp_path: Path, with_file: bool) -> None:
+    folder = tmp_path / ".prompthooks"
+    folder.mkdir()
+    (folder / "hooks.json").write_text('{"hooks": {}}')
+    if with_file:
+        (folder / "PreToolUse").write_text("#!/bin/sh\nexit 0\n")
+        (folder / "notes.txt").write_text("not a hook file")
+    code = ("import sys; from pathlib import Path; "
+            "from prompthooks.loading.approval_digest import digest; "
+            f"d = digest(Path({str(folder)!r}), Path({str(tmp_path)!r})); print(*d.files); "
+            "print(*sorted(m for m in sys.modules if m.startswith('prompthooks.hosts.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    found, loaded = [*proc.stdout.splitlines(), ""][:2]
+    # The canary: the folder's files were digested, the hook file among them when there.
+    assert found.split() == (["hooks.json", "PreToolUse"] if with_file else ["hooks.json"])
+    assert not [m for m in loaded.split() if m.endswith(".wire")], loaded
