@@ -79,9 +79,13 @@ class Channel:
                         data = data[os.write(self._fd, data):]
                     except BrokenPipeError:  # the supervisor has answered and gone
                         return
-        if "reply" in message and self._nice:
-            # The answer is out: what this thread does next (the audit rows) gives way to
-            # the supervisor passing it on, and to the host's next event.
+
+    def lower_priority(self) -> None:
+        """Once the answer is out and whatever must start after it has started (a process
+        started from here would keep this thread's priority for good): what this thread does
+        next (the audit rows) gives way to the supervisor passing the answer on, and to the
+        host's next event."""
+        if self._nice:
             with contextlib.suppress(OSError):
                 os.nice(self._nice)
 

@@ -129,6 +129,7 @@ def _judge(job: Case, channel: Channel, cancel: threading.Event | None) -> None:
             models.warm(config.loaded.hooks)
     if job.start_resident:
         _start_resident(job.managed)
+    channel.lower_priority()
     # After the reply: the lines pass the redaction pass, which must never delay the answer.
     if job.debug:
         for warning in outcome.config.warnings:

@@ -18,7 +18,9 @@ before = os.nice(0)
 channel.send(guard=False, audit={})
 during = os.nice(0)
 channel.send(reply="{}", exit=0)
-print(before, during, os.nice(0), os.read(read_fd, 1 << 16).decode().count("\\n"))
+sent = os.nice(0)
+channel.lower_priority()
+print(sent, before, during, os.nice(0), os.read(read_fd, 1 << 16).decode().count("\\n"))
 """
 
 
@@ -27,7 +29,7 @@ def test_the_work_lowers_its_priority_after_the_reply_only_when_detached(
         detached: bool) -> None:
     proc = subprocess.run([sys.executable, "-c", PROBE, "1" if detached else "0"],
                           capture_output=True, text=True, timeout=60)
-    before, during, after, messages = map(int, proc.stdout.split())
+    sent, before, during, after, messages = map(int, proc.stdout.split())
     assert messages == 2, proc.stderr  # both messages reached the supervisor's pipe
-    assert during == before  # never before the reply
+    assert during == before == sent  # never before the reply, nor by sending it
     assert after == (min(before + 10, 19) if detached else before)

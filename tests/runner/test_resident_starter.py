@@ -81,6 +81,23 @@ def _run_watching_the_starter(tmp_path: Path, env: dict[str, str], pass_fds: tup
     return seen
 
 
+def _nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[16])
+
+
+@pytest.mark.slow
+def test_the_resident_process_keeps_the_priority_of_the_run_that_started_it(
+        tmp_path: Path) -> None:
+    """The run lowers its own priority once its answer is out (its audit rows give way), but
+    only after the starter is spawned: a resident process started at that priority would
+    keep it for good (an unprivileged process cannot raise it again), and judge every later
+    event of the session behind everything else on the machine."""
+    seen = _run_watching_the_starter(tmp_path, {})
+    assert seen, "the starter was never seen"  # the canary: this run started it
+    assert _wait(lambda: _workers(), 30), "no resident process"
+    assert {_nice(pid) for pid in _workers()} == {os.nice(0)}
+
+
 @pytest.mark.slow
 def test_the_starter_holds_no_descriptor_the_run_inherited(tmp_path: Path) -> None:
     """A host (or the agent's shell) that starts the run with another descriptor open across
