@@ -226,8 +226,8 @@ def _run(argv: list[str]) -> int:
         return _full()
     started = job.started = process_start()
     budget = _budget(job)
-    # A host closes stdin after the event; one that keeps it open is waited for in the full
-    # run, whose modules are loaded meanwhile, as they always were before the wait.
+    # A host closes stdin after the event; one that keeps it open is waited for by the run's
+    # supervisor, half the budget at most.
     read_by = started + (budget or SMALLEST) / 2
     job.data, job.unreadable = read_event(min(read_by, time.monotonic() + _FIRST_READ))
     if job.unreadable == NOT_IN_TIME and time.monotonic() < read_by:

@@ -91,7 +91,7 @@ def entry_path(fingerprint: str, environ: Mapping[str, str]) -> Path:
 
 def hook_to_data(hook: Hook) -> dict[str, Any]:
     # ``_asdict`` leaves the records inside a hook as tuples (JSON lists): each is written as
-    # an object of its own, in the same place and order as before.
+    # an object of its own, in its field's place (tests/core/test_records.py holds the bytes).
     data = hook._asdict()
     data["source"] = hook.source._asdict()
     data["trigger"] = hook.trigger._asdict()

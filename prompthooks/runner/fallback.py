@@ -126,11 +126,14 @@ def answer(problem: str, kind: str, found: EventGuess, guard: bool, audit: dict[
 def _log(settings: dict[str, Any], kind: str, found: EventGuess, reason: str | None, error: str,
          by: float) -> None:
     """One audit row for an event that was not judged (blocked, or let through)."""
-    # Only where the work gave no answer: a run that answers loads the audit modules in its
-    # work process, after the reply.
-    from .. import audit
-    from ..audit.rows import now
-
+    try:
+        # Only where the work gave no answer: a run that answers loads the audit modules in
+        # its work process, after the reply.
+        from .. import audit
+        from ..audit.rows import now
+    except Exception as exc:  # the log never changes the answer, which is out already
+        print_redacted(f"prompthooks: audit log: cannot write: {exc!r}")
+        return
     hook = "(unreadable event)" if kind == "input" else "(internal error)"
     row = {"time": now(), "run_id": os.urandom(8).hex(),
            "host": found.host.name if found.host else "?", "event": found.canonical or "?",

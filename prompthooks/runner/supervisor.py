@@ -29,8 +29,10 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from .. import hosts
+from ..config.discovery import managed_dirs
 from ..errors import EXIT_ERROR, EXIT_INTERNAL
-from .channel import AFTER_REPLY_NICE, Report
+from .channel import AFTER_REPLY_NICE, Channel, Report, open_channel
+from .fallback import answer_unjudged, guess_event
 from .stdin import read_event, stdin_hint
 
 if TYPE_CHECKING:
@@ -45,6 +47,7 @@ TERM_GRACE = 1.0
 SWITCH_INTERVAL = 0.0005  # seconds: the work process's thread switch interval
 # The deadline for reading an event whose host is not known: the smallest host's.
 _SMALLEST_BUDGET = min(host.budget for host in hosts.HOSTS.values())
+_HELD = {signal.SIGTERM, signal.SIGINT}  # the host's signals: the work answers with what it has
 
 
 def fallback_reserve(deadline: float, now: float) -> float:
@@ -96,10 +99,11 @@ def reply_bytes(text: str) -> bytes:
     return (text + "\n").encode("utf-8", "surrogateescape") if text else b""
 
 
-def _child(job: Job, budget: float, write_fd: int, stopped: bool = False) -> None:
+def _child(job: Job, budget: float, write_fd: int, mask: set[int | signal.Signals],
+           stopped: bool = False) -> None:
     """The work, in the forked child: ``job`` judged in ``budget`` seconds from its start.
-    Never returns (whatever fails here, the supervisor answers). ``stopped``: told to stop
-    before it began."""
+    Never returns (whatever fails here, the supervisor answers). ``mask``: the signal mask to
+    restore once the handlers are set; ``stopped``: told to stop before it began."""
     cancel = threading.Event()
     if stopped:
         cancel.set()
@@ -108,30 +112,34 @@ def _child(job: Job, budget: float, write_fd: int, stopped: bool = False) -> Non
         cancel.set()
 
     try:
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        for signum in _HELD:
+            signal.signal(signum, stop)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         # The host reads the reply from the supervisor only: anything written to our stdout
         # goes to stderr, and nothing here reads the host's stdin.
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(2, 1)
-        # The run's modules are loaded here, in the child's own memory (the supervisor needs
-        # them only if the work fails): a child forked from a process holding them would copy
-        # each page it touched. They make tens of thousands of objects and no garbage: the
-        # collector, which would walk them again and again meanwhile (about 2 ms), is off
-        # until they are loaded, then leaves them out of its walks (frozen).
-        gc.disable()
-        from .channel import Channel, open_channel  # (as above)
-        from .judge import case_of, judge  # (as above)
+        channel = Channel(write_fd, nice_after_reply=AFTER_REPLY_NICE)
+        try:
+            # The run's modules are loaded here, in the child's own memory: a child forked
+            # from a process holding them would copy each page it touched. They make tens of
+            # thousands of objects and no garbage: the collector, which would walk them again
+            # and again meanwhile (about 2 ms), is off until they are loaded, then leaves them
+            # out of its walks (frozen).
+            gc.disable()
+            from .judge import case_of, judge  # (as above)
 
-        gc.freeze()
-        gc.enable()
-        case = case_of(job)._replace(budget=budget, start_resident=True)
+            gc.freeze()
+            gc.enable()
+            case = case_of(job)._replace(budget=budget, start_resident=True)
+        except Exception as exc:
+            channel.send(failed=f"internal error: {exc!r}", kind="internal")
+            return
         # Hook threads and the model loop's thread hand the interpreter to each other: a
         # thread with the answer waits at most this long for one that is busy (the default
         # is 5 ms).
         sys.setswitchinterval(SWITCH_INTERVAL)
-        channel = Channel(write_fd, nice_after_reply=AFTER_REPLY_NICE)
         open_channel(channel)
         judge(case, channel, cancel)
     finally:
@@ -200,13 +208,20 @@ def _leave_to_watcher(waiter: _Waiter, deadline: float) -> None:
         return
     if watcher:
         return
-    # The watcher holds none of the host's streams: a host reading them to their end waits
-    # for the work only, which holds stderr until its audit rows are written.
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    _watch(waiter, deadline)
-    os._exit(0)
+    try:
+        # The watcher holds none of the host's streams: a host reading them to their end
+        # waits for the work only, which holds stderr until its audit rows are written.
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+    except OSError:
+        for fd in (0, 1, 2):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    try:
+        _watch(waiter, deadline)
+    finally:
+        os._exit(0)
 
 
 def _watch(waiter: _Waiter, deadline: float) -> None:
@@ -275,17 +290,28 @@ def supervise(job: Job) -> int:
     deadline = job.started + total
     child_deadline = deadline - fallback_reserve(deadline, time.monotonic())
     job.data, job.unreadable = data, unreadable
+    if host is not None:
+        # Loaded before the fork, as the failure policy's modules are: the answer for a work
+        # that failed never waits on an import (nor fails on one: a package replaced meanwhile).
+        host.wire  # noqa: B018
     stopped = job.terminated
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
+    # SIGTERM and SIGINT are held from the fork until each process has its own handlers.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        pid = os.fork()
+    except OSError:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
     if pid == 0:
         os.close(read_fd)
-        _child(job, child_deadline - job.started, write_fd, stopped)
+        _child(job, child_deadline - job.started, write_fd, mask, stopped)
     os.close(write_fd)
     waiter = _Waiter(read_fd, pid)
     waiter.give_up_at = child_deadline + (deadline - child_deadline) / 4
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in _HELD:
         signal.signal(signum, waiter.on_signal)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     if stopped:  # the host's SIGTERM came while the thin client waited for the resident one
         waiter.give_up_at = min(waiter.give_up_at, time.monotonic() + TERM_GRACE)
     elif job.terminated:  # it came while the child was forked
@@ -302,11 +328,6 @@ def supervise(job: Job) -> int:
     if unreadable is not None:  # whatever became of the work, that is what went wrong
         problem, kind, code = unreadable, "input", EXIT_ERROR
     _kill(pid, report.groups)
-    # Only where the work gave no answer: the failure policy's modules, loaded within the
-    # reserve kept for it (see FALLBACK_RESERVE).
-    from ..config.discovery import managed_dirs
-    from .fallback import answer_unjudged, guess_event  # (as above)
-
     return answer_unjudged(problem, kind, guess_event(data, job.host, job.event), report,
                            managed_dirs(job.managed_dir), code, deadline - 0.1,
                            job.guarded_if_unknown)
