@@ -139,6 +139,10 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(home / "run"))
     # No background workers from the suite; test_worker.py turns them on where it means to.
     monkeypatch.setenv("PROMPTHOOKS_WORKER", "0")
+    # A resident process a test has started on demand (a first event's starter may start one
+    # after the test has ended) ends 30 s after its last run, not 600: the suite leaves none
+    # behind for long. Tests that mean another set their own.
+    monkeypatch.setenv("PROMPTHOOKS_WORKER_IDLE", "30")
     # A managed event is never handed to a system resident process this machine may run;
     # tests/dispatcher/test_system*.py name their own.
     monkeypatch.setenv("PROMPTHOOKS_SYSTEM_SOCKET", str(home / "system" / "socket"))
