@@ -11,6 +11,7 @@ OpenSSL anyway, and a replayed request's body may be a 10 MB event). Standard li
 
 from __future__ import annotations
 
+import sys
 from typing import Protocol
 
 
@@ -28,24 +29,25 @@ class Constructor(Protocol):
     def __call__(self, data: bytes = ..., /) -> Hash: ...
 
 
-# Where Python keeps its own sha256: 3.12 and later, then 3.11.
-BUILTIN_MODULES = ("_sha2", "_sha256")
+# Where this Python keeps its own sha256 (3.12 and later, then 3.11), beside the standard
+# library. Only that name is asked for: the other one does not exist there, so an import of
+# it would search every folder on the path after the standard library (site-packages, the
+# user's), where a module of that name could be put.
+BUILTIN_MODULE = "_sha2" if sys.version_info >= (3, 12) else "_sha256"
 
 
 def pick() -> Constructor:
     """Python's own sha256, else ``hashlib``'s."""
-    for name in BUILTIN_MODULES:
-        try:
-            module = __import__(name)
-        except ImportError:
-            continue
-        found: Constructor = module.sha256
-        return found
-    # a Python built without its own sha256: OpenSSL's (hashlib's cost, on every run that
-    # hashes, is what the modules above avoid)
-    import hashlib
+    try:
+        module = __import__(BUILTIN_MODULE)
+    except ImportError:
+        # a Python built without its own sha256: OpenSSL's (hashlib's cost, on every run
+        # that hashes, is what the module above avoids)
+        import hashlib
 
-    return hashlib.sha256
+        return hashlib.sha256
+    found: Constructor = module.sha256
+    return found
 
 
 sha256: Constructor = pick()

@@ -7,6 +7,7 @@ import hashlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +37,26 @@ def test_it_is_pythons_own_sha256_not_openssls() -> None:
 
 def test_without_pythons_own_sha256_hashlibs_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     assert digests.pick() is digests.sha256  # canary: the modules are found when present
-    for name in digests.BUILTIN_MODULES:
-        monkeypatch.setitem(sys.modules, name, None)  # an import of it fails
+    monkeypatch.setitem(sys.modules, digests.BUILTIN_MODULE, None)  # an import of it fails
     assert digests.pick() is hashlib.sha256
+
+
+def test_a_module_planted_on_the_path_is_not_taken_for_pythons_sha256(tmp_path: Path) -> None:
+    """Each Python keeps its own sha256 under one name; the other name exists nowhere in its
+    standard library, so an import of it reaches every folder on the path after it
+    (site-packages, the user's, which an agent running as the user can write). Neither name
+    planted there replaces the digest an approval is checked with."""
+    for name in ("_sha2", "_sha256"):
+        (tmp_path / f"{name}.py").write_text(
+            "class sha256:\n    def __init__(self, data=b''): pass\n"
+            "    def update(self, data): pass\n    def hexdigest(self): return '0' * 64\n")
+    probe = ("import sys, importlib.util; sys.path.append(sys.argv[1]); "
+             "from prompthooks import digests; "
+             "print(importlib.util.find_spec('_sha2' if sys.version_info < (3, 12) "
+             "else '_sha256').origin); print(digests.sha256(b'abc').hexdigest())")
+    found, digest = subprocess.run([sys.executable, "-c", probe, str(tmp_path)],
+                                   capture_output=True, text=True, timeout=60,
+                                   check=True).stdout.split()
+    assert found == str(tmp_path / ("_sha2.py" if sys.version_info < (3, 12)
+                                    else "_sha256.py"))  # the canary: the plant is reachable
+    assert digest == hashlib.sha256(b"abc").hexdigest()
