@@ -182,6 +182,13 @@ def serve() -> Iterator[FakeModel]:
     yield from run_server(_handler(state), state, "/v1")
 
 
+def scripted(*answers: Answer) -> Iterator[FakeModel]:
+    """:func:`serve`, answering ``answers`` in turn: for a fixture to ``yield from``."""
+    for state in serve():
+        state.script(*answers)
+        yield state
+
+
 @dataclass
 class Listing(FakeModel):
     """A fake model that also lists its models, as Ollama (``GET /api/tags``) and a LiteLLM

@@ -15,18 +15,14 @@ from prompthooks.model import model_process
 from prompthooks.model.chain import ModelChain
 from prompthooks.model.recording import Cassette
 
-from ..fake_model import FakeModel, serve, verdict
+from ..fake_model import FakeModel, scripted, verdict
 from ..helpers import claude_bash, reply, run_in_process, write_json, write_script
 
 
 @pytest.fixture
 def policy_server() -> Iterator[FakeModel]:
     """The model the managed policy names in its own file (it denies)."""
-    server = serve()
-    state = next(server)
-    state.script(verdict(False, "managed model says no"))
-    yield state
-    next(server, None)
+    yield from scripted(verdict(False, "managed model says no"))
 
 
 def _managed(tmp_path: Path, policy_server: FakeModel, **handler: Any) -> Path:

@@ -259,6 +259,11 @@ def test_a_stopped_system_process_cannot_hold_a_managed_deny_past_the_budget(
     claude_config(managed / "hooks.json", "PreToolUse",
                   {"command": "exit 1", "failClosed": True})
     os.killpg(system.pid, signal.SIGSTOP)
+    _denied_in_time(managed)
+
+
+def _denied_in_time(managed: Path) -> None:
+    """A managed event with a 30 s budget is denied, well before the budget."""
     started = time.monotonic()
     proc = subprocess.run([SCRIPT, "run", "--host", "claude", "--budget", "30",
                            "--managed-dir", str(managed)],

@@ -25,10 +25,19 @@ from prompthooks.dispatcher import client
 from prompthooks.dispatcher.protocol import MAGIC
 from prompthooks.model.model_process import model_path
 
-from ..fake_model import FakeModel, serve, verdict
+from ..fake_model import FakeModel, scripted, verdict
 from ..helpers import claude_bash, claude_config, write_json
 from ..helpers import wait_until as _until
-from .test_system import NOBODY, SCRIPT, WHO, _as_user, _decision, _handed_over, _run
+from .test_system import (
+    NOBODY,
+    SCRIPT,
+    WHO,
+    _as_user,
+    _decision,
+    _denied_in_time,
+    _handed_over,
+    _run,
+)
 from .test_system import base as base  # a fixture
 from .test_system import system as system  # a fixture
 
@@ -187,24 +196,14 @@ def test_a_flood_of_stalled_connections_cannot_hold_a_managed_deny_past_the_budg
     holder = _hold(NOBODY, base / "run" / "socket", [b""] * 64)
     try:
         assert _until(lambda: len(_runs_of(system.pid, NOBODY)) >= 2)  # the canary: taken
-        started = time.monotonic()
-        proc = subprocess.run([SCRIPT, "run", "--host", "claude", "--budget", "30",
-                               "--managed-dir", str(managed)],
-                              input=json.dumps(claude_bash("rm -rf /")), text=True,
-                              capture_output=True, timeout=60)
-        assert _decision(proc) == "deny", proc.stderr
-        assert time.monotonic() - started < 20  # well before the 30 s budget
+        _denied_in_time(managed)
     finally:
         _end(holder)
 
 
 @pytest.fixture
 def policy_model() -> Iterator[FakeModel]:
-    server = serve()
-    state = next(server)
-    state.script(verdict(False, "managed model says no"))
-    yield state
-    next(server, None)
+    yield from scripted(verdict(False, "managed model says no"))
 
 
 class _FakeModelSocket:

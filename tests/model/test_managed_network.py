@@ -15,7 +15,7 @@ import pytest
 from prompthooks.api import dispatch
 from prompthooks.model.chain import redirecting_variables
 
-from ..fake_model import VERDICT_FORMAT, Answer, FakeModel, error, serve, verdict
+from ..fake_model import VERDICT_FORMAT, Answer, FakeModel, error, scripted, serve, verdict
 from ..helpers import claude_bash, reply, run_cli, write_json
 
 REDIRECTS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
@@ -25,11 +25,7 @@ REDIRECTS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_prox
 @pytest.fixture
 def policy() -> Iterator[FakeModel]:
     """The managed policy's pinned endpoint: it denies."""
-    server = serve()
-    state = next(server)
-    state.script(verdict(False, "managed model says no"))
-    yield state
-    next(server, None)
+    yield from scripted(verdict(False, "managed model says no"))
 
 
 @pytest.fixture

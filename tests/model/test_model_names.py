@@ -17,7 +17,7 @@ import pytest
 from prompthooks.api import load_config
 from prompthooks.model.endpoint import DEFAULT_MODEL, endpoint_for
 
-from ..fake_model import FakeModel, serve, verdict
+from ..fake_model import FakeModel, scripted, verdict
 from ..helpers import approve, claude_bash, cursor_config, reply, run_cli, write_json
 
 FAST_VARS = ("ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_SMALL_FAST_MODEL")
@@ -31,11 +31,7 @@ def clean(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def server() -> Iterator[FakeModel]:
-    gen = serve()
-    state = next(gen)
-    state.script(verdict(False, "no"))
-    yield state
-    next(gen, None)
+    yield from scripted(verdict(False, "no"))
 
 
 def _cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
